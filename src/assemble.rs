@@ -1,0 +1,298 @@
+//! Sequence and batch assembly: decoded frames are written straight into their slot of a pooled batch buffer,
+//! sequences are cut at `sequence_length` frames, batches at `max_batch_size` sequences, at the end of the
+//! stream (the last sequence follows the policy) and at a resolution change.
+//!
+//! A full batch is held back until the next frame arrives or the stream ends, so that it can be marked as the
+//! video's last one without knowing the frame count in advance.
+
+use crate::batch::{Batch, SequenceMeta, CHANNELS};
+use crate::config::LastSequencePolicy;
+use crate::error::VideoRef;
+use crate::pool::{BufferPool, PooledBuffer};
+
+/// A batch being filled.
+struct Building {
+    data: PooledBuffer,
+    width: usize,
+    height: usize,
+    sequences: Vec<SequenceMeta>,
+    /// Bytes written so far (frames and padding).
+    used: usize,
+}
+
+impl Building {
+    fn frame_bytes(&self) -> usize {
+        self.width * self.height * CHANNELS
+    }
+}
+
+/// Assembles one video's frames into batches.
+pub(crate) struct Assembler {
+    sequence_length: usize,
+    max_batch_size: usize,
+    policy: LastSequencePolicy,
+    pool: BufferPool,
+    video: VideoRef,
+    building: Option<Building>,
+    /// A full batch waiting to learn whether it is the last.
+    held: Option<Batch>,
+    next_batch_index: u64,
+    frames: u64,
+}
+
+impl Assembler {
+    pub(crate) fn new(
+        sequence_length: usize,
+        max_batch_size: usize,
+        policy: LastSequencePolicy,
+        pool: BufferPool,
+        video: VideoRef,
+    ) -> Self {
+        Self {
+            sequence_length,
+            max_batch_size,
+            policy,
+            pool,
+            video,
+            building: None,
+            held: None,
+            next_batch_index: 0,
+            frames: 0,
+        }
+    }
+
+    /// Frames received so far.
+    pub(crate) fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Adds the next frame of the video, `width` x `height` at `pts` seconds: `write` fills its RGB24 bytes
+    /// (exactly `width * height * 3`) in place. Batches that become ready go to `emit`.
+    pub(crate) fn push_frame<E>(
+        &mut self,
+        width: usize,
+        height: usize,
+        pts: f64,
+        write: impl FnOnce(&mut [u8]) -> Result<(), E>,
+        emit: &mut impl FnMut(Batch) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // A frame follows the held batch, so that batch was not the last.
+        if let Some(batch) = self.held.take() {
+            emit(batch)?;
+        }
+        if let Some(b) = &self.building {
+            if (b.width, b.height) != (width, height) {
+                // Resolution change: the frames so far end their sequence (per the policy) and their batch.
+                let batch = self.finish_building(false).expect("building is Some");
+                emit(batch)?;
+            }
+        }
+        let b = self.building.get_or_insert_with(|| {
+            let len = self.max_batch_size * self.sequence_length * width * height * CHANNELS;
+            Building { data: self.pool.acquire(len), width, height, sequences: Vec::new(), used: 0 }
+        });
+        let size = b.frame_bytes();
+        let open = b.sequences.last().is_some_and(|s| s.frames < self.sequence_length);
+        if !open {
+            b.sequences.push(SequenceMeta {
+                frames: 0,
+                valid_frames: 0,
+                first_frame: self.frames,
+                pts: Vec::with_capacity(self.sequence_length),
+                offset: b.used,
+            });
+        }
+        write(&mut b.data[b.used..b.used + size])?;
+        b.used += size;
+        let seq = b.sequences.last_mut().expect("pushed above");
+        seq.frames += 1;
+        seq.valid_frames += 1;
+        seq.pts.push(pts);
+        let sequence_full = seq.frames == self.sequence_length;
+        self.frames += 1;
+        if sequence_full && b.sequences.len() == self.max_batch_size {
+            self.held = self.finish_building(false);
+        }
+        Ok(())
+    }
+
+    /// Ends the video: emits what is held or being built, as the last batch. Returns false when the video
+    /// gave no frame at all (nothing was emitted).
+    pub(crate) fn finish<E>(&mut self, emit: &mut impl FnMut(Batch) -> Result<(), E>) -> Result<bool, E> {
+        let last = match self.held.take() {
+            Some(mut batch) => {
+                batch.last = true;
+                Some(batch)
+            }
+            None => self.finish_building(true),
+        };
+        match last {
+            Some(batch) => emit(batch).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Closes the batch being built: pads or shortens its open sequence per the policy.
+    fn finish_building(&mut self, last: bool) -> Option<Batch> {
+        let mut b = self.building.take()?;
+        let size = b.frame_bytes();
+        if let Some(seq) = b.sequences.last_mut() {
+            if seq.frames < self.sequence_length && self.policy == LastSequencePolicy::Pad {
+                let pad = (self.sequence_length - seq.frames) * size;
+                b.data[b.used..b.used + pad].fill(0);
+                b.used += pad;
+                seq.frames = self.sequence_length;
+            }
+        }
+        b.data.truncate(b.used);
+        let index = self.next_batch_index;
+        self.next_batch_index += 1;
+        Some(Batch {
+            video: self.video.clone(),
+            index,
+            last,
+            width: b.width,
+            height: b.height,
+            data: b.data,
+            sequences: b.sequences,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::feed::VideoId;
+    use crate::outline::BatchOutline;
+
+    /// Frame `i` of a synthetic video: every byte is `(i % 250) + 1`, never zero, so padding stands out.
+    fn fill(i: u64) -> u8 {
+        (i % 250) as u8 + 1
+    }
+
+    fn run(
+        frames: &[(usize, usize)],
+        l: usize,
+        b: usize,
+        policy: LastSequencePolicy,
+        pool: &BufferPool,
+    ) -> Vec<Batch> {
+        let video = VideoRef { id: VideoId(0), label: None };
+        let mut asm = Assembler::new(l, b, policy, pool.clone(), video);
+        let mut out = Vec::new();
+        let mut emit = |batch: Batch| -> Result<(), ()> {
+            out.push(batch);
+            Ok(())
+        };
+        for (i, &(w, h)) in frames.iter().enumerate() {
+            let v = fill(i as u64);
+            asm.push_frame(w, h, i as f64 / 25.0, |dst| Ok(dst.fill(v)), &mut emit).unwrap();
+        }
+        let any = asm.finish(&mut emit).unwrap();
+        assert_eq!(any, !frames.is_empty());
+        out
+    }
+
+    fn check_video(batches: &[Batch], n: usize, l: usize, b: usize, policy: LastSequencePolicy) {
+        // The outline is exactly the reference's.
+        let expected = BatchOutline::new(n, l, b).sequence_lengths(l, b, policy);
+        let got: Vec<Vec<usize>> = batches.iter().map(|x| x.sequences().iter().map(|s| s.shape()[0]).collect()).collect();
+        assert_eq!(got, expected, "N={n} L={l} B={b} {policy:?}");
+        // Every frame exactly once, in order; padding is zeros; only the last batch is marked last.
+        let mut next = 0u64;
+        for (i, batch) in batches.iter().enumerate() {
+            assert_eq!(batch.index(), i as u64);
+            assert_eq!(batch.is_last(), i + 1 == batches.len());
+            let mut bytes = 0;
+            for seq in batch.sequences() {
+                assert_eq!(seq.first_frame(), next);
+                for frame in seq.frames() {
+                    assert_eq!(frame.index(), next);
+                    assert!(frame.data().iter().all(|&x| x == fill(next)));
+                    assert_eq!(frame.pts(), next as f64 / 25.0);
+                    next += 1;
+                }
+                let size = seq.shape()[1] * seq.shape()[2] * 3;
+                assert!(seq.data()[seq.valid_frames() * size..].iter().all(|&x| x == 0));
+                if seq.padded_frames() > 0 {
+                    assert!(batch.is_last() && policy == LastSequencePolicy::Pad);
+                }
+                bytes += seq.data().len();
+            }
+            assert_eq!(bytes, batch.data().len());
+        }
+        assert_eq!(next, n as u64);
+    }
+
+    #[test]
+    fn sixty_seven_frames_l5_b3() {
+        let pool = BufferPool::new(8);
+        for policy in [LastSequencePolicy::Partial, LastSequencePolicy::Pad] {
+            let batches = run(&[(4, 2); 67], 5, 3, policy, &pool);
+            check_video(&batches, 67, 5, 3, policy);
+            let last = batches.last().unwrap();
+            assert_eq!(last.sequence(1).valid_frames(), 2);
+            assert_eq!(last.shape().is_some(), policy == LastSequencePolicy::Pad);
+        }
+    }
+
+    #[test]
+    fn a_full_last_batch_is_marked_last() {
+        // (60, 4, 3) -> 5 full batches and nothing else: the 5th must say it is the last.
+        let batches = run(&[(2, 2); 60], 4, 3, LastSequencePolicy::Pad, &BufferPool::new(8));
+        assert_eq!(batches.len(), 5);
+        assert!(batches[4].is_last());
+    }
+
+    #[test]
+    fn resolution_change_cuts_the_sequence_and_the_batch() {
+        // 10 frames of 4x2 then 7 of 2x2, L=4, B=2.
+        let mut frames = vec![(4, 2); 10];
+        frames.extend([(2, 2); 7]);
+        for policy in [LastSequencePolicy::Partial, LastSequencePolicy::Pad] {
+            let batches = run(&frames, 4, 2, policy, &BufferPool::new(8));
+            let shapes: Vec<Vec<[usize; 4]>> =
+                batches.iter().map(|b| b.sequences().iter().map(|s| s.shape()).collect()).collect();
+            let cut = if policy == LastSequencePolicy::Pad { 4 } else { 2 };
+            let end = if policy == LastSequencePolicy::Pad { 4 } else { 3 };
+            assert_eq!(
+                shapes,
+                vec![
+                    vec![[4, 2, 4, 3], [4, 2, 4, 3]],
+                    vec![[cut, 2, 4, 3]],
+                    vec![[4, 2, 2, 3], [end, 2, 2, 3]],
+                ]
+            );
+            assert_eq!(batches.iter().map(|b| b.is_last()).collect::<Vec<_>>(), [false, false, true]);
+            assert_eq!(batches[1].sequence(0).valid_frames(), 2);
+            assert_eq!(batches[2].sequence(0).first_frame(), 10);
+        }
+    }
+
+    #[test]
+    fn steady_state_reuses_buffers() {
+        let pool = BufferPool::new(4);
+        let video = VideoRef { id: VideoId(0), label: None };
+        let mut asm = Assembler::new(3, 2, LastSequencePolicy::Pad, pool.clone(), video);
+        let mut emit = |batch: Batch| -> Result<(), ()> {
+            drop(batch);
+            Ok(())
+        };
+        for i in 0..1000u64 {
+            asm.push_frame(8, 8, 0.0, |d| Ok(d.fill(fill(i))), &mut emit).unwrap();
+        }
+        asm.finish(&mut emit).unwrap();
+        assert!(pool.allocations() <= 3, "{} allocations", pool.allocations());
+    }
+
+    proptest! {
+        #[test]
+        fn every_frame_once_in_order_padding_zero(n in 0usize..200, l in 1usize..12, b in 1usize..6, pad: bool) {
+            let policy = if pad { LastSequencePolicy::Pad } else { LastSequencePolicy::Partial };
+            let batches = run(&vec![(3, 2); n], l, b, policy, &BufferPool::new(4));
+            check_video(&batches, n, l, b, policy);
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The CPU backend: libavcodec's software decoders with frame and slice threading, and swscale for RGB.
+
+use super::{Decoder, FrameInfo, FrameSink, Stop};
+use crate::demux::Demuxer;
+use crate::error::{AvError, VideoError};
+use crate::ffi::codec::{CodecContext, Received};
+use crate::ffi::frame::Frame;
+use crate::ffi::packet::Packet;
+use crate::ffi::scale::Scaler;
+
+/// Consecutive errors from `receive_frame` after which draining gives up (a decoder that keeps failing).
+const MAX_CONSECUTIVE_RECEIVE_ERRORS: usize = 64;
+
+/// libavcodec decoding on the CPU.
+pub(crate) struct CpuDecoder {
+    codec: CodecContext,
+    frame: Frame,
+    scaler: Scaler,
+    /// Seconds per timestamp unit.
+    time_base: f64,
+    /// Nominal frame duration, for frames without a timestamp.
+    frame_duration: f64,
+    last_pts: Option<f64>,
+}
+
+impl CpuDecoder {
+    /// Opens the decoder for the demuxer's chosen stream with `threads` threads (0: one per core).
+    pub(crate) fn open(demuxer: &Demuxer, threads: usize) -> Result<Self, VideoError> {
+        let stream = demuxer.stream();
+        let codec = CodecContext::open_decoder(demuxer.format(), stream.index, threads).map_err(|e| {
+            if e.code == ffmpeg_sys_next::AVERROR_DECODER_NOT_FOUND {
+                VideoError::UnsupportedCodec { codec: stream.codec.clone() }
+            } else {
+                VideoError::Ffmpeg(e)
+            }
+        })?;
+        tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened decoder");
+        let (num, den) = stream.time_base;
+        Ok(Self {
+            codec,
+            frame: Frame::new()?,
+            scaler: Scaler::new(),
+            time_base: if den > 0 { f64::from(num) / f64::from(den) } else { 0.0 },
+            frame_duration: stream.fps().filter(|f| *f > 0.0).map_or(0.0, |f| 1.0 / f),
+            last_pts: None,
+        })
+    }
+
+    /// Receives every frame the decoder has ready. Returns the first receive error, if any.
+    fn drain(&mut self, sink: &mut FrameSink<'_>) -> Result<(usize, Option<AvError>), Stop> {
+        let mut first_error = None;
+        let mut errors = 0;
+        let mut frames = 0;
+        loop {
+            match self.codec.receive_frame(&mut self.frame) {
+                Ok(Received::Frame) => {
+                    errors = 0;
+                    frames += 1;
+                    let pts = match self.frame.timestamp() {
+                        Some(ts) => ts as f64 * self.time_base,
+                        None => {
+                            let step = self.frame.duration().map_or(self.frame_duration, |d| d as f64 * self.time_base);
+                            self.last_pts.map_or(0.0, |p| p + step)
+                        }
+                    };
+                    self.last_pts = Some(pts);
+                    let info = FrameInfo {
+                        width: self.frame.width() as usize,
+                        height: self.frame.height() as usize,
+                        pts,
+                    };
+                    let (frame, scaler) = (&self.frame, &mut self.scaler);
+                    sink(info, &mut |dst: &mut [u8]| scaler.to_rgb24(frame, dst))?;
+                }
+                Ok(Received::Again | Received::Eof) => return Ok((frames, first_error)),
+                Err(e) => {
+                    errors += 1;
+                    first_error.get_or_insert(e);
+                    if errors >= MAX_CONSECUTIVE_RECEIVE_ERRORS {
+                        return Ok((frames, first_error));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Decoder for CpuDecoder {
+    fn decode(&mut self, packet: Option<&Packet>, sink: &mut FrameSink<'_>) -> Result<Option<AvError>, Stop> {
+        let mut rejected = None;
+        loop {
+            match self.codec.send_packet(packet) {
+                Ok(true) => break,
+                // The decoder is full: take its frames out, then send the same packet again.
+                Ok(false) => {
+                    let (frames, err) = self.drain(sink)?;
+                    if let Some(e) = err {
+                        rejected.get_or_insert(e);
+                    }
+                    if frames == 0 && rejected.is_some() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    rejected.get_or_insert(e);
+                    break;
+                }
+            }
+        }
+        let (_, err) = self.drain(sink)?;
+        Ok(rejected.or(err))
+    }
+}

@@ -1,0 +1,184 @@
+//! Demuxing: opening a container in memory (custom AVIO with seeking), choosing its video stream and reading
+//! that stream's packets.
+
+use bytes::Bytes;
+
+use crate::config::{Config, StreamSelection};
+use crate::error::{AvError, VideoError};
+use crate::ffi::format::FormatContext;
+use crate::ffi::packet::Packet;
+use crate::info::{ContainerInfo, MediaKind, StreamInfo};
+
+/// Reads what a container holds (format, streams, codecs, sizes, colour tags) without decoding it.
+///
+/// ```no_run
+/// let info = framefeed::probe(std::fs::read("clip.mp4")?)?;
+/// for s in &info.streams {
+///     println!("#{} {} {} {}x{}", s.index, s.kind.as_str(), s.codec, s.width, s.height);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn probe(data: impl Into<Bytes>) -> Result<ContainerInfo, VideoError> {
+    let data = data.into();
+    if data.is_empty() {
+        return Err(VideoError::Empty);
+    }
+    crate::ffi::log::route_to_tracing();
+    Ok(FormatContext::open(data).map_err(VideoError::NotAVideo)?.info())
+}
+
+/// Picks the stream to decode; see [`StreamSelection::Best`] for the rule.
+pub(crate) fn select_stream(streams: &[StreamInfo], selection: StreamSelection) -> Result<usize, VideoError> {
+    let is_video = |s: &StreamInfo| s.kind == MediaKind::Video && !s.attached_picture;
+    match selection {
+        StreamSelection::Index(index) => match streams.get(index) {
+            Some(s) if is_video(s) => Ok(index),
+            _ => Err(VideoError::StreamNotFound { index, streams: streams.len() }),
+        },
+        StreamSelection::Best => streams
+            .iter()
+            .filter(|s| is_video(s))
+            // max_by_key keeps the last of equals: reverse the index so the first one wins ties.
+            .max_by_key(|s| {
+                let score = u64::from(s.width) * u64::from(s.height) + if s.default { 5_000_000 } else { 0 };
+                (score, std::cmp::Reverse(s.index))
+            })
+            .map(|s| s.index)
+            .ok_or(VideoError::NoVideoStream),
+    }
+}
+
+/// An open container with its chosen video stream.
+pub(crate) struct Demuxer {
+    format: FormatContext,
+    stream: StreamInfo,
+}
+
+impl Demuxer {
+    /// Opens `data`, picks the stream per `config` and checks its declared size against the limits.
+    pub(crate) fn open(data: Bytes, config: &Config) -> Result<Self, VideoError> {
+        if data.is_empty() {
+            return Err(VideoError::Empty);
+        }
+        let mut format = FormatContext::open(data).map_err(VideoError::NotAVideo)?;
+        let info = format.info();
+        let index = select_stream(&info.streams, config.stream)?;
+        let stream = info.streams[index].clone();
+        // 0x0 is allowed here (some containers only learn the size from the first frame); frames are checked
+        // again one by one.
+        if stream.width != 0 || stream.height != 0 {
+            check_frame_size(stream.width, stream.height, config)?;
+        }
+        format.keep_only_stream(index);
+        Ok(Self { format, stream })
+    }
+
+    /// The chosen stream.
+    pub(crate) fn stream(&self) -> &StreamInfo {
+        &self.stream
+    }
+
+    pub(crate) fn format(&self) -> &FormatContext {
+        &self.format
+    }
+
+    /// Reads the chosen stream's next packet into `pkt`; `Ok(false)` at the end of the container.
+    pub(crate) fn next_packet(&mut self, pkt: &mut Packet) -> Result<bool, AvError> {
+        loop {
+            if !self.format.read(pkt)? {
+                return Ok(false);
+            }
+            if pkt.stream_index() == self.stream.index {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// Rejects zero or over-limit frame sizes.
+pub(crate) fn check_frame_size(width: u32, height: u32, config: &Config) -> Result<(), VideoError> {
+    let pixels = u64::from(width) * u64::from(height);
+    if width == 0
+        || height == 0
+        || width > config.max_dimension
+        || height > config.max_dimension
+        || pixels > config.max_frame_pixels
+    {
+        return Err(VideoError::AbsurdDimensions {
+            width: i64::from(width),
+            height: i64::from(height),
+            max_dimension: config.max_dimension,
+            max_pixels: config.max_frame_pixels,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(index: usize, kind: MediaKind, w: u32, h: u32, default: bool) -> StreamInfo {
+        StreamInfo {
+            index,
+            kind,
+            codec: "h264".into(),
+            profile: None,
+            width: w,
+            height: h,
+            pixel_format: None,
+            color_space: None,
+            color_range: None,
+            color_primaries: None,
+            color_transfer: None,
+            frame_rate: None,
+            time_base: (1, 1000),
+            duration: None,
+            frames: None,
+            bit_rate: None,
+            default,
+            attached_picture: false,
+        }
+    }
+
+    #[test]
+    fn best_stream_prefers_default_then_size_then_first() {
+        let a = stream(0, MediaKind::Video, 320, 180, true);
+        let audio = stream(1, MediaKind::Audio, 0, 0, true);
+        let b = stream(2, MediaKind::Video, 480, 270, true);
+        let c = stream(3, MediaKind::Video, 1920, 1080, false); // 2.07M < 480*270 + 5M
+        let d = stream(4, MediaKind::Video, 480, 270, true);
+        let all = [a, audio, b, c, d];
+        assert_eq!(select_stream(&all, StreamSelection::Best), Ok(2));
+        let uhd = [stream(0, MediaKind::Video, 640, 360, true), stream(1, MediaKind::Video, 3840, 2160, false)];
+        assert_eq!(select_stream(&uhd, StreamSelection::Best), Ok(1));
+        let mut cover = stream(5, MediaKind::Video, 4000, 4000, true);
+        cover.attached_picture = true;
+        let with_cover = [stream(0, MediaKind::Video, 64, 48, true), cover];
+        assert_eq!(select_stream(&with_cover, StreamSelection::Best), Ok(0));
+    }
+
+    #[test]
+    fn explicit_index_must_be_a_video_stream() {
+        let all = [stream(0, MediaKind::Audio, 0, 0, true), stream(1, MediaKind::Video, 64, 48, true)];
+        assert_eq!(select_stream(&all, StreamSelection::Index(1)), Ok(1));
+        assert_eq!(
+            select_stream(&all, StreamSelection::Index(0)),
+            Err(VideoError::StreamNotFound { index: 0, streams: 2 })
+        );
+        assert_eq!(
+            select_stream(&all, StreamSelection::Index(7)),
+            Err(VideoError::StreamNotFound { index: 7, streams: 2 })
+        );
+        assert_eq!(select_stream(&all[..1], StreamSelection::Best), Err(VideoError::NoVideoStream));
+    }
+
+    #[test]
+    fn frame_size_limits() {
+        let config = Config::new(1, 1).max_frame_size(100, 5000);
+        assert!(check_frame_size(100, 50, &config).is_ok());
+        assert!(check_frame_size(101, 10, &config).is_err());
+        assert!(check_frame_size(100, 51, &config).is_err());
+        assert!(check_frame_size(0, 10, &config).is_err());
+    }
+}

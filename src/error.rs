@@ -1,0 +1,156 @@
+//! The one error type of framefeed.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::feed::{Label, VideoId};
+
+/// A result whose error is framefeed's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failure code returned by an FFmpeg function, with FFmpeg's own text for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AvError {
+    /// The FFmpeg call that failed (e.g. `avformat_open_input`).
+    pub operation: &'static str,
+    /// The negative `AVERROR` code.
+    pub code: i32,
+    /// FFmpeg's description of `code` (`av_strerror`).
+    pub message: String,
+}
+
+impl fmt::Display for AvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} failed: {} (code {})", self.operation, self.message, self.code)
+    }
+}
+
+impl std::error::Error for AvError {}
+
+/// Which video an error is about: its id and, when the caller gave one, its label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VideoRef {
+    /// The id [`VideoInput::feed`](crate::VideoInput::feed) returned.
+    pub id: VideoId,
+    /// The caller's label, if any.
+    pub label: Option<Label>,
+}
+
+impl fmt::Display for VideoRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.label {
+            Some(label) => write!(f, "video {} ({label})", self.id),
+            None => write!(f, "video {}", self.id),
+        }
+    }
+}
+
+/// Why one fed video could not be (fully) decoded. Carried by [`Error::Video`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum VideoError {
+    /// The buffer was empty.
+    #[error("the buffer is empty")]
+    Empty,
+    /// No demuxer recognised the bytes (random data, text, a truncated header...).
+    #[error("not a recognised video container ({0})")]
+    NotAVideo(AvError),
+    /// The container holds no video stream (audio only, subtitles...).
+    #[error("the container has no video stream")]
+    NoVideoStream,
+    /// The requested stream index does not exist or is not a video stream.
+    #[error("stream {index} is not a video stream of this container ({streams} streams)")]
+    StreamNotFound {
+        /// The index that was asked for.
+        index: usize,
+        /// How many streams the container has.
+        streams: usize,
+    },
+    /// The system's FFmpeg has no decoder for the stream's codec.
+    #[error("no decoder for codec '{codec}' in this FFmpeg build")]
+    UnsupportedCodec {
+        /// FFmpeg's name for the codec (`none` when the container's codec tag is unknown).
+        codec: String,
+    },
+    /// The frame size is zero or larger than the configured limit.
+    #[error("absurd frame size {width}x{height} (allowed: 1..={max_dimension} per side and at most {max_pixels} pixels)")]
+    AbsurdDimensions {
+        /// Width in pixels.
+        width: i64,
+        /// Height in pixels.
+        height: i64,
+        /// Largest allowed side.
+        max_dimension: u32,
+        /// Largest allowed width * height.
+        max_pixels: u64,
+    },
+    /// The container was read to its end without one decodable frame.
+    #[error("the video stream holds no decodable frame")]
+    NoFrames,
+    /// Reading the container failed part way (truncated file, broken structure).
+    /// Frames decoded before the failure were delivered.
+    #[error("demuxing failed after {frames} frames: {source}")]
+    Demux {
+        /// Frames delivered before the failure.
+        frames: u64,
+        /// FFmpeg's error.
+        source: AvError,
+    },
+    /// Some packets could not be decoded (corrupt data). Every frame that could be decoded was delivered.
+    #[error("{failed_packets} packets could not be decoded ({frames} frames were decoded); first failure: {first}")]
+    Corrupt {
+        /// Packets the decoder rejected.
+        failed_packets: u64,
+        /// Frames delivered.
+        frames: u64,
+        /// The first rejection.
+        first: AvError,
+    },
+    /// Another FFmpeg failure (opening the codec, creating the colour converter...).
+    #[error(transparent)]
+    Ffmpeg(#[from] AvError),
+}
+
+/// Every error framefeed returns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The configuration was rejected by [`VideoInput::new`](crate::VideoInput::new); the message names the
+    /// field and its allowed range.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A non-blocking [`next_batch`](crate::VideoInput::next_batch) found nothing fed and nothing ready.
+    #[error("No data was provided to the video input: nothing is fed and no batch is ready. Feed a video first, or poll in blocking mode.")]
+    NoData,
+    /// [`try_next_batch`](crate::VideoInput::try_next_batch) found no batch ready yet, though videos are still
+    /// being decoded.
+    #[error("no batch is ready yet (videos are still being decoded)")]
+    NotReady,
+    /// [`next_batch_timeout`](crate::VideoInput::next_batch_timeout) waited this long without a batch.
+    #[error("no batch became ready within {0:?}")]
+    Timeout(Duration),
+    /// [`feed`](crate::VideoInput::feed) was called after [`close`](crate::VideoInput::close).
+    #[error("the input is closed: no more videos can be fed")]
+    Closed,
+    /// One video failed; the operator goes on with the next one.
+    #[error("{video}: {error}")]
+    Video {
+        /// Which video.
+        video: VideoRef,
+        /// What went wrong.
+        error: VideoError,
+    },
+    /// The decoding thread stopped unexpectedly (a bug: please report it).
+    #[error("the decoding thread stopped unexpectedly: {0}")]
+    WorkerDied(String),
+}
+
+impl Error {
+    /// The video this error is about, for [`Error::Video`].
+    pub fn video(&self) -> Option<&VideoRef> {
+        match self {
+            Error::Video { video, .. } => Some(video),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! `AVCodecContext`: a libavcodec decoder driven by send_packet / receive_frame.
+
+use std::ptr::{self, NonNull};
+
+use ffmpeg_sys_next as sys;
+
+use super::format::FormatContext;
+use super::frame::Frame;
+use super::packet::Packet;
+use super::{av_error, check, out_of_memory, static_str, AVERROR_EAGAIN, AVERROR_EOF};
+use crate::error::AvError;
+
+/// What `receive_frame` gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Received {
+    /// A frame was written into the `Frame`.
+    Frame,
+    /// The decoder needs more input first.
+    Again,
+    /// The decoder is fully drained.
+    Eof,
+}
+
+/// An open decoder.
+pub(crate) struct CodecContext(NonNull<sys::AVCodecContext>);
+
+// SAFETY: the context is owned by this value alone and used through `&mut self`; libavcodec contexts (and
+// their frame threads) are not tied to the creating thread.
+unsafe impl Send for CodecContext {}
+
+impl CodecContext {
+    /// Opens the decoder for stream `stream` of `format`, with `threads` decoding threads (0: FFmpeg picks,
+    /// one per core), frame and slice threading both enabled.
+    ///
+    /// Fails with `AVERROR_DECODER_NOT_FOUND` when this FFmpeg has no decoder for the codec.
+    pub(crate) fn open_decoder(format: &FormatContext, stream: usize, threads: usize) -> Result<Self, AvError> {
+        let par = format.codec_parameters(stream);
+        let (tb_num, tb_den) = format.time_base(stream);
+        // SAFETY: `par` points at the stream's valid codec parameters, alive as long as `format`.
+        let codec = unsafe { sys::avcodec_find_decoder((*par).codec_id) };
+        if codec.is_null() {
+            return Err(av_error(sys::AVERROR_DECODER_NOT_FOUND, "avcodec_find_decoder"));
+        }
+        // SAFETY: `codec` is a valid decoder; alloc returns NULL or a valid context, which we check.
+        let ctx = NonNull::new(unsafe { sys::avcodec_alloc_context3(codec) })
+            .ok_or_else(|| out_of_memory("avcodec_alloc_context3"))?;
+        let this = Self(ctx);
+        // SAFETY: the context is fresh and not open yet, so its fields may be set; `par` is valid (above).
+        unsafe {
+            let raw = this.0.as_ptr();
+            check(sys::avcodec_parameters_to_context(raw, par), "avcodec_parameters_to_context")?;
+            (*raw).pkt_timebase = sys::AVRational { num: tb_num, den: tb_den };
+            (*raw).thread_count = threads.min(i32::MAX as usize) as i32;
+            (*raw).thread_type = sys::FF_THREAD_FRAME | sys::FF_THREAD_SLICE;
+            check(sys::avcodec_open2(raw, codec, ptr::null_mut()), "avcodec_open2")?;
+        }
+        Ok(this)
+    }
+
+    /// The decoder's name (`h264`, `libdav1d`...).
+    pub(crate) fn decoder_name(&self) -> String {
+        // SAFETY: an open context has a valid `codec` pointing at a static AVCodec.
+        unsafe { static_str((*(*self.0.as_ptr()).codec).name) }
+    }
+
+    /// Sends a packet, or `None` to start draining. `Ok(false)`: the decoder is full (`EAGAIN`), receive
+    /// frames and send the same packet again.
+    pub(crate) fn send_packet(&mut self, packet: Option<&Packet>) -> Result<bool, AvError> {
+        let pkt = packet.map_or(ptr::null(), |p| p.as_ptr() as *const sys::AVPacket);
+        // SAFETY: the context is open; `pkt` is NULL (drain) or a valid packet.
+        let ret = unsafe { sys::avcodec_send_packet(self.0.as_ptr(), pkt) };
+        if ret == AVERROR_EAGAIN {
+            return Ok(false);
+        }
+        if ret == AVERROR_EOF {
+            // Already draining: nothing more can be sent; not an error for our loop.
+            return Ok(true);
+        }
+        check(ret, "avcodec_send_packet").map(|_| true)
+    }
+
+    /// Receives the next decoded frame into `frame`.
+    pub(crate) fn receive_frame(&mut self, frame: &mut Frame) -> Result<Received, AvError> {
+        frame.unref();
+        // SAFETY: the context is open and `frame` is a valid, unreferenced frame.
+        let ret = unsafe { sys::avcodec_receive_frame(self.0.as_ptr(), frame.as_ptr()) };
+        match ret {
+            AVERROR_EAGAIN => Ok(Received::Again),
+            AVERROR_EOF => Ok(Received::Eof),
+            ret => check(ret, "avcodec_receive_frame").map(|_| Received::Frame),
+        }
+    }
+}
+
+impl Drop for CodecContext {
+    fn drop(&mut self) {
+        let mut raw = self.0.as_ptr();
+        // SAFETY: closes the decoder (joining its threads) and frees the context; not used again.
+        unsafe { sys::avcodec_free_context(&mut raw) }
+    }
+}

@@ -1,0 +1,81 @@
+//! `AVFrame`: one decoded picture in the decoder's own pixel format.
+
+use std::ptr::NonNull;
+
+use ffmpeg_sys_next as sys;
+
+use super::out_of_memory;
+use crate::error::AvError;
+
+/// An owned `AVFrame`, reused for every decoded picture.
+pub(crate) struct Frame(NonNull<sys::AVFrame>);
+
+// SAFETY: the frame is owned by this value alone; its buffers are reference-counted by FFmpeg and may be
+// released from any thread.
+unsafe impl Send for Frame {}
+
+impl Frame {
+    pub(crate) fn new() -> Result<Self, AvError> {
+        // SAFETY: av_frame_alloc returns NULL or a valid, empty frame.
+        NonNull::new(unsafe { sys::av_frame_alloc() })
+            .map(Self)
+            .ok_or_else(|| out_of_memory("av_frame_alloc"))
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut sys::AVFrame {
+        self.0.as_ptr()
+    }
+
+    fn raw(&self) -> &sys::AVFrame {
+        // SAFETY: the pointer is valid and exclusively owned for the life of self.
+        unsafe { self.0.as_ref() }
+    }
+
+    pub(crate) fn width(&self) -> u32 {
+        self.raw().width.max(0) as u32
+    }
+
+    pub(crate) fn height(&self) -> u32 {
+        self.raw().height.max(0) as u32
+    }
+
+    /// The frame's pixel format (`AVPixelFormat` as an integer).
+    pub(crate) fn format(&self) -> i32 {
+        self.raw().format
+    }
+
+    /// `best_effort_timestamp`, or `None` when FFmpeg could not tell.
+    pub(crate) fn timestamp(&self) -> Option<i64> {
+        let ts = self.raw().best_effort_timestamp;
+        (ts != sys::AV_NOPTS_VALUE).then_some(ts)
+    }
+
+    /// The frame's duration in stream time base units, when known.
+    pub(crate) fn duration(&self) -> Option<i64> {
+        let d = self.raw().pkt_duration;
+        (d > 0).then_some(d)
+    }
+
+    /// The colour matrix the frame is tagged with (`AVColorSpace` as an integer).
+    pub(crate) fn colorspace(&self) -> i32 {
+        self.raw().colorspace as i32
+    }
+
+    /// The colour range the frame is tagged with (`AVColorRange` as an integer).
+    pub(crate) fn color_range(&self) -> i32 {
+        self.raw().color_range as i32
+    }
+
+    pub(crate) fn unref(&mut self) {
+        // SAFETY: unref on a valid frame is always allowed, also when empty.
+        unsafe { sys::av_frame_unref(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for Frame {
+    fn drop(&mut self) {
+        let mut ptr = self.0.as_ptr();
+        // SAFETY: frees the frame and drops its buffer references; `ptr` is not used again.
+        unsafe { sys::av_frame_free(&mut ptr) }
+    }
+}

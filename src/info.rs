@@ -1,0 +1,96 @@
+//! What a container holds: its format and streams, as read by FFmpeg ([`probe`](crate::probe)).
+
+/// The kind of a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MediaKind {
+    /// Pictures.
+    Video,
+    /// Sound.
+    Audio,
+    /// Subtitles.
+    Subtitle,
+    /// Timed metadata and other data.
+    Data,
+    /// Attached files (fonts...).
+    Attachment,
+    /// Anything else.
+    Unknown,
+}
+
+impl MediaKind {
+    /// Lower-case name (`"video"`, `"audio"`...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MediaKind::Video => "video",
+            MediaKind::Audio => "audio",
+            MediaKind::Subtitle => "subtitle",
+            MediaKind::Data => "data",
+            MediaKind::Attachment => "attachment",
+            MediaKind::Unknown => "unknown",
+        }
+    }
+}
+
+/// One stream of a container.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamInfo {
+    /// Index in the container, as `ffprobe` numbers it.
+    pub index: usize,
+    /// Video, audio...
+    pub kind: MediaKind,
+    /// FFmpeg's codec name (`h264`, `hevc`, `vp9`...).
+    pub codec: String,
+    /// The codec profile (`High`, `Main 10`...), when known.
+    pub profile: Option<String>,
+    /// Width in pixels (video).
+    pub width: u32,
+    /// Height in pixels (video).
+    pub height: u32,
+    /// The decoder's pixel format (`yuv420p`, `yuv420p10le`...), when known.
+    pub pixel_format: Option<String>,
+    /// The colour matrix (`bt709`, `smpte170m`...); `None` when the stream leaves it unspecified.
+    pub color_space: Option<String>,
+    /// `tv` (limited) or `pc` (full); `None` when unspecified.
+    pub color_range: Option<String>,
+    /// Colour primaries, when specified.
+    pub color_primaries: Option<String>,
+    /// Transfer characteristics, when specified.
+    pub color_transfer: Option<String>,
+    /// Average frame rate as a fraction, when known.
+    pub frame_rate: Option<(i32, i32)>,
+    /// The stream's time base (seconds per timestamp unit) as a fraction.
+    pub time_base: (i32, i32),
+    /// Duration in seconds, when the container says.
+    pub duration: Option<f64>,
+    /// Frame count the container claims (not trusted by the decoder), when it says.
+    pub frames: Option<u64>,
+    /// Bit rate in bits/s, when known.
+    pub bit_rate: Option<u64>,
+    /// The stream has the "default" disposition.
+    pub default: bool,
+    /// The stream is an attached picture (cover art), not a video.
+    pub attached_picture: bool,
+}
+
+impl StreamInfo {
+    /// Frames per second, when known.
+    pub fn fps(&self) -> Option<f64> {
+        self.frame_rate.map(|(n, d)| f64::from(n) / f64::from(d))
+    }
+}
+
+/// A container and its streams.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerInfo {
+    /// FFmpeg's short demuxer name (`mov,mp4,m4a,3gp,3g2,mj2`, `matroska,webm`...).
+    pub format: String,
+    /// FFmpeg's long demuxer name.
+    pub format_long: String,
+    /// Duration in seconds, when known.
+    pub duration: Option<f64>,
+    /// Overall bit rate, when known.
+    pub bit_rate: Option<u64>,
+    /// Every stream, in container order.
+    pub streams: Vec<StreamInfo>,
+}

@@ -1,0 +1,243 @@
+//! The operator's handle: feeding videos and polling batches (blocking, non-blocking, with a timeout, or as an
+//! iterator).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use parking_lot::Mutex;
+
+use crate::batch::Batch;
+use crate::config::Config;
+use crate::error::{Error, Result, VideoRef};
+use crate::feed::{Label, QueuedVideo, VideoId};
+use crate::pool::BufferPool;
+use crate::worker::{Item, Shared, Worker};
+
+/// A streaming video input operator: feed encoded videos, poll batches of RGB frame sequences.
+///
+/// One decoding thread per operator demuxes and decodes the fed videos in order, incrementally, never more
+/// than `prefetch_batches` batches ahead of the consumer. Every method takes `&self`: feed from any thread
+/// while another polls (share it in an `Arc`).
+///
+/// Dropping the operator stops its thread at the next frame or packet and frees everything, also mid-video.
+pub struct VideoInput {
+    config: Config,
+    feed: Mutex<Option<Sender<QueuedVideo>>>,
+    out: Receiver<Item>,
+    shared: Arc<Shared>,
+    pool: BufferPool,
+    worker: Option<JoinHandle<()>>,
+    next_id: AtomicU64,
+    /// Videos whose final batch or error a poll has returned.
+    finished: AtomicU64,
+    /// The last poll returned a video's final item (or nothing was polled yet).
+    depleted: AtomicBool,
+}
+
+impl VideoInput {
+    /// Creates the operator and its decoding thread, after checking every field of `config`.
+    pub fn new(config: Config) -> Result<Self> {
+        config.validate()?;
+        crate::ffi::log::route_to_tracing();
+        let (feed_tx, feed_rx) = crossbeam_channel::unbounded();
+        let (out_tx, out_rx) = crossbeam_channel::bounded(config.prefetch_batches);
+        let shared = Arc::new(Shared::default());
+        // Batches alive at once: the channel's, the one being built, a held full one, and a few the consumer
+        // keeps; more idle buffers than that are freed.
+        let pool = BufferPool::new(config.prefetch_batches + 4);
+        let worker = Worker { config: config.clone(), feed: feed_rx, out: out_tx, shared: shared.clone(), pool: pool.clone() };
+        let handle = std::thread::Builder::new()
+            .name("framefeed-decode".into())
+            .spawn(move || worker.run())
+            .map_err(|e| Error::WorkerDied(format!("could not start the decoding thread: {e}")))?;
+        Ok(Self {
+            config,
+            feed: Mutex::new(Some(feed_tx)),
+            out: out_rx,
+            shared,
+            pool,
+            worker: Some(handle),
+            next_id: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
+            depleted: AtomicBool::new(true),
+        })
+    }
+
+    /// The configuration the operator was built with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Queues one whole encoded video (any container and codec the system's FFmpeg reads). `Bytes` is taken
+    /// without copying; `Vec<u8>` and `&'static [u8]` convert without copying too.
+    ///
+    /// Returns the video's id; its batches and errors carry it. Fails with [`Error::Closed`] after
+    /// [`close`](Self::close).
+    pub fn feed(&self, data: impl Into<Bytes>) -> Result<VideoId> {
+        self.enqueue(data.into(), None)
+    }
+
+    /// Like [`feed`](Self::feed), with a label that travels with the video's batches and errors.
+    pub fn feed_with_label(&self, data: impl Into<Bytes>, label: impl Into<Label>) -> Result<VideoId> {
+        self.enqueue(data.into(), Some(label.into()))
+    }
+
+    fn enqueue(&self, data: Bytes, label: Option<Label>) -> Result<VideoId> {
+        let feed = self.feed.lock();
+        let sender = feed.as_ref().ok_or(Error::Closed)?;
+        // Under the lock, so that ids follow the queue's order.
+        let id = VideoId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        sender
+            .send(QueuedVideo { video: VideoRef { id, label }, data })
+            .map_err(|_| Error::WorkerDied("the decoding thread is gone".into()))?;
+        Ok(id)
+    }
+
+    /// Says that no more videos will be fed: once every fed video is delivered, polls return `Ok(None)`.
+    /// Closing twice is harmless.
+    pub fn close(&self) {
+        self.feed.lock().take();
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.feed.lock().is_none()
+    }
+
+    /// Videos fed whose batches have not all been polled yet (the one being consumed included).
+    pub fn queued_videos(&self) -> u64 {
+        self.next_id.load(Ordering::Acquire) - self.finished.load(Ordering::Acquire)
+    }
+
+    /// Whether the video being consumed is depleted: the last poll returned its last batch (or its error), so
+    /// the next batch will come from the next video. True before the first poll.
+    pub fn is_depleted(&self) -> bool {
+        self.depleted.load(Ordering::Acquire)
+    }
+
+    /// How many output buffers the operator has allocated so far. In the steady state this stops growing:
+    /// buffers are recycled when batches are dropped.
+    pub fn buffer_allocations(&self) -> u64 {
+        self.pool.allocations()
+    }
+
+    /// The next batch.
+    ///
+    /// Blocking mode (the default): waits until a batch is ready; after [`close`](Self::close) and the last
+    /// batch, `Ok(None)`. Non-blocking mode: when nothing is fed and nothing is ready, returns
+    /// [`Error::NoData`] at once; when videos are fed but still decoding, waits for their next result.
+    ///
+    /// A video that fails gives its batches decoded so far, then one `Err(Error::Video { .. })`; the next
+    /// poll goes on with the next video.
+    pub fn next_batch(&self) -> Result<Option<Batch>> {
+        if !self.config.blocking && !self.work_pending() {
+            return match self.out.try_recv() {
+                Ok(item) => self.take(item),
+                Err(_) if self.is_closed() => Ok(None),
+                Err(_) => Err(Error::NoData),
+            };
+        }
+        match self.out.recv() {
+            Ok(item) => self.take(item),
+            Err(_) => self.disconnected(),
+        }
+    }
+
+    /// The next batch if one is ready now; never waits. `Ok(None)` after close and the last batch;
+    /// [`Error::NotReady`] while videos are still decoding; [`Error::NoData`] when nothing is fed.
+    pub fn try_next_batch(&self) -> Result<Option<Batch>> {
+        match self.out.try_recv() {
+            Ok(item) => self.take(item),
+            Err(TryRecvError::Disconnected) => self.disconnected(),
+            Err(TryRecvError::Empty) if self.work_pending() => Err(Error::NotReady),
+            Err(TryRecvError::Empty) if self.is_closed() => Ok(None),
+            Err(TryRecvError::Empty) => Err(Error::NoData),
+        }
+    }
+
+    /// Like blocking [`next_batch`](Self::next_batch), waiting at most `timeout`: [`Error::Timeout`] when no
+    /// batch came in time.
+    pub fn next_batch_timeout(&self, timeout: Duration) -> Result<Option<Batch>> {
+        let deadline = Instant::now() + timeout;
+        match self.out.recv_deadline(deadline) {
+            Ok(item) => self.take(item),
+            Err(RecvTimeoutError::Disconnected) => self.disconnected(),
+            Err(RecvTimeoutError::Timeout) => Err(Error::Timeout(timeout)),
+        }
+    }
+
+    /// An iterator over batches, calling [`next_batch`](Self::next_batch) until `Ok(None)`. In non-blocking
+    /// mode it also ends when nothing more is fed ([`Error::NoData`]). Video errors are yielded as `Err` and
+    /// iteration goes on.
+    pub fn iter(&self) -> Batches<'_> {
+        Batches { input: self }
+    }
+
+    /// Fed videos not fully delivered yet.
+    fn work_pending(&self) -> bool {
+        self.queued_videos() > 0
+    }
+
+    fn take(&self, item: Item) -> Result<Option<Batch>> {
+        if item.ends_video {
+            self.finished.fetch_add(1, Ordering::AcqRel);
+        }
+        self.depleted.store(item.ends_video, Ordering::Release);
+        item.result.map(Some)
+    }
+
+    /// The thread has ended: normally only after close, once everything was delivered.
+    fn disconnected(&self) -> Result<Option<Batch>> {
+        if self.shared.exited_cleanly.load(Ordering::Acquire) && !self.work_pending() {
+            Ok(None)
+        } else {
+            Err(Error::WorkerDied("the decoding thread ended before delivering every video".into()))
+        }
+    }
+}
+
+impl Drop for VideoInput {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        self.feed.get_mut().take();
+        let Some(handle) = self.worker.take() else { return };
+        // The thread may be waiting for room in the output channel: keep draining (and dropping) batches until
+        // it has seen the stop flag and ended. It checks the flag at every frame and packet.
+        while !handle.is_finished() {
+            let _ = self.out.recv_timeout(Duration::from_millis(5));
+        }
+        if handle.join().is_err() {
+            tracing::error!("the decoding thread panicked");
+        }
+    }
+}
+
+/// Iterator over an operator's batches; see [`VideoInput::iter`].
+pub struct Batches<'a> {
+    input: &'a VideoInput,
+}
+
+impl Iterator for Batches<'_> {
+    type Item = Result<Batch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.input.next_batch() {
+            Ok(Some(batch)) => Some(Ok(batch)),
+            Ok(None) | Err(Error::NoData) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a VideoInput {
+    type Item = Result<Batch>;
+    type IntoIter = Batches<'a>;
+
+    fn into_iter(self) -> Batches<'a> {
+        self.iter()
+    }
+}

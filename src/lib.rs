@@ -1,0 +1,81 @@
+//! # framefeed
+//!
+//! A streaming video input operator: an application feeds encoded videos (whole files in memory) into a queue;
+//! framefeed demuxes and decodes them incrementally on a worker thread (FFmpeg's libavcodec) and yields
+//! **batches of up to `max_batch_size` sequences of `sequence_length` consecutive RGB frames**, laid out
+//! (F,H,W,3), following the batching contract of NVIDIA DALI's `fn.experimental.inputs.video`, and telling
+//! always how many frames of a padded sequence are real.
+//!
+//! ```
+//! use framefeed::{Config, LastSequencePolicy, VideoInput};
+//!
+//! let input = VideoInput::new(Config::new(16, 2).last_sequence_policy(LastSequencePolicy::Pad))?;
+//! input.feed_with_label(framefeed::SAMPLE_MP4, "sample.mp4")?; // 60 frames of 320x240, zero-copy
+//! input.close(); // no more videos: polls end with Ok(None)
+//!
+//! let mut frames = 0;
+//! while let Some(batch) = input.next_batch()? {
+//!     assert_eq!(batch.frame_shape(), [240, 320, 3]);
+//!     for seq in batch.sequences() {
+//!         assert_eq!(seq.shape()[0], 16); // padded to 16 frames...
+//!         frames += seq.valid_frames(); // ...of which these are real
+//!     }
+//! }
+//! assert_eq!(frames, 60); // batches [16,16] [16,16(12 real)]
+//! # Ok::<(), framefeed::Error>(())
+//! ```
+//!
+//! ## The pipeline, one module per stage
+//! feed queue ([`feed`](crate::VideoInput::feed)) → demux (`demux`: AVIO over memory, stream choice) →
+//! decoder backend (`decode`: CPU libavcodec, behind one trait) → RGB conversion (`ffi::scale`, the stream's
+//! own colour matrix and range) → sequence & batch assembly (`assemble`, pooled buffers) → output
+//! ([`VideoInput`]: blocking, non-blocking, timeout, iterator). All `unsafe` code lives in `ffi`.
+//!
+//! ## Batching contract
+//! With N frames, L = `sequence_length`, B = `max_batch_size` ([`BatchOutline`] computes it):
+//! `N / (L*B)` full batches, then, if frames remain, one short batch of the remaining full sequences plus a
+//! last sequence of the frames left over: shorter ([`LastSequencePolicy::Partial`]) or padded with zero frames
+//! to L ([`LastSequencePolicy::Pad`]; [`Sequence::valid_frames`] gives the real count). A batch never spans
+//! two videos. framefeed needs no frame count: it finds the last sequence by reaching the end of the stream.
+//! If the frame size changes inside a stream, the frames before the change end their sequence (which follows
+//! the policy, like a last one) and their batch; the frames after it start a new batch.
+//!
+//! ## Colour
+//! Frames are converted to RGB with the stream's own matrix (BT.601, BT.709, BT.2020...) and range (limited
+//! or full). Where the stream leaves the matrix unspecified, BT.601 is used, as FFmpeg does, so the output
+//! matches `ffmpeg -pix_fmt rgb24`; an unspecified range is taken as limited (full for the `yuvj*` formats).
+//! 10-bit sources are converted to 8-bit RGB.
+//!
+//! ## Bad input
+//! An empty, unreadable, truncated or corrupt video, one with no video stream, an unsupported codec, absurd
+//! dimensions or no frame fails alone: its batches decoded so far are delivered, then one
+//! [`Error::Video`] naming it and why; the operator goes on with the next video.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+mod assemble;
+mod batch;
+mod config;
+mod decode;
+mod demux;
+mod error;
+mod feed;
+mod ffi;
+mod info;
+mod input;
+mod outline;
+mod pool;
+mod worker;
+
+pub use batch::{Batch, Frame, Sequence, CHANNELS};
+pub use config::{limits, Config, LastSequencePolicy, StreamSelection};
+pub use demux::probe;
+pub use error::{AvError, Error, Result, VideoError, VideoRef};
+pub use feed::{Label, VideoId};
+pub use info::{ContainerInfo, MediaKind, StreamInfo};
+pub use input::{Batches, VideoInput};
+pub use outline::BatchOutline;
+
+/// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at
+/// 30 fps (60 frames), H.264 in MP4 (made by `tests/fixtures/make.sh`).
+pub static SAMPLE_MP4: &[u8] = include_bytes!("../assets/sample.mp4");

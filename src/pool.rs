@@ -1,0 +1,121 @@
+//! Output buffers: recycled through a pool, so that the steady state allocates no frame memory per batch.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+
+struct PoolInner {
+    free: Mutex<Vec<Vec<u8>>>,
+    max_free: usize,
+    allocations: AtomicU64,
+}
+
+/// A pool of byte buffers. Cloning shares the pool.
+#[derive(Clone)]
+pub(crate) struct BufferPool(Arc<PoolInner>);
+
+impl BufferPool {
+    /// A pool keeping at most `max_free` idle buffers.
+    pub(crate) fn new(max_free: usize) -> Self {
+        Self(Arc::new(PoolInner { free: Mutex::new(Vec::new()), max_free, allocations: AtomicU64::new(0) }))
+    }
+
+    /// A buffer of `len` bytes. Its contents are unspecified (a recycled buffer keeps old bytes): the caller
+    /// overwrites every byte it exposes.
+    pub(crate) fn acquire(&self, len: usize) -> PooledBuffer {
+        let recycled = {
+            let mut free = self.0.free.lock();
+            // The smallest idle buffer that is large enough.
+            let best = free
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.capacity() >= len)
+                .min_by_key(|(_, b)| b.capacity())
+                .map(|(i, _)| i);
+            best.map(|i| free.swap_remove(i))
+        };
+        let data = match recycled {
+            Some(mut data) => {
+                // Within capacity: truncating or growing never reallocates.
+                data.resize(len, 0);
+                data
+            }
+            None => {
+                self.0.allocations.fetch_add(1, Ordering::Relaxed);
+                vec![0; len]
+            }
+        };
+        PooledBuffer { data, pool: Arc::downgrade(&self.0) }
+    }
+
+    /// How many buffers the pool has allocated since it was made.
+    pub(crate) fn allocations(&self) -> u64 {
+        self.0.allocations.load(Ordering::Relaxed)
+    }
+}
+
+/// A buffer from a [`BufferPool`]; it goes back to the pool when dropped.
+pub(crate) struct PooledBuffer {
+    data: Vec<u8>,
+    pool: Weak<PoolInner>,
+}
+
+impl PooledBuffer {
+    /// Shortens the buffer (keeping its capacity for the next user).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.data.truncate(len);
+    }
+}
+
+impl Deref for PooledBuffer {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+impl DerefMut for PooledBuffer {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.data
+    }
+}
+
+impl Drop for PooledBuffer {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.upgrade() {
+            let mut free = pool.free.lock();
+            if free.len() < pool.max_free {
+                free.push(std::mem::take(&mut self.data));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_recycled_not_reallocated() {
+        let pool = BufferPool::new(4);
+        for _ in 0..100 {
+            let a = pool.acquire(1000);
+            let b = pool.acquire(600);
+            assert_eq!((a.len(), b.len()), (1000, 600));
+        }
+        assert_eq!(pool.allocations(), 2);
+        // A larger request than any idle buffer allocates.
+        drop(pool.acquire(5000));
+        assert_eq!(pool.allocations(), 3);
+    }
+
+    #[test]
+    fn idle_buffers_are_capped() {
+        let pool = BufferPool::new(1);
+        let (a, b) = (pool.acquire(10), pool.acquire(10));
+        drop((a, b));
+        assert_eq!(pool.0.free.lock().len(), 1);
+    }
+}
