@@ -1,1 +1,323 @@
-fn main(){}
+//! `framefeed`: decode videos into batches of frame sequences from the command line.
+//!
+//! `framefeed run [FILES]...` feeds the files (or, with none, the built-in sample video) to one operator and
+//! reports every batch; `framefeed info FILE` describes a container as JSON.
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use md5::{Digest, Md5};
+use serde_json::{json, Value};
+
+use framefeed::{Batch, Config, Error, LastSequencePolicy, VideoInput};
+
+#[derive(Parser)]
+#[command(name = "framefeed", version, about = "Decode videos into batches of RGB frame sequences")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Decode videos into batches; with no FILES, the built-in sample video (320x240, 60 frames).
+    Run(RunArgs),
+    /// Describe a container and its streams as JSON.
+    Info {
+        /// The video file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Policy {
+    /// The last sequence of a video is shorter.
+    Partial,
+    /// The last sequence of a video is padded with zero frames.
+    Pad,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Video files, decoded in order.
+    files: Vec<PathBuf>,
+    /// Frames per sequence.
+    #[arg(short = 'L', long, default_value_t = 16)]
+    sequence_length: usize,
+    /// Sequences per batch.
+    #[arg(short = 'B', long, default_value_t = 4)]
+    batch_size: usize,
+    /// What the last, incomplete sequence of a video becomes.
+    #[arg(long, value_enum, default_value_t = Policy::Partial)]
+    policy: Policy,
+    /// Decoder threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Batches decoded ahead of the consumer.
+    #[arg(long, default_value_t = 2)]
+    prefetch: usize,
+    /// Print one JSON object per batch, then a summary object.
+    #[arg(long)]
+    json: bool,
+    /// With --json: the MD5 of each real frame's RGB bytes.
+    #[arg(long)]
+    md5: bool,
+    /// Write the bytes of every output sequence, padding included, to this file.
+    #[arg(long, value_name = "FILE")]
+    raw_out: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,ffmpeg=off")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(args),
+        Command::Info { file } => info(&file),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("framefeed: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn info(file: &PathBuf) -> Result<ExitCode, String> {
+    let data = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let info = match framefeed::probe(data) {
+        Ok(info) => info,
+        Err(e) => {
+            eprintln!("framefeed: {}: {e}", file.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let streams: Vec<Value> = info
+        .streams
+        .iter()
+        .map(|s| {
+            json!({
+                "index": s.index,
+                "type": s.kind.as_str(),
+                "codec": s.codec,
+                "profile": s.profile,
+                "width": s.width,
+                "height": s.height,
+                "pix_fmt": s.pixel_format,
+                "color_space": s.color_space,
+                "color_range": s.color_range,
+                "color_primaries": s.color_primaries,
+                "color_transfer": s.color_transfer,
+                "frame_rate": s.frame_rate.map(|(n, d)| format!("{n}/{d}")),
+                "fps": s.fps(),
+                "time_base": format!("{}/{}", s.time_base.0, s.time_base.1),
+                "duration": s.duration,
+                "frames": s.frames,
+                "bit_rate": s.bit_rate,
+                "default": s.default,
+            })
+        })
+        .collect();
+    let out = json!({
+        "file": file.display().to_string(),
+        "container": info.format,
+        "container_long": info.format_long,
+        "duration": info.duration,
+        "bit_rate": info.bit_rate,
+        "streams": streams,
+    });
+    println!("{}", serde_json::to_string_pretty(&out).expect("JSON of plain values"));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One input: a file, or the built-in sample.
+enum Source {
+    File(PathBuf),
+    Sample,
+}
+
+impl Source {
+    fn label(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Sample => "sample.mp4 (built-in)".to_owned(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Totals {
+    batches: u64,
+    frames: u64,
+    errors: Vec<Value>,
+}
+
+fn run(args: RunArgs) -> Result<ExitCode, String> {
+    let policy = match args.policy {
+        Policy::Partial => LastSequencePolicy::Partial,
+        Policy::Pad => LastSequencePolicy::Pad,
+    };
+    let config = Config::new(args.sequence_length, args.batch_size)
+        .last_sequence_policy(policy)
+        .decoder_threads(args.threads)
+        .prefetch_batches(args.prefetch);
+    let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
+    let mut raw_out = match &args.raw_out {
+        Some(path) => Some(BufWriter::new(
+            File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+        )),
+        None => None,
+    };
+    let sources: Vec<Source> = if args.files.is_empty() {
+        vec![Source::Sample]
+    } else {
+        args.files.iter().cloned().map(Source::File).collect()
+    };
+    let video_count = sources.len() as u64;
+
+    // Files are read one at a time, at most two ahead of decoding, so memory holds few encoded videos.
+    let feeder = {
+        let input = input.clone();
+        std::thread::spawn(move || {
+            let mut unreadable = Vec::new();
+            for source in sources {
+                while input.queued_videos() >= 2 {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                let label = source.label();
+                let fed = match &source {
+                    Source::Sample => input.feed_with_label(framefeed::SAMPLE_MP4, label.clone()),
+                    Source::File(path) => match std::fs::read(path) {
+                        Ok(data) => input.feed_with_label(data, label.clone()),
+                        Err(e) => {
+                            unreadable.push(json!({"video": null, "label": label, "error": format!("cannot read: {e}")}));
+                            continue;
+                        }
+                    },
+                };
+                if fed.is_err() {
+                    break;
+                }
+            }
+            input.close();
+            unreadable
+        })
+    };
+
+    let progress = if args.json || !io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::with_draw_target(Some(video_count), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} videos {pos}/{len} [{bar:30}] {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar
+    };
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let start = Instant::now();
+    let mut totals = Totals::default();
+    loop {
+        match input.next_batch() {
+            Ok(Some(batch)) => {
+                totals.batches += 1;
+                totals.frames += batch.valid_frames() as u64;
+                if input.is_depleted() {
+                    progress.inc(1);
+                }
+                if args.json {
+                    writeln!(out, "{}", batch_json(&batch, args.md5)).map_err(|e| e.to_string())?;
+                }
+                if let Some(raw) = raw_out.as_mut() {
+                    raw.write_all(batch.data()).map_err(|e| format!("cannot write raw output: {e}"))?;
+                }
+                let secs = start.elapsed().as_secs_f64();
+                progress.set_message(format!("{} frames, {:.0} frames/s", totals.frames, totals.frames as f64 / secs));
+            }
+            Ok(None) => break,
+            Err(Error::Video { video, error }) => {
+                progress.inc(1);
+                if !progress.is_hidden() {
+                    progress.println(format!("error: {video}: {error}"));
+                }
+                totals.errors.push(json!({"video": video.id.0, "label": video.label.map(|l| l.to_string()), "error": error.to_string()}));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    progress.finish_and_clear();
+    totals.errors.extend(feeder.join().map_err(|_| "the feeding thread panicked".to_owned())?);
+    if let Some(mut raw) = raw_out {
+        raw.flush().map_err(|e| format!("cannot write raw output: {e}"))?;
+    }
+    let fps = if seconds > 0.0 { totals.frames as f64 / seconds } else { 0.0 };
+    if args.json {
+        let summary = json!({"summary": {
+            "videos": video_count,
+            "failed_videos": totals.errors.len(),
+            "batches": totals.batches,
+            "frames": totals.frames,
+            "seconds": seconds,
+            "frames_per_second": fps,
+            "errors": totals.errors,
+        }});
+        writeln!(out, "{summary}").map_err(|e| e.to_string())?;
+    } else {
+        writeln!(
+            out,
+            "videos: {video_count} ({} failed)\nbatches: {}\nframes: {}\nseconds: {seconds:.3}\nframes/s: {fps:.1}",
+            totals.errors.len(),
+            totals.batches,
+            totals.frames,
+        )
+        .map_err(|e| e.to_string())?;
+        for e in &totals.errors {
+            writeln!(out, "error: {} ({}): {}", e["label"].as_str().unwrap_or("?"), e["video"], e["error"].as_str().unwrap_or("?"))
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    out.flush().map_err(|e| e.to_string())?;
+    Ok(if totals.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn batch_json(batch: &Batch, md5: bool) -> Value {
+    let sequences: Vec<Value> = batch
+        .sequences()
+        .iter()
+        .map(|seq| {
+            let mut s = json!({
+                "shape": seq.shape(),
+                "valid_frames": seq.valid_frames(),
+                "first_frame": seq.first_frame(),
+                "pts": seq.pts(),
+            });
+            if md5 {
+                let sums: Vec<String> = seq.frames().map(|f| format!("{:x}", Md5::digest(f.data()))).collect();
+                s["md5"] = json!(sums);
+            }
+            s
+        })
+        .collect();
+    json!({
+        "video": batch.video_id().0,
+        "label": batch.label().map(|l| l.to_string()),
+        "batch": batch.index(),
+        "last": batch.is_last(),
+        "sequences": sequences,
+    })
+}

@@ -1,0 +1,107 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use framefeed::{Batch, Config, Error, VideoInput};
+
+/// A committed fixture (made by `tests/fixtures/make.sh`).
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+pub fn read_fixture(name: &str) -> Vec<u8> {
+    std::fs::read(fixture(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+}
+
+/// The shared conformance corpus, `../shared/videos`, when present.
+pub fn shared_videos() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/videos");
+    dir.join("MANIFEST.json").is_file().then_some(dir)
+}
+
+/// Feeds `videos`, closes, and collects every poll result until `Ok(None)`.
+pub fn decode_all(config: Config, videos: Vec<Vec<u8>>) -> Vec<Result<Batch, Error>> {
+    let input = VideoInput::new(config).expect("valid config");
+    for v in videos {
+        input.feed(v).expect("feed");
+    }
+    input.close();
+    input.iter().collect()
+}
+
+/// Every real frame of a list of batches, in order, as owned RGB bytes.
+pub fn frames_of(batches: &[Batch]) -> Vec<Vec<u8>> {
+    batches.iter().flat_map(|b| b.sequences().into_iter().flat_map(|s| s.frames().map(|f| f.data().to_vec()).collect::<Vec<_>>())).collect()
+}
+
+/// PSNR in dB between two equally long byte buffers (infinite when equal).
+pub fn psnr(a: &[u8], b: &[u8]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let se: u64 = a.iter().zip(b).map(|(&x, &y)| (i64::from(x) - i64::from(y)).pow(2) as u64).sum();
+    if se == 0 {
+        return f64::INFINITY;
+    }
+    let mse = se as f64 / a.len() as f64;
+    10.0 * (255.0 * 255.0 / mse).log10()
+}
+
+/// The `ffmpeg` CLI's own rgb24 decode of `path`, frame by frame (default stream choice, no frame-rate
+/// conversion), read from a pipe as it goes.
+pub struct FfmpegFrames {
+    child: Child,
+}
+
+pub fn ffmpeg_available() -> bool {
+    Command::new("ffmpeg").arg("-version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+impl FfmpegFrames {
+    pub fn open(path: &Path) -> Self {
+        let child = Command::new("ffmpeg")
+            .args(["-v", "quiet", "-threads", "2", "-i"])
+            .arg(path)
+            .args(["-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run ffmpeg");
+        Self { child }
+    }
+
+    /// The next frame of `len` bytes, or `None` at the end.
+    pub fn next_frame(&mut self, len: usize) -> Option<Vec<u8>> {
+        let mut buf = vec![0; len];
+        let out = self.child.stdout.as_mut().expect("piped");
+        let mut filled = 0;
+        while filled < len {
+            match out.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) => panic!("reading ffmpeg's output: {e}"),
+            }
+        }
+        match filled {
+            0 => None,
+            n if n == len => Some(buf),
+            n => panic!("ffmpeg gave a partial frame ({n} of {len} bytes)"),
+        }
+    }
+
+    /// Bytes left in the pipe (0 when ffmpeg gave no more frames than read).
+    pub fn remaining(mut self) -> usize {
+        let mut rest = Vec::new();
+        self.child.stdout.as_mut().expect("piped").read_to_end(&mut rest).expect("read");
+        let _ = self.child.wait();
+        rest.len()
+    }
+}
+
+impl Drop for FfmpegFrames {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
