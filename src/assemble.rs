@@ -89,10 +89,19 @@ impl Assembler {
         }
         let b = self.building.get_or_insert_with(|| {
             let len = self.max_batch_size * self.sequence_length * width * height * CHANNELS;
-            Building { data: self.pool.acquire(len), width, height, sequences: Vec::new(), used: 0 }
+            Building {
+                data: self.pool.acquire(len),
+                width,
+                height,
+                sequences: Vec::new(),
+                used: 0,
+            }
         });
         let size = b.frame_bytes();
-        let open = b.sequences.last().is_some_and(|s| s.frames < self.sequence_length);
+        let open = b
+            .sequences
+            .last()
+            .is_some_and(|s| s.frames < self.sequence_length);
         if !open {
             b.sequences.push(SequenceMeta {
                 frames: 0,
@@ -118,7 +127,10 @@ impl Assembler {
 
     /// Ends the video: emits what is held or being built, as the last batch. Returns false when the video
     /// gave no frame at all (nothing was emitted).
-    pub(crate) fn finish<E>(&mut self, emit: &mut impl FnMut(Batch) -> Result<(), E>) -> Result<bool, E> {
+    pub(crate) fn finish<E>(
+        &mut self,
+        emit: &mut impl FnMut(Batch) -> Result<(), E>,
+    ) -> Result<bool, E> {
         let last = match self.held.take() {
             Some(mut batch) => {
                 batch.last = true;
@@ -179,7 +191,10 @@ mod tests {
         policy: LastSequencePolicy,
         pool: &BufferPool,
     ) -> Vec<Batch> {
-        let video = VideoRef { id: VideoId(0), label: None };
+        let video = VideoRef {
+            id: VideoId(0),
+            label: None,
+        };
         let mut asm = Assembler::new(l, b, policy, pool.clone(), video);
         let mut out = Vec::new();
         let mut emit = |batch: Batch| -> Result<(), ()> {
@@ -188,7 +203,17 @@ mod tests {
         };
         for (i, &(w, h)) in frames.iter().enumerate() {
             let v = fill(i as u64);
-            asm.push_frame(w, h, i as f64 / 25.0, |dst| Ok(dst.fill(v)), &mut emit).unwrap();
+            asm.push_frame(
+                w,
+                h,
+                i as f64 / 25.0,
+                |dst| {
+                    dst.fill(v);
+                    Ok(())
+                },
+                &mut emit,
+            )
+            .unwrap();
         }
         let any = asm.finish(&mut emit).unwrap();
         assert_eq!(any, !frames.is_empty());
@@ -198,7 +223,10 @@ mod tests {
     fn check_video(batches: &[Batch], n: usize, l: usize, b: usize, policy: LastSequencePolicy) {
         // The outline is exactly the reference's.
         let expected = BatchOutline::new(n, l, b).sequence_lengths(l, b, policy);
-        let got: Vec<Vec<usize>> = batches.iter().map(|x| x.sequences().iter().map(|s| s.shape()[0]).collect()).collect();
+        let got: Vec<Vec<usize>> = batches
+            .iter()
+            .map(|x| x.sequences().iter().map(|s| s.shape()[0]).collect())
+            .collect();
         assert_eq!(got, expected, "N={n} L={l} B={b} {policy:?}");
         // Every frame exactly once, in order; padding is zeros; only the last batch is marked last.
         let mut next = 0u64;
@@ -215,7 +243,9 @@ mod tests {
                     next += 1;
                 }
                 let size = seq.shape()[1] * seq.shape()[2] * 3;
-                assert!(seq.data()[seq.valid_frames() * size..].iter().all(|&x| x == 0));
+                assert!(seq.data()[seq.valid_frames() * size..]
+                    .iter()
+                    .all(|&x| x == 0));
                 if seq.padded_frames() > 0 {
                     assert!(batch.is_last() && policy == LastSequencePolicy::Pad);
                 }
@@ -241,7 +271,13 @@ mod tests {
     #[test]
     fn a_full_last_batch_is_marked_last() {
         // (60, 4, 3) -> 5 full batches and nothing else: the 5th must say it is the last.
-        let batches = run(&[(2, 2); 60], 4, 3, LastSequencePolicy::Pad, &BufferPool::new(8));
+        let batches = run(
+            &[(2, 2); 60],
+            4,
+            3,
+            LastSequencePolicy::Pad,
+            &BufferPool::new(8),
+        );
         assert_eq!(batches.len(), 5);
         assert!(batches[4].is_last());
     }
@@ -253,10 +289,20 @@ mod tests {
         frames.extend([(2, 2); 7]);
         for policy in [LastSequencePolicy::Partial, LastSequencePolicy::Pad] {
             let batches = run(&frames, 4, 2, policy, &BufferPool::new(8));
-            let shapes: Vec<Vec<[usize; 4]>> =
-                batches.iter().map(|b| b.sequences().iter().map(|s| s.shape()).collect()).collect();
-            let cut = if policy == LastSequencePolicy::Pad { 4 } else { 2 };
-            let end = if policy == LastSequencePolicy::Pad { 4 } else { 3 };
+            let shapes: Vec<Vec<[usize; 4]>> = batches
+                .iter()
+                .map(|b| b.sequences().iter().map(|s| s.shape()).collect())
+                .collect();
+            let cut = if policy == LastSequencePolicy::Pad {
+                4
+            } else {
+                2
+            };
+            let end = if policy == LastSequencePolicy::Pad {
+                4
+            } else {
+                3
+            };
             assert_eq!(
                 shapes,
                 vec![
@@ -265,7 +311,10 @@ mod tests {
                     vec![[4, 2, 2, 3], [end, 2, 2, 3]],
                 ]
             );
-            assert_eq!(batches.iter().map(|b| b.is_last()).collect::<Vec<_>>(), [false, false, true]);
+            assert_eq!(
+                batches.iter().map(|b| b.is_last()).collect::<Vec<_>>(),
+                [false, false, true]
+            );
             assert_eq!(batches[1].sequence(0).valid_frames(), 2);
             assert_eq!(batches[2].sequence(0).first_frame(), 10);
         }
@@ -274,17 +323,34 @@ mod tests {
     #[test]
     fn steady_state_reuses_buffers() {
         let pool = BufferPool::new(4);
-        let video = VideoRef { id: VideoId(0), label: None };
+        let video = VideoRef {
+            id: VideoId(0),
+            label: None,
+        };
         let mut asm = Assembler::new(3, 2, LastSequencePolicy::Pad, pool.clone(), video);
         let mut emit = |batch: Batch| -> Result<(), ()> {
             drop(batch);
             Ok(())
         };
         for i in 0..1000u64 {
-            asm.push_frame(8, 8, 0.0, |d| Ok(d.fill(fill(i))), &mut emit).unwrap();
+            asm.push_frame(
+                8,
+                8,
+                0.0,
+                |d| {
+                    d.fill(fill(i));
+                    Ok(())
+                },
+                &mut emit,
+            )
+            .unwrap();
         }
         asm.finish(&mut emit).unwrap();
-        assert!(pool.allocations() <= 3, "{} allocations", pool.allocations());
+        assert!(
+            pool.allocations() <= 3,
+            "{} allocations",
+            pool.allocations()
+        );
     }
 
     proptest! {

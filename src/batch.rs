@@ -44,7 +44,14 @@ impl fmt::Debug for Batch {
             .field("video", &self.video)
             .field("index", &self.index)
             .field("last", &self.last)
-            .field("sequence_shapes", &self.sequences().iter().map(Sequence::shape).collect::<Vec<_>>())
+            .field(
+                "sequence_shapes",
+                &self
+                    .sequences()
+                    .iter()
+                    .map(Sequence::shape)
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -101,20 +108,28 @@ impl Batch {
     /// dense tensor; `None` when the last sequence is a shorter partial one.
     pub fn shape(&self) -> Option<[usize; 5]> {
         let f = self.sequences.first()?.frames;
-        self.sequences
-            .iter()
-            .all(|s| s.frames == f)
-            .then_some([self.sequences.len(), f, self.height, self.width, CHANNELS])
+        self.sequences.iter().all(|s| s.frames == f).then_some([
+            self.sequences.len(),
+            f,
+            self.height,
+            self.width,
+            CHANNELS,
+        ])
     }
 
     /// Every sequence, in order.
     pub fn sequences(&self) -> Vec<Sequence<'_>> {
-        (0..self.sequences.len()).map(|i| self.sequence(i)).collect()
+        (0..self.sequences.len())
+            .map(|i| self.sequence(i))
+            .collect()
     }
 
     /// Sequence `i`. Panics when `i >= len()`.
     pub fn sequence(&self, i: usize) -> Sequence<'_> {
-        Sequence { batch: self, meta: &self.sequences[i] }
+        Sequence {
+            batch: self,
+            meta: &self.sequences[i],
+        }
     }
 
     /// Real frames in the batch (padding excluded).
@@ -147,7 +162,12 @@ impl fmt::Debug for Sequence<'_> {
 impl<'a> Sequence<'a> {
     /// `[F, H, W, 3]`; F counts padding frames.
     pub fn shape(&self) -> [usize; 4] {
-        [self.meta.frames, self.batch.height, self.batch.width, CHANNELS]
+        [
+            self.meta.frames,
+            self.batch.height,
+            self.batch.width,
+            CHANNELS,
+        ]
     }
 
     /// The sequence's bytes, padding included.

@@ -55,8 +55,8 @@ pub mod limits {
 
 impl Config {
     /// A configuration yielding batches of up to `max_batch_size` sequences of `sequence_length` frames, with
-    /// the defaults: [`LastSequencePolicy::Partial`], blocking polls, one decoder thread per core, 2 batches
-    /// decoded ahead, the best video stream, frames up to 16384 pixels a side and 2^27 pixels (e.g. 16384x8192).
+    /// the defaults: [`LastSequencePolicy::Partial`], blocking polls, one decoder thread per core, 1 finished
+    /// batch kept ready ahead of the consumer (while the next one is decoded), the best video stream, frames up to 16384 pixels a side and 2^27 pixels (e.g. 16384x8192).
     pub fn new(sequence_length: usize, max_batch_size: usize) -> Self {
         Self {
             sequence_length,
@@ -64,7 +64,7 @@ impl Config {
             last_sequence_policy: LastSequencePolicy::Partial,
             blocking: true,
             decoder_threads: 0,
-            prefetch_batches: 2,
+            prefetch_batches: 1,
             stream: StreamSelection::Best,
             max_dimension: 16_384,
             max_frame_pixels: 1 << 27,
@@ -91,8 +91,9 @@ impl Config {
         self
     }
 
-    /// How many finished batches the decoder may keep ready ahead of the consumer (default 2). Memory is
-    /// bounded by about `prefetch + 2` batches whatever the video's length. Allowed: 1 to 64.
+    /// How many finished batches the decoder may keep ready ahead of the consumer (default 1), besides the
+    /// one it is decoding. Output memory is bounded by `prefetch + 1` batches plus those the consumer holds,
+    /// whatever the video's length. Allowed: 1 to 64.
     pub fn prefetch_batches(mut self, batches: usize) -> Self {
         self.prefetch_batches = batches;
         self
@@ -126,18 +127,45 @@ impl Config {
     /// Checks every field, naming the first one out of range and its allowed range.
     pub(crate) fn validate(&self) -> Result<()> {
         use limits::*;
-        fn range<T: PartialOrd + std::fmt::Display>(name: &str, value: T, lo: T, hi: T) -> Result<()> {
+        fn range<T: PartialOrd + std::fmt::Display>(
+            name: &str,
+            value: T,
+            lo: T,
+            hi: T,
+        ) -> Result<()> {
             if value < lo || value > hi {
-                return Err(Error::Config(format!("{name} is {value}; allowed: {lo} to {hi}")));
+                return Err(Error::Config(format!(
+                    "{name} is {value}; allowed: {lo} to {hi}"
+                )));
             }
             Ok(())
         }
-        range("sequence_length", self.sequence_length, 1, MAX_SEQUENCE_LENGTH)?;
+        range(
+            "sequence_length",
+            self.sequence_length,
+            1,
+            MAX_SEQUENCE_LENGTH,
+        )?;
         range("max_batch_size", self.max_batch_size, 1, MAX_BATCH_SIZE)?;
-        range("decoder_threads", self.decoder_threads, 0, MAX_DECODER_THREADS)?;
-        range("prefetch_batches", self.prefetch_batches, 1, MAX_PREFETCH_BATCHES)?;
+        range(
+            "decoder_threads",
+            self.decoder_threads,
+            0,
+            MAX_DECODER_THREADS,
+        )?;
+        range(
+            "prefetch_batches",
+            self.prefetch_batches,
+            1,
+            MAX_PREFETCH_BATCHES,
+        )?;
         range("max_dimension", self.max_dimension, 1, MAX_DIMENSION)?;
-        range("max_frame_pixels", self.max_frame_pixels, 1, u64::from(MAX_DIMENSION) * u64::from(MAX_DIMENSION))?;
+        range(
+            "max_frame_pixels",
+            self.max_frame_pixels,
+            1,
+            u64::from(MAX_DIMENSION) * u64::from(MAX_DIMENSION),
+        )?;
         Ok(())
     }
 }
@@ -154,14 +182,35 @@ mod tests {
     #[test]
     fn out_of_range_values_name_the_field_and_range() {
         let err = Config::new(0, 4).validate().unwrap_err().to_string();
-        assert!(err.contains("sequence_length is 0; allowed: 1 to 65536"), "{err}");
+        assert!(
+            err.contains("sequence_length is 0; allowed: 1 to 65536"),
+            "{err}"
+        );
         let err = Config::new(4, 0).validate().unwrap_err().to_string();
         assert!(err.contains("max_batch_size is 0; allowed: 1 to"), "{err}");
-        let err = Config::new(4, 4).prefetch_batches(0).validate().unwrap_err().to_string();
-        assert!(err.contains("prefetch_batches is 0; allowed: 1 to 64"), "{err}");
-        let err = Config::new(4, 4).decoder_threads(1000).validate().unwrap_err().to_string();
-        assert!(err.contains("decoder_threads is 1000; allowed: 0 to 256"), "{err}");
-        let err = Config::new(4, 4).max_frame_size(0, 10).validate().unwrap_err().to_string();
+        let err = Config::new(4, 4)
+            .prefetch_batches(0)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("prefetch_batches is 0; allowed: 1 to 64"),
+            "{err}"
+        );
+        let err = Config::new(4, 4)
+            .decoder_threads(1000)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("decoder_threads is 1000; allowed: 0 to 256"),
+            "{err}"
+        );
+        let err = Config::new(4, 4)
+            .max_frame_size(0, 10)
+            .validate()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("max_dimension is 0"), "{err}");
     }
 }

@@ -24,23 +24,32 @@ pub fn probe(data: impl Into<Bytes>) -> Result<ContainerInfo, VideoError> {
         return Err(VideoError::Empty);
     }
     crate::ffi::log::route_to_tracing();
-    Ok(FormatContext::open(data).map_err(VideoError::NotAVideo)?.info())
+    Ok(FormatContext::open(data)
+        .map_err(VideoError::NotAVideo)?
+        .info())
 }
 
 /// Picks the stream to decode; see [`StreamSelection::Best`] for the rule.
-pub(crate) fn select_stream(streams: &[StreamInfo], selection: StreamSelection) -> Result<usize, VideoError> {
+pub(crate) fn select_stream(
+    streams: &[StreamInfo],
+    selection: StreamSelection,
+) -> Result<usize, VideoError> {
     let is_video = |s: &StreamInfo| s.kind == MediaKind::Video && !s.attached_picture;
     match selection {
         StreamSelection::Index(index) => match streams.get(index) {
             Some(s) if is_video(s) => Ok(index),
-            _ => Err(VideoError::StreamNotFound { index, streams: streams.len() }),
+            _ => Err(VideoError::StreamNotFound {
+                index,
+                streams: streams.len(),
+            }),
         },
         StreamSelection::Best => streams
             .iter()
             .filter(|s| is_video(s))
             // max_by_key keeps the last of equals: reverse the index so the first one wins ties.
             .max_by_key(|s| {
-                let score = u64::from(s.width) * u64::from(s.height) + if s.default { 5_000_000 } else { 0 };
+                let score = u64::from(s.width) * u64::from(s.height)
+                    + if s.default { 5_000_000 } else { 0 };
                 (score, std::cmp::Reverse(s.index))
             })
             .map(|s| s.index)
@@ -150,7 +159,10 @@ mod tests {
         let d = stream(4, MediaKind::Video, 480, 270, true);
         let all = [a, audio, b, c, d];
         assert_eq!(select_stream(&all, StreamSelection::Best), Ok(2));
-        let uhd = [stream(0, MediaKind::Video, 640, 360, true), stream(1, MediaKind::Video, 3840, 2160, false)];
+        let uhd = [
+            stream(0, MediaKind::Video, 640, 360, true),
+            stream(1, MediaKind::Video, 3840, 2160, false),
+        ];
         assert_eq!(select_stream(&uhd, StreamSelection::Best), Ok(1));
         let mut cover = stream(5, MediaKind::Video, 4000, 4000, true);
         cover.attached_picture = true;
@@ -160,17 +172,29 @@ mod tests {
 
     #[test]
     fn explicit_index_must_be_a_video_stream() {
-        let all = [stream(0, MediaKind::Audio, 0, 0, true), stream(1, MediaKind::Video, 64, 48, true)];
+        let all = [
+            stream(0, MediaKind::Audio, 0, 0, true),
+            stream(1, MediaKind::Video, 64, 48, true),
+        ];
         assert_eq!(select_stream(&all, StreamSelection::Index(1)), Ok(1));
         assert_eq!(
             select_stream(&all, StreamSelection::Index(0)),
-            Err(VideoError::StreamNotFound { index: 0, streams: 2 })
+            Err(VideoError::StreamNotFound {
+                index: 0,
+                streams: 2
+            })
         );
         assert_eq!(
             select_stream(&all, StreamSelection::Index(7)),
-            Err(VideoError::StreamNotFound { index: 7, streams: 2 })
+            Err(VideoError::StreamNotFound {
+                index: 7,
+                streams: 2
+            })
         );
-        assert_eq!(select_stream(&all[..1], StreamSelection::Best), Err(VideoError::NoVideoStream));
+        assert_eq!(
+            select_stream(&all[..1], StreamSelection::Best),
+            Err(VideoError::NoVideoStream)
+        );
     }
 
     #[test]

@@ -21,7 +21,11 @@ pub struct AvError {
 
 impl fmt::Display for AvError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} failed: {} (code {})", self.operation, self.message, self.code)
+        write!(
+            f,
+            "{} failed: {} (code {})",
+            self.operation, self.message, self.code
+        )
     }
 }
 

@@ -49,7 +49,13 @@ impl VideoInput {
         // Batches alive at once: the channel's, the one being built, a held full one, and a few the consumer
         // keeps; more idle buffers than that are freed.
         let pool = BufferPool::new(config.prefetch_batches + 4);
-        let worker = Worker { config: config.clone(), feed: feed_rx, out: out_tx, shared: shared.clone(), pool: pool.clone() };
+        let worker = Worker {
+            config: config.clone(),
+            feed: feed_rx,
+            out: out_tx,
+            shared: shared.clone(),
+            pool: pool.clone(),
+        };
         let handle = std::thread::Builder::new()
             .name("framefeed-decode".into())
             .spawn(move || worker.run())
@@ -82,7 +88,11 @@ impl VideoInput {
     }
 
     /// Like [`feed`](Self::feed), with a label that travels with the video's batches and errors.
-    pub fn feed_with_label(&self, data: impl Into<Bytes>, label: impl Into<Label>) -> Result<VideoId> {
+    pub fn feed_with_label(
+        &self,
+        data: impl Into<Bytes>,
+        label: impl Into<Label>,
+    ) -> Result<VideoId> {
         self.enqueue(data.into(), Some(label.into()))
     }
 
@@ -92,7 +102,10 @@ impl VideoInput {
         // Under the lock, so that ids follow the queue's order.
         let id = VideoId(self.next_id.fetch_add(1, Ordering::Relaxed));
         sender
-            .send(QueuedVideo { video: VideoRef { id, label }, data })
+            .send(QueuedVideo {
+                video: VideoRef { id, label },
+                data,
+            })
             .map_err(|_| Error::WorkerDied("the decoding thread is gone".into()))?;
         Ok(id)
     }
@@ -195,7 +208,9 @@ impl VideoInput {
         if self.shared.exited_cleanly.load(Ordering::Acquire) && !self.work_pending() {
             Ok(None)
         } else {
-            Err(Error::WorkerDied("the decoding thread ended before delivering every video".into()))
+            Err(Error::WorkerDied(
+                "the decoding thread ended before delivering every video".into(),
+            ))
         }
     }
 }
@@ -204,7 +219,9 @@ impl Drop for VideoInput {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
         self.feed.get_mut().take();
-        let Some(handle) = self.worker.take() else { return };
+        let Some(handle) = self.worker.take() else {
+            return;
+        };
         // The thread may be waiting for room in the output channel: keep draining (and dropping) batches until
         // it has seen the stop flag and ended. It checks the flag at every frame and packet.
         while !handle.is_finished() {

@@ -31,7 +31,8 @@ impl BatchOutline {
 
     /// Number of batches in all.
     pub fn batches(&self) -> usize {
-        self.full_batches + usize::from(self.full_sequences_in_last_batch > 0 || self.frames_in_last_sequence > 0)
+        self.full_batches
+            + usize::from(self.full_sequences_in_last_batch > 0 || self.frames_in_last_sequence > 0)
     }
 
     /// The frame count of every sequence of every batch, in order, with `policy` applied to the last one
@@ -63,7 +64,8 @@ mod tests {
 
     /// DALI's own test table: (N, L, B) -> (full batches, full sequences in the last batch, frames in the
     /// last sequence).
-    const REFERENCE: [((usize, usize, usize), (usize, usize, usize)); 10] = [
+    type Triple = (usize, usize, usize);
+    const REFERENCE: [(Triple, Triple); 10] = [
         ((60, 7, 1), (8, 0, 4)),
         ((60, 4, 3), (5, 0, 0)),
         ((50, 4, 3), (4, 0, 2)),
@@ -81,7 +83,11 @@ mod tests {
         for ((n, l, b), (full, seqs, frames)) in REFERENCE {
             let o = BatchOutline::new(n, l, b);
             assert_eq!(
-                (o.full_batches, o.full_sequences_in_last_batch, o.frames_in_last_sequence),
+                (
+                    o.full_batches,
+                    o.full_sequences_in_last_batch,
+                    o.frames_in_last_sequence
+                ),
                 (full, seqs, frames),
                 "N={n} L={l} B={b}"
             );
@@ -93,7 +99,16 @@ mod tests {
         let o = BatchOutline::new(67, 5, 3);
         assert_eq!(o.batches(), 5);
         let partial = o.sequence_lengths(5, 3, LastSequencePolicy::Partial);
-        assert_eq!(partial, vec![vec![5, 5, 5], vec![5, 5, 5], vec![5, 5, 5], vec![5, 5, 5], vec![5, 2]]);
+        assert_eq!(
+            partial,
+            vec![
+                vec![5, 5, 5],
+                vec![5, 5, 5],
+                vec![5, 5, 5],
+                vec![5, 5, 5],
+                vec![5, 2]
+            ]
+        );
         let pad = o.sequence_lengths(5, 3, LastSequencePolicy::Pad);
         assert_eq!(pad.last().unwrap(), &vec![5, 5]);
     }

@@ -19,7 +19,11 @@ pub(crate) struct BufferPool(Arc<PoolInner>);
 impl BufferPool {
     /// A pool keeping at most `max_free` idle buffers.
     pub(crate) fn new(max_free: usize) -> Self {
-        Self(Arc::new(PoolInner { free: Mutex::new(Vec::new()), max_free, allocations: AtomicU64::new(0) }))
+        Self(Arc::new(PoolInner {
+            free: Mutex::new(Vec::new()),
+            max_free,
+            allocations: AtomicU64::new(0),
+        }))
     }
 
     /// A buffer of `len` bytes. Its contents are unspecified (a recycled buffer keeps old bytes): the caller
@@ -47,7 +51,10 @@ impl BufferPool {
                 vec![0; len]
             }
         };
-        PooledBuffer { data, pool: Arc::downgrade(&self.0) }
+        PooledBuffer {
+            data,
+            pool: Arc::downgrade(&self.0),
+        }
     }
 
     /// How many buffers the pool has allocated since it was made.

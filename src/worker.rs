@@ -63,13 +63,20 @@ impl Worker {
     }
 
     fn send(&self, result: Result<Batch, Error>, ends_video: bool) -> Result<(), Shutdown> {
-        self.out.send(Item { result, ends_video }).map_err(|_| Shutdown)
+        self.out
+            .send(Item { result, ends_video })
+            .map_err(|_| Shutdown)
     }
 
     /// Decodes one video to its end (or its failure), sending its batches and then its error, if any.
     fn process(&self, video: QueuedVideo) -> Result<(), Shutdown> {
         let QueuedVideo { video, data } = video;
-        let fail = |error: VideoError| Err(Error::Video { video: video.clone(), error });
+        let fail = |error: VideoError| {
+            Err(Error::Video {
+                video: video.clone(),
+                error,
+            })
+        };
         let opened = Demuxer::open(data, &self.config).and_then(|demuxer| {
             let decoder = CpuDecoder::open(&demuxer, self.config.decoder_threads)?;
             Ok((demuxer, decoder))
@@ -89,12 +96,22 @@ impl Worker {
         let error = match outcome {
             Err(Stop::Shutdown) => return Err(Shutdown),
             Err(Stop::Video(error)) => Some(error),
-            Ok(Outcome { demux_error: Some(source), .. }) => {
-                Some(VideoError::Demux { frames: asm.frames(), source })
-            }
-            Ok(Outcome { failed_packets, first_failure: Some(first), .. }) => {
-                Some(VideoError::Corrupt { failed_packets, frames: asm.frames(), first })
-            }
+            Ok(Outcome {
+                demux_error: Some(source),
+                ..
+            }) => Some(VideoError::Demux {
+                frames: asm.frames(),
+                source,
+            }),
+            Ok(Outcome {
+                failed_packets,
+                first_failure: Some(first),
+                ..
+            }) => Some(VideoError::Corrupt {
+                failed_packets,
+                frames: asm.frames(),
+                first,
+            }),
             Ok(_) => None,
         };
         // Whatever was decoded is delivered before the error.
@@ -125,7 +142,8 @@ impl Worker {
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
             }
-            check_frame_size(info.width as u32, info.height as u32, &self.config).map_err(Stop::Video)?;
+            check_frame_size(info.width as u32, info.height as u32, &self.config)
+                .map_err(Stop::Video)?;
             asm.push_frame(
                 info.width,
                 info.height,

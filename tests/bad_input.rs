@@ -10,7 +10,9 @@ use framefeed::{Batch, Config, Error, VideoError, VideoId, VideoInput};
 fn bad_then_good(bad: Vec<u8>) -> (Vec<Batch>, VideoError, usize) {
     let input = VideoInput::new(Config::new(4, 2)).unwrap();
     let bad_id = input.feed_with_label(bad, "bad").unwrap();
-    let good_id = input.feed_with_label(read_fixture("h264.mp4"), "good").unwrap();
+    let good_id = input
+        .feed_with_label(read_fixture("h264.mp4"), "good")
+        .unwrap();
     input.close();
     let mut bad_batches = Vec::new();
     let mut error = None;
@@ -23,7 +25,10 @@ fn bad_then_good(bad: Vec<u8>) -> (Vec<Batch>, VideoError, usize) {
             }
             Ok(batch) => {
                 assert_eq!(batch.video_id(), good_id);
-                assert!(error.is_some(), "the good video's batches came before the bad one's error");
+                assert!(
+                    error.is_some(),
+                    "the good video's batches came before the bad one's error"
+                );
                 good_frames += batch.valid_frames();
             }
             Err(Error::Video { video, error: e }) => {
@@ -34,11 +39,22 @@ fn bad_then_good(bad: Vec<u8>) -> (Vec<Batch>, VideoError, usize) {
             Err(e) => panic!("unexpected error {e}"),
         }
     }
-    (bad_batches, error.expect("the bad video must fail"), good_frames)
+    (
+        bad_batches,
+        error.expect("the bad video must fail"),
+        good_frames,
+    )
 }
 
 fn message(video: VideoError) -> String {
-    Error::Video { video: framefeed::VideoRef { id: VideoId(0), label: Some("bad".into()) }, error: video }.to_string()
+    Error::Video {
+        video: framefeed::VideoRef {
+            id: VideoId(0),
+            label: Some("bad".into()),
+        },
+        error: video,
+    }
+    .to_string()
 }
 
 #[test]
@@ -71,7 +87,8 @@ fn random_bytes() {
 
 #[test]
 fn text() {
-    let (batches, error, good) = bad_then_good(b"Hello, this is plain text, not a video at all.\n".repeat(50));
+    let (batches, error, good) =
+        bad_then_good(b"Hello, this is plain text, not a video at all.\n".repeat(50));
     assert!(batches.is_empty());
     assert!(matches!(error, VideoError::NotAVideo(_)), "{error:?}");
     assert_eq!(good, 23);
@@ -85,9 +102,14 @@ fn truncated_mp4_gives_its_frames_then_an_error() {
     let (batches, error, good) = bad_then_good(data);
     let delivered: usize = batches.iter().map(|b| b.valid_frames()).sum();
     assert!(delivered > 0 && delivered < 23, "{delivered} frames");
-    assert!(batches.last().unwrap().is_last(), "the last delivered batch is marked last");
+    assert!(
+        batches.last().unwrap().is_last(),
+        "the last delivered batch is marked last"
+    );
     match &error {
-        VideoError::Demux { frames, .. } | VideoError::Corrupt { frames, .. } => assert_eq!(*frames, delivered as u64),
+        VideoError::Demux { frames, .. } | VideoError::Corrupt { frames, .. } => {
+            assert_eq!(*frames, delivered as u64)
+        }
         other => panic!("unexpected {other:?}"),
     }
     assert_eq!(good, 23);
@@ -111,8 +133,14 @@ fn corrupt_data_gives_decodable_frames_then_an_error() {
     let n = data.len();
     data[n / 2..n / 2 + 1500].fill(0xFF);
     let (batches, error, good) = bad_then_good(data);
-    assert!(!batches.is_empty(), "frames before the damage are delivered");
-    assert!(matches!(error, VideoError::Corrupt { .. } | VideoError::Demux { .. }), "{error:?}");
+    assert!(
+        !batches.is_empty(),
+        "frames before the damage are delivered"
+    );
+    assert!(
+        matches!(error, VideoError::Corrupt { .. } | VideoError::Demux { .. }),
+        "{error:?}"
+    );
     assert_eq!(good, 23);
 }
 
@@ -129,7 +157,16 @@ fn unsupported_codec() {
     // An AVI whose video FourCC is changed to one no FFmpeg decoder knows.
     let mut data = read_fixture("mpeg4.avi");
     let mut patched = 0;
-    for tag in [&b"FMP4"[..], b"fmp4", b"XVID", b"xvid", b"DIVX", b"divx", b"DX50", b"MP4V"] {
+    for tag in [
+        &b"FMP4"[..],
+        b"fmp4",
+        b"XVID",
+        b"xvid",
+        b"DIVX",
+        b"divx",
+        b"DX50",
+        b"MP4V",
+    ] {
         while let Some(pos) = data.windows(4).position(|w| w == tag) {
             data[pos..pos + 4].copy_from_slice(b"QQQQ");
             patched += 1;
@@ -138,7 +175,10 @@ fn unsupported_codec() {
     assert!(patched > 0, "the fixture's FourCC was not found");
     let (batches, error, good) = bad_then_good(data);
     assert!(batches.is_empty());
-    assert!(matches!(error, VideoError::UnsupportedCodec { .. }), "{error:?}");
+    assert!(
+        matches!(error, VideoError::UnsupportedCodec { .. }),
+        "{error:?}"
+    );
     assert!(message(error).contains("no decoder for codec"));
     assert_eq!(good, 23);
 }
@@ -151,7 +191,15 @@ fn absurd_dimensions() {
     let (batches, error, good) = bad_then_good(data);
     assert!(batches.is_empty());
     assert!(
-        matches!(error, VideoError::AbsurdDimensions { width: 17000, height: 1000, max_dimension: 16384, .. }),
+        matches!(
+            error,
+            VideoError::AbsurdDimensions {
+                width: 17000,
+                height: 1000,
+                max_dimension: 16384,
+                ..
+            }
+        ),
         "{error:?}"
     );
     assert!(message(error).contains("absurd frame size 17000x1000"));
@@ -174,7 +222,16 @@ fn frames_over_the_configured_limit() {
     input.feed(read_fixture("h264.mp4")).unwrap(); // 96x64
     input.close();
     match input.next_batch() {
-        Err(Error::Video { error: VideoError::AbsurdDimensions { width: 96, height: 64, max_dimension: 64, .. }, .. }) => {}
+        Err(Error::Video {
+            error:
+                VideoError::AbsurdDimensions {
+                    width: 96,
+                    height: 64,
+                    max_dimension: 64,
+                    ..
+                },
+            ..
+        }) => {}
         other => panic!("unexpected {other:?}"),
     }
     assert!(input.next_batch().unwrap().is_none());

@@ -18,7 +18,9 @@ fn expected(entry: &Value, width: usize, height: usize) -> Expected {
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["width"].as_u64() == Some(width as u64) && s["height"].as_u64() == Some(height as u64))
+        .find(|s| {
+            s["width"].as_u64() == Some(width as u64) && s["height"].as_u64() == Some(height as u64)
+        })
         .unwrap_or_else(|| panic!("{}: no manifest stream of {width}x{height}", entry["file"]));
     Expected {
         frames: stream["nb_read_frames"].as_str().unwrap().parse().unwrap(),
@@ -32,15 +34,21 @@ fn every_corpus_video_matches_ffmpeg() {
         println!("skipped: ../shared/videos is absent");
         return;
     };
-    assert!(ffmpeg_available(), "the ffmpeg CLI is needed for conformance (apt-get install ffmpeg)");
-    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap()).unwrap();
+    assert!(
+        ffmpeg_available(),
+        "the ffmpeg CLI is needed for conformance (apt-get install ffmpeg)"
+    );
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap()).unwrap();
     let mut checked = 0;
     for entry in manifest.as_array().unwrap() {
         let name = entry["file"].as_str().unwrap();
         let path = dir.join(name);
         let long = name.contains("9000f");
         let input = VideoInput::new(Config::new(8, 4).decoder_threads(2)).unwrap();
-        input.feed_with_label(std::fs::read(&path).unwrap(), name).unwrap();
+        input
+            .feed_with_label(std::fs::read(&path).unwrap(), name)
+            .unwrap();
         input.close();
         let mut reference = FfmpegFrames::open(&path);
         let (mut frames, mut min_db, mut error, mut shape) = (0u64, f64::INFINITY, None, [0; 3]);
@@ -68,9 +76,16 @@ fn every_corpus_video_matches_ffmpeg() {
                 }
             }
         }
-        assert_eq!(reference.remaining(), 0, "{name}: ffmpeg decoded more frames than framefeed ({frames})");
+        assert_eq!(
+            reference.remaining(),
+            0,
+            "{name}: ffmpeg decoded more frames than framefeed ({frames})"
+        );
         let want = expected(entry, shape[1], shape[0]);
-        assert_eq!(frames, want.frames, "{name}: frame count against MANIFEST.json");
+        assert_eq!(
+            frames, want.frames,
+            "{name}: frame count against MANIFEST.json"
+        );
         let floor = if want.ten_bit { 25.0 } else { 35.0 };
         assert!(min_db >= floor, "{name}: PSNR {min_db:.1} dB < {floor} dB");
         if name.starts_with("corrupted") {

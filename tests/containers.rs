@@ -7,17 +7,29 @@ use framefeed::{Config, LastSequencePolicy};
 
 /// Decodes a fixture with the operator and compares every frame with ffmpeg's; returns (frames, min PSNR).
 fn compare_with_ffmpeg(name: &str) -> (usize, f64, [usize; 3]) {
-    let results = decode_all(Config::new(4, 2).decoder_threads(2), vec![read_fixture(name)]);
-    let batches: Vec<_> = results.into_iter().map(|r| r.unwrap_or_else(|e| panic!("{name}: {e}"))).collect();
+    let results = decode_all(
+        Config::new(4, 2).decoder_threads(2),
+        vec![read_fixture(name)],
+    );
+    let batches: Vec<_> = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("{name}: {e}")))
+        .collect();
     let shape = batches[0].frame_shape();
     let frames = frames_of(&batches);
     let mut reference = FfmpegFrames::open(&fixture(name));
     let mut min_psnr = f64::INFINITY;
     for (i, frame) in frames.iter().enumerate() {
-        let expected = reference.next_frame(frame.len()).unwrap_or_else(|| panic!("{name}: ffmpeg has no frame {i}"));
+        let expected = reference
+            .next_frame(frame.len())
+            .unwrap_or_else(|| panic!("{name}: ffmpeg has no frame {i}"));
         min_psnr = min_psnr.min(psnr(frame, &expected));
     }
-    assert_eq!(reference.remaining(), 0, "{name}: ffmpeg decoded more frames than framefeed");
+    assert_eq!(
+        reference.remaining(),
+        0,
+        "{name}: ffmpeg decoded more frames than framefeed"
+    );
     (frames.len(), min_psnr, shape)
 }
 
@@ -25,7 +37,10 @@ fn check(name: &str, frames: usize, shape: [usize; 3], min_db: f64) {
     let (n, db, got_shape) = compare_with_ffmpeg(name);
     assert_eq!(n, frames, "{name}: frame count");
     assert_eq!(got_shape, shape, "{name}: frame shape");
-    assert!(db >= min_db, "{name}: PSNR {db:.1} dB < {min_db} dB against ffmpeg");
+    assert!(
+        db >= min_db,
+        "{name}: PSNR {db:.1} dB < {min_db} dB against ffmpeg"
+    );
 }
 
 #[test]
@@ -102,9 +117,22 @@ fn bt709_matrix_is_honoured() {
     // The same picture tagged BT.709: matches ffmpeg (which honours the tag), and differs from the untagged
     // (BT.601) decode of the same pixels.
     check("h264_bt709.mp4", 23, [64, 96, 3], 40.0);
-    let tagged = frames_of(&decode_all(Config::new(23, 1), vec![read_fixture("h264_bt709.mp4")]).into_iter().map(Result::unwrap).collect::<Vec<_>>());
-    let untagged = frames_of(&decode_all(Config::new(23, 1), vec![read_fixture("h264.mp4")]).into_iter().map(Result::unwrap).collect::<Vec<_>>());
-    assert!(psnr(&tagged[0], &untagged[0]) < 40.0, "BT.709 and BT.601 conversions should differ");
+    let tagged = frames_of(
+        &decode_all(Config::new(23, 1), vec![read_fixture("h264_bt709.mp4")])
+            .into_iter()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>(),
+    );
+    let untagged = frames_of(
+        &decode_all(Config::new(23, 1), vec![read_fixture("h264.mp4")])
+            .into_iter()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        psnr(&tagged[0], &untagged[0]) < 40.0,
+        "BT.709 and BT.601 conversions should differ"
+    );
 }
 
 #[test]
@@ -119,7 +147,11 @@ fn timestamps_and_indices_follow_the_stream() {
             for frame in seq.frames() {
                 assert_eq!(frame.index(), index);
                 // 25 fps.
-                assert!((frame.pts() - index as f64 / 25.0).abs() < 1e-3, "frame {index} at {}", frame.pts());
+                assert!(
+                    (frame.pts() - index as f64 / 25.0).abs() < 1e-3,
+                    "frame {index} at {}",
+                    frame.pts()
+                );
                 index += 1;
             }
         }

@@ -47,7 +47,10 @@ fn blocking_poll_waits_for_a_feed_from_another_thread() {
     };
     let start = Instant::now();
     let batch = input.next_batch().unwrap().expect("a batch");
-    assert!(start.elapsed() >= Duration::from_millis(150), "next_batch returned before anything was fed");
+    assert!(
+        start.elapsed() >= Duration::from_millis(150),
+        "next_batch returned before anything was fed"
+    );
     assert_eq!(batch.valid_frames(), 23);
     assert!(input.next_batch().unwrap().is_none());
     feeder.join().unwrap();
@@ -57,7 +60,12 @@ fn blocking_poll_waits_for_a_feed_from_another_thread() {
 fn timeout_and_try_polls() {
     let input = VideoInput::new(Config::new(4, 2)).unwrap();
     let start = Instant::now();
-    assert_eq!(input.next_batch_timeout(Duration::from_millis(100)).unwrap_err(), Error::Timeout(Duration::from_millis(100)));
+    assert_eq!(
+        input
+            .next_batch_timeout(Duration::from_millis(100))
+            .unwrap_err(),
+        Error::Timeout(Duration::from_millis(100))
+    );
     assert!(start.elapsed() >= Duration::from_millis(90));
     assert_eq!(input.try_next_batch().unwrap_err(), Error::NoData);
     input.feed(read_fixture("h264.mp4")).unwrap();
@@ -72,8 +80,14 @@ fn timeout_and_try_polls() {
     let rest: Vec<_> = input.iter().map(Result::unwrap).collect();
     assert!(rest.last().unwrap().is_last());
     assert!(input.try_next_batch().unwrap().is_none());
-    assert!(input.next_batch_timeout(Duration::from_millis(10)).unwrap().is_none());
-    assert_eq!(input.feed(read_fixture("h264.mp4")).unwrap_err(), Error::Closed);
+    assert!(input
+        .next_batch_timeout(Duration::from_millis(10))
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        input.feed(read_fixture("h264.mp4")).unwrap_err(),
+        Error::Closed
+    );
 }
 
 #[test]
@@ -104,7 +118,9 @@ fn feeding_from_several_threads_while_polling() {
             let input = input.clone();
             std::thread::spawn(move || {
                 for k in 0..3u64 {
-                    input.feed_with_label(read_fixture(names[t]), t as u64 * 100 + k).unwrap();
+                    input
+                        .feed_with_label(read_fixture(names[t]), t as u64 * 100 + k)
+                        .unwrap();
                 }
             })
         })
@@ -126,7 +142,10 @@ fn feeding_from_several_threads_while_polling() {
     let per_video = poller.join().unwrap();
     assert_eq!(per_video.len(), 12);
     assert!(per_video.values().all(|&n| n == 23), "{per_video:?}");
-    assert_eq!(per_video.keys().copied().collect::<Vec<_>>(), (0..12).collect::<Vec<_>>());
+    assert_eq!(
+        per_video.keys().copied().collect::<Vec<_>>(),
+        (0..12).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -145,7 +164,11 @@ fn dropping_mid_video_stops_promptly() {
         std::thread::sleep(Duration::from_millis(50));
         let start = Instant::now();
         drop(input);
-        assert!(start.elapsed() < Duration::from_secs(5), "drop took {:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "drop took {:?}",
+            start.elapsed()
+        );
     }
 }
 
@@ -173,13 +196,20 @@ fn buffers_are_recycled_in_the_steady_state() {
     }
     // 5 videos x 6 batches; buffers: prefetch (2) + one being built + one held + one the consumer holds.
     assert_eq!(batches, 30);
-    assert!(input.buffer_allocations() <= 6, "{} buffers for {batches} batches", input.buffer_allocations());
+    assert!(
+        input.buffer_allocations() <= 6,
+        "{} buffers for {batches} batches",
+        input.buffer_allocations()
+    );
 }
 
 #[test]
 fn invalid_config_is_rejected_at_construction() {
     match VideoInput::new(Config::new(16, 0)) {
-        Err(Error::Config(msg)) => assert!(msg.contains("max_batch_size is 0; allowed: 1 to 65536"), "{msg}"),
+        Err(Error::Config(msg)) => assert!(
+            msg.contains("max_batch_size is 0; allowed: 1 to 65536"),
+            "{msg}"
+        ),
         other => panic!("unexpected {:?}", other.map(|_| ())),
     }
 }
@@ -196,7 +226,8 @@ fn repeated_shutdown_mid_video_frees_everything() {
     // Each operator here holds ~60 MB of batch buffers plus decoder state when dropped mid-video: a leak
     // of any of it shows within a few rounds.
     let round = || {
-        let input = VideoInput::new(Config::new(16, 4).prefetch_batches(2).decoder_threads(2)).unwrap();
+        let input =
+            VideoInput::new(Config::new(16, 4).prefetch_batches(2).decoder_threads(2)).unwrap();
         for _ in 0..3 {
             input.feed(framefeed::SAMPLE_MP4).unwrap();
         }
@@ -211,5 +242,9 @@ fn repeated_shutdown_mid_video_frees_everything() {
         round();
     }
     let grown = rss_bytes().saturating_sub(before);
-    assert!(grown < 40 << 20, "resident memory grew by {} MiB over 25 operators", grown >> 20);
+    assert!(
+        grown < 40 << 20,
+        "resident memory grew by {} MiB over 25 operators",
+        grown >> 20
+    );
 }

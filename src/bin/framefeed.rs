@@ -18,7 +18,11 @@ use serde_json::{json, Value};
 use framefeed::{Batch, Config, Error, LastSequencePolicy, VideoInput};
 
 #[derive(Parser)]
-#[command(name = "framefeed", version, about = "Decode videos into batches of RGB frame sequences")]
+#[command(
+    name = "framefeed",
+    version,
+    about = "Decode videos into batches of RGB frame sequences"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -60,7 +64,7 @@ struct RunArgs {
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Batches decoded ahead of the consumer.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 1)]
     prefetch: usize,
     /// Print one JSON object per batch, then a summary object.
     #[arg(long)]
@@ -138,7 +142,10 @@ fn info(file: &PathBuf) -> Result<ExitCode, String> {
         "bit_rate": info.bit_rate,
         "streams": streams,
     });
-    println!("{}", serde_json::to_string_pretty(&out).expect("JSON of plain values"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&out).expect("JSON of plain values")
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -175,9 +182,11 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         .prefetch_batches(args.prefetch);
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
     let mut raw_out = match &args.raw_out {
-        Some(path) => Some(BufWriter::new(
-            File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
-        )),
+        Some(path) => {
+            Some(BufWriter::new(File::create(path).map_err(|e| {
+                format!("cannot create {}: {e}", path.display())
+            })?))
+        }
         None => None,
     };
     let sources: Vec<Source> = if args.files.is_empty() {
@@ -243,10 +252,15 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
                     writeln!(out, "{}", batch_json(&batch, args.md5)).map_err(|e| e.to_string())?;
                 }
                 if let Some(raw) = raw_out.as_mut() {
-                    raw.write_all(batch.data()).map_err(|e| format!("cannot write raw output: {e}"))?;
+                    raw.write_all(batch.data())
+                        .map_err(|e| format!("cannot write raw output: {e}"))?;
                 }
                 let secs = start.elapsed().as_secs_f64();
-                progress.set_message(format!("{} frames, {:.0} frames/s", totals.frames, totals.frames as f64 / secs));
+                progress.set_message(format!(
+                    "{} frames, {:.0} frames/s",
+                    totals.frames,
+                    totals.frames as f64 / secs
+                ));
             }
             Ok(None) => break,
             Err(Error::Video { video, error }) => {
@@ -261,11 +275,20 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
     }
     let seconds = start.elapsed().as_secs_f64();
     progress.finish_and_clear();
-    totals.errors.extend(feeder.join().map_err(|_| "the feeding thread panicked".to_owned())?);
+    totals.errors.extend(
+        feeder
+            .join()
+            .map_err(|_| "the feeding thread panicked".to_owned())?,
+    );
     if let Some(mut raw) = raw_out {
-        raw.flush().map_err(|e| format!("cannot write raw output: {e}"))?;
+        raw.flush()
+            .map_err(|e| format!("cannot write raw output: {e}"))?;
     }
-    let fps = if seconds > 0.0 { totals.frames as f64 / seconds } else { 0.0 };
+    let fps = if seconds > 0.0 {
+        totals.frames as f64 / seconds
+    } else {
+        0.0
+    };
     if args.json {
         let summary = json!({"summary": {
             "videos": video_count,
@@ -274,25 +297,45 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
             "frames": totals.frames,
             "seconds": seconds,
             "frames_per_second": fps,
+            "peak_rss_mib": peak_rss_mib(),
             "errors": totals.errors,
         }});
         writeln!(out, "{summary}").map_err(|e| e.to_string())?;
     } else {
         writeln!(
             out,
-            "videos: {video_count} ({} failed)\nbatches: {}\nframes: {}\nseconds: {seconds:.3}\nframes/s: {fps:.1}",
+            "videos: {video_count} ({} failed)\nbatches: {}\nframes: {}\nseconds: {seconds:.3}\nframes/s: {fps:.1}\npeak RSS: {}",
             totals.errors.len(),
             totals.batches,
             totals.frames,
+            peak_rss_mib().map_or("unknown".to_owned(), |m| format!("{m:.1} MiB")),
         )
         .map_err(|e| e.to_string())?;
         for e in &totals.errors {
-            writeln!(out, "error: {} ({}): {}", e["label"].as_str().unwrap_or("?"), e["video"], e["error"].as_str().unwrap_or("?"))
-                .map_err(|e| e.to_string())?;
+            writeln!(
+                out,
+                "error: {} ({}): {}",
+                e["label"].as_str().unwrap_or("?"),
+                e["video"],
+                e["error"].as_str().unwrap_or("?")
+            )
+            .map_err(|e| e.to_string())?;
         }
     }
     out.flush().map_err(|e| e.to_string())?;
-    Ok(if totals.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if totals.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The process's peak resident memory in MiB (Linux's VmHWM), when the system tells.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
 }
 
 fn batch_json(batch: &Batch, md5: bool) -> Value {
@@ -307,7 +350,10 @@ fn batch_json(batch: &Batch, md5: bool) -> Value {
                 "pts": seq.pts(),
             });
             if md5 {
-                let sums: Vec<String> = seq.frames().map(|f| format!("{:x}", Md5::digest(f.data()))).collect();
+                let sums: Vec<String> = seq
+                    .frames()
+                    .map(|f| format!("{:x}", Md5::digest(f.data())))
+                    .collect();
                 s["md5"] = json!(sums);
             }
             s

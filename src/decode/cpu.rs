@@ -27,20 +27,27 @@ impl CpuDecoder {
     /// Opens the decoder for the demuxer's chosen stream with `threads` threads (0: one per core).
     pub(crate) fn open(demuxer: &Demuxer, threads: usize) -> Result<Self, VideoError> {
         let stream = demuxer.stream();
-        let codec = CodecContext::open_decoder(demuxer.format(), stream.index, threads).map_err(|e| {
-            if e.code == ffmpeg_sys_next::AVERROR_DECODER_NOT_FOUND {
-                VideoError::UnsupportedCodec { codec: stream.codec.clone() }
-            } else {
-                VideoError::Ffmpeg(e)
-            }
-        })?;
+        let codec =
+            CodecContext::open_decoder(demuxer.format(), stream.index, threads).map_err(|e| {
+                if e.code == ffmpeg_sys_next::AVERROR_DECODER_NOT_FOUND {
+                    VideoError::UnsupportedCodec {
+                        codec: stream.codec.clone(),
+                    }
+                } else {
+                    VideoError::Ffmpeg(e)
+                }
+            })?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened decoder");
         let (num, den) = stream.time_base;
         Ok(Self {
             codec,
             frame: Frame::new()?,
             scaler: Scaler::new(),
-            time_base: if den > 0 { f64::from(num) / f64::from(den) } else { 0.0 },
+            time_base: if den > 0 {
+                f64::from(num) / f64::from(den)
+            } else {
+                0.0
+            },
             frame_duration: stream.fps().filter(|f| *f > 0.0).map_or(0.0, |f| 1.0 / f),
             last_pts: None,
         })
@@ -59,7 +66,10 @@ impl CpuDecoder {
                     let pts = match self.frame.timestamp() {
                         Some(ts) => ts as f64 * self.time_base,
                         None => {
-                            let step = self.frame.duration().map_or(self.frame_duration, |d| d as f64 * self.time_base);
+                            let step = self
+                                .frame
+                                .duration()
+                                .map_or(self.frame_duration, |d| d as f64 * self.time_base);
                             self.last_pts.map_or(0.0, |p| p + step)
                         }
                     };
@@ -70,7 +80,9 @@ impl CpuDecoder {
                         pts,
                     };
                     let (frame, scaler) = (&self.frame, &mut self.scaler);
-                    sink(info, &mut |dst: &mut [u8]| scaler.to_rgb24(frame, dst))?;
+                    sink(info, &mut |dst: &mut [u8]| {
+                        scaler.convert_to_rgb24(frame, dst)
+                    })?;
                 }
                 Ok(Received::Again | Received::Eof) => return Ok((frames, first_error)),
                 Err(e) => {
@@ -86,7 +98,11 @@ impl CpuDecoder {
 }
 
 impl Decoder for CpuDecoder {
-    fn decode(&mut self, packet: Option<&Packet>, sink: &mut FrameSink<'_>) -> Result<Option<AvError>, Stop> {
+    fn decode(
+        &mut self,
+        packet: Option<&Packet>,
+        sink: &mut FrameSink<'_>,
+    ) -> Result<Option<AvError>, Stop> {
         let mut rejected = None;
         loop {
             match self.codec.send_packet(packet) {

@@ -35,5 +35,9 @@ pub(crate) trait Decoder: Send {
     /// Sends `packet` (`None`: the stream ended, drain everything) and hands every frame it completes to
     /// `sink`, in presentation order. `Ok(Some(e))`: the decoder rejected data (corrupt input); decoding can
     /// go on with the next packet.
-    fn decode(&mut self, packet: Option<&Packet>, sink: &mut FrameSink<'_>) -> Result<Option<AvError>, Stop>;
+    fn decode(
+        &mut self,
+        packet: Option<&Packet>,
+        sink: &mut FrameSink<'_>,
+    ) -> Result<Option<AvError>, Stop>;
 }

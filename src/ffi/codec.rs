@@ -33,13 +33,20 @@ impl CodecContext {
     /// one per core), frame and slice threading both enabled.
     ///
     /// Fails with `AVERROR_DECODER_NOT_FOUND` when this FFmpeg has no decoder for the codec.
-    pub(crate) fn open_decoder(format: &FormatContext, stream: usize, threads: usize) -> Result<Self, AvError> {
+    pub(crate) fn open_decoder(
+        format: &FormatContext,
+        stream: usize,
+        threads: usize,
+    ) -> Result<Self, AvError> {
         let par = format.codec_parameters(stream);
         let (tb_num, tb_den) = format.time_base(stream);
         // SAFETY: `par` points at the stream's valid codec parameters, alive as long as `format`.
         let codec = unsafe { sys::avcodec_find_decoder((*par).codec_id) };
         if codec.is_null() {
-            return Err(av_error(sys::AVERROR_DECODER_NOT_FOUND, "avcodec_find_decoder"));
+            return Err(av_error(
+                sys::AVERROR_DECODER_NOT_FOUND,
+                "avcodec_find_decoder",
+            ));
         }
         // SAFETY: `codec` is a valid decoder; alloc returns NULL or a valid context, which we check.
         let ctx = NonNull::new(unsafe { sys::avcodec_alloc_context3(codec) })
@@ -48,11 +55,20 @@ impl CodecContext {
         // SAFETY: the context is fresh and not open yet, so its fields may be set; `par` is valid (above).
         unsafe {
             let raw = this.0.as_ptr();
-            check(sys::avcodec_parameters_to_context(raw, par), "avcodec_parameters_to_context")?;
-            (*raw).pkt_timebase = sys::AVRational { num: tb_num, den: tb_den };
+            check(
+                sys::avcodec_parameters_to_context(raw, par),
+                "avcodec_parameters_to_context",
+            )?;
+            (*raw).pkt_timebase = sys::AVRational {
+                num: tb_num,
+                den: tb_den,
+            };
             (*raw).thread_count = threads.min(i32::MAX as usize) as i32;
             (*raw).thread_type = sys::FF_THREAD_FRAME | sys::FF_THREAD_SLICE;
-            check(sys::avcodec_open2(raw, codec, ptr::null_mut()), "avcodec_open2")?;
+            check(
+                sys::avcodec_open2(raw, codec, ptr::null_mut()),
+                "avcodec_open2",
+            )?;
         }
         Ok(this)
     }

@@ -84,13 +84,21 @@ impl FormatContext {
     pub(crate) fn info(&self) -> ContainerInfo {
         let raw = self.raw();
         // SAFETY: `iformat` is set on an open context and points at a static demuxer description.
-        let (format, format_long) = unsafe { (static_str((*raw.iformat).name), static_str((*raw.iformat).long_name)) };
+        let (format, format_long) = unsafe {
+            (
+                static_str((*raw.iformat).name),
+                static_str((*raw.iformat).long_name),
+            )
+        };
         ContainerInfo {
             format,
             format_long,
-            duration: (raw.duration > 0).then(|| raw.duration as f64 / f64::from(sys::AV_TIME_BASE)),
+            duration: (raw.duration > 0)
+                .then(|| raw.duration as f64 / f64::from(sys::AV_TIME_BASE)),
             bit_rate: (raw.bit_rate > 0).then_some(raw.bit_rate as u64),
-            streams: (0..self.stream_count()).map(|i| self.stream_info(i)).collect(),
+            streams: (0..self.stream_count())
+                .map(|i| self.stream_info(i))
+                .collect(),
         }
     }
 
@@ -110,13 +118,25 @@ impl FormatContext {
         // SAFETY: the name functions take any enum value and return a static string or NULL. The pixel
         // format integer comes from FFmpeg's own codec parameters, so it is a valid AVPixelFormat (or -1,
         // for which av_get_pix_fmt_name returns NULL).
-        let (codec, profile, pixel_format, color_space, color_range, color_primaries, color_transfer) = unsafe {
+        let (
+            codec,
+            profile,
+            pixel_format,
+            color_space,
+            color_range,
+            color_primaries,
+            color_transfer,
+        ) = unsafe {
             let pix_fmt = if kind == MediaKind::Video && par.format >= 0 {
-                named(sys::av_get_pix_fmt_name(std::mem::transmute::<c_int, sys::AVPixelFormat>(par.format)))
+                named(sys::av_get_pix_fmt_name(std::mem::transmute::<
+                    c_int,
+                    sys::AVPixelFormat,
+                >(par.format)))
             } else {
                 None
             };
-            let unspecified = |s: Option<String>| s.filter(|s| s != "unknown" && s != "unspecified");
+            let unspecified =
+                |s: Option<String>| s.filter(|s| s != "unknown" && s != "unspecified");
             (
                 static_str(sys::avcodec_get_name(par.codec_id)),
                 named(sys::avcodec_profile_name(par.codec_id, par.profile)),
@@ -171,8 +191,11 @@ impl FormatContext {
     /// Tells the demuxer to drop every stream but `keep` (saves reading audio and subtitles into packets).
     pub(crate) fn keep_only_stream(&mut self, keep: usize) {
         for i in 0..self.stream_count() {
-            let discard =
-                if i == keep { sys::AVDiscard::AVDISCARD_DEFAULT } else { sys::AVDiscard::AVDISCARD_ALL };
+            let discard = if i == keep {
+                sys::AVDiscard::AVDISCARD_DEFAULT
+            } else {
+                sys::AVDiscard::AVDISCARD_ALL
+            };
             // SAFETY: `i` is a valid stream index; the demuxer reads `discard` on each packet.
             unsafe { (**self.raw().streams.add(i)).discard = discard };
         }

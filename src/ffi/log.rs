@@ -14,7 +14,12 @@ pub(crate) fn route_to_tracing() {
     INSTALL.call_once(|| unsafe { sys::av_log_set_callback(Some(callback)) });
 }
 
-unsafe extern "C" fn callback(avcl: *mut c_void, level: c_int, fmt: *const c_char, vl: *mut sys::__va_list_tag) {
+unsafe extern "C" fn callback(
+    avcl: *mut c_void,
+    level: c_int,
+    fmt: *const c_char,
+    vl: *mut sys::__va_list_tag,
+) {
     // Skip the formatting work when nobody listens at that level.
     let enabled = match level {
         l if l <= sys::AV_LOG_ERROR => tracing::enabled!(target: "ffmpeg", tracing::Level::ERROR),
@@ -31,7 +36,15 @@ unsafe extern "C" fn callback(avcl: *mut c_void, level: c_int, fmt: *const c_cha
     // SAFETY: FFmpeg hands us its own format string and va_list for this call; av_log_format_line2 writes at
     // most `line.len()` bytes, NUL-terminated, into `line`.
     let text = unsafe {
-        sys::av_log_format_line2(avcl, level, fmt, vl, line.as_mut_ptr(), line.len() as c_int, &mut prefix);
+        sys::av_log_format_line2(
+            avcl,
+            level,
+            fmt,
+            vl,
+            line.as_mut_ptr(),
+            line.len() as c_int,
+            &mut prefix,
+        );
         CStr::from_ptr(line.as_ptr()).to_string_lossy()
     };
     let text = text.trim_end();

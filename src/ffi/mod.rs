@@ -44,7 +44,11 @@ pub(crate) fn av_error(code: c_int, operation: &'static str) -> AvError {
         sys::av_strerror(code, buf.as_mut_ptr(), buf.len());
         CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
     };
-    AvError { operation, code, message }
+    AvError {
+        operation,
+        code,
+        message,
+    }
 }
 
 /// An allocation that returned NULL.
@@ -58,7 +62,9 @@ pub(crate) fn static_str(ptr: *const c_char) -> String {
         return "unknown".to_owned();
     }
     // SAFETY: FFmpeg's name functions return NUL-terminated static strings, and we checked for NULL.
-    unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]

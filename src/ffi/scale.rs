@@ -44,7 +44,10 @@ fn dejpeg(format: sys::AVPixelFormat) -> (sys::AVPixelFormat, bool) {
 
 impl Scaler {
     pub(crate) fn new() -> Self {
-        Self { ctx: None, key: None }
+        Self {
+            ctx: None,
+            key: None,
+        }
     }
 
     /// Converts `frame` to RGB24 rows of `width * 3` bytes written straight into `dst`, which must hold exactly
@@ -52,24 +55,44 @@ impl Scaler {
     ///
     /// The matrix is the frame's (BT.601 when unspecified, as swscale and the ffmpeg CLI do); the range is the
     /// frame's (limited when unspecified, full for the "J" pixel formats).
-    pub(crate) fn to_rgb24(&mut self, frame: &Frame, dst: &mut [u8]) -> Result<(), AvError> {
+    pub(crate) fn convert_to_rgb24(
+        &mut self,
+        frame: &Frame,
+        dst: &mut [u8],
+    ) -> Result<(), AvError> {
         let (width, height) = (frame.width(), frame.height());
         let row = width as usize * 3;
-        assert_eq!(dst.len(), row * height as usize, "destination does not match the frame size");
+        assert_eq!(
+            dst.len(),
+            row * height as usize,
+            "destination does not match the frame size"
+        );
         if width == 0 || height == 0 {
             return Err(av_error(sys::AVERROR_INVALIDDATA, "sws_scale"));
         }
         // SAFETY: the integer came from the decoder's own AVFrame.format, so it is a valid AVPixelFormat.
-        let src_format = unsafe { std::mem::transmute::<c_int, sys::AVPixelFormat>(frame.format()) };
+        let src_format =
+            unsafe { std::mem::transmute::<c_int, sys::AVPixelFormat>(frame.format()) };
         let (src_format, jpeg) = dejpeg(src_format);
         let full_range = jpeg || frame.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32;
-        let key = Key { width, height, format: src_format as i32, colorspace: frame.colorspace(), full_range };
+        let key = Key {
+            width,
+            height,
+            format: src_format as i32,
+            colorspace: frame.colorspace(),
+            full_range,
+        };
         if self.key != Some(key) {
             self.rebuild(key, src_format)?;
         }
         let ctx = self.ctx.expect("built above").as_ptr();
         let raw = frame.as_ptr();
-        let dst_planes = [dst.as_mut_ptr(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut()];
+        let dst_planes = [
+            dst.as_mut_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        ];
         let dst_strides = [row as c_int, 0, 0, 0];
         // SAFETY: the source planes and strides are the decoded frame's own, of `height` rows; the destination
         // holds `height` rows of `row` bytes (asserted above), and the context was built for exactly this
@@ -86,7 +109,14 @@ impl Scaler {
             )
         };
         if out_rows != height as c_int {
-            return Err(av_error(if out_rows < 0 { out_rows } else { sys::AVERROR_BUG }, "sws_scale"));
+            return Err(av_error(
+                if out_rows < 0 {
+                    out_rows
+                } else {
+                    sys::AVERROR_BUG
+                },
+                "sws_scale",
+            ));
         }
         Ok(())
     }
@@ -113,7 +143,9 @@ impl Scaler {
             )
         };
         self.ctx = NonNull::new(ctx);
-        let ctx = self.ctx.ok_or_else(|| out_of_memory("sws_getCachedContext"))?;
+        let ctx = self
+            .ctx
+            .ok_or_else(|| out_of_memory("sws_getCachedContext"))?;
         let colorspace = match key.colorspace {
             // AVCOL_SPC_RGB / UNSPECIFIED / RESERVED: swscale's default (BT.601), like the ffmpeg CLI.
             0 | 2 | 3 => sys::SWS_CS_DEFAULT,

@@ -9,7 +9,9 @@ use framefeed::{Batch, Config, Error, VideoInput};
 
 /// A committed fixture (made by `tests/fixtures/make.sh`).
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 pub fn read_fixture(name: &str) -> Vec<u8> {
@@ -34,13 +36,24 @@ pub fn decode_all(config: Config, videos: Vec<Vec<u8>>) -> Vec<Result<Batch, Err
 
 /// Every real frame of a list of batches, in order, as owned RGB bytes.
 pub fn frames_of(batches: &[Batch]) -> Vec<Vec<u8>> {
-    batches.iter().flat_map(|b| b.sequences().into_iter().flat_map(|s| s.frames().map(|f| f.data().to_vec()).collect::<Vec<_>>())).collect()
+    batches
+        .iter()
+        .flat_map(|b| {
+            b.sequences()
+                .into_iter()
+                .flat_map(|s| s.frames().map(|f| f.data().to_vec()).collect::<Vec<_>>())
+        })
+        .collect()
 }
 
 /// PSNR in dB between two equally long byte buffers (infinite when equal).
 pub fn psnr(a: &[u8], b: &[u8]) -> f64 {
     assert_eq!(a.len(), b.len());
-    let se: u64 = a.iter().zip(b).map(|(&x, &y)| (i64::from(x) - i64::from(y)).pow(2) as u64).sum();
+    let se: u64 = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| (i64::from(x) - i64::from(y)).pow(2) as u64)
+        .sum();
     if se == 0 {
         return f64::INFINITY;
     }
@@ -55,7 +68,12 @@ pub struct FfmpegFrames {
 }
 
 pub fn ffmpeg_available() -> bool {
-    Command::new("ffmpeg").arg("-version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+    Command::new("ffmpeg")
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 impl FfmpegFrames {
@@ -63,7 +81,15 @@ impl FfmpegFrames {
         let child = Command::new("ffmpeg")
             .args(["-v", "quiet", "-threads", "2", "-i"])
             .arg(path)
-            .args(["-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            .args([
+                "-fps_mode",
+                "passthrough",
+                "-f",
+                "rawvideo",
+                "-pix_fmt",
+                "rgb24",
+                "-",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -93,7 +119,12 @@ impl FfmpegFrames {
     /// Bytes left in the pipe (0 when ffmpeg gave no more frames than read).
     pub fn remaining(mut self) -> usize {
         let mut rest = Vec::new();
-        self.child.stdout.as_mut().expect("piped").read_to_end(&mut rest).expect("read");
+        self.child
+            .stdout
+            .as_mut()
+            .expect("piped")
+            .read_to_end(&mut rest)
+            .expect("read");
         let _ = self.child.wait();
         rest.len()
     }

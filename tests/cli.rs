@@ -1,0 +1,232 @@
+//! The `framefeed` command line: the built-in sample, --json/--md5 lines, --raw-out against ffmpeg's own
+//! rgb24 output, `info`, and exit statuses.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+fn framefeed() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_framefeed"))
+}
+
+fn json_lines(out: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn run_on_the_built_in_sample() {
+    let out = framefeed().arg("run").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("frames: 60"), "{text}");
+    assert!(text.contains("videos: 1 (0 failed)"), "{text}");
+}
+
+#[test]
+fn json_lines_follow_the_documented_shape() {
+    let fixture_path = fixture("h264.mp4");
+    let out = framefeed()
+        .args([
+            "run", "--json", "--md5", "-L", "5", "-B", "3", "--policy", "pad",
+        ])
+        .arg(&fixture_path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines = json_lines(&out.stdout);
+    // 23 frames, L=5, B=3: [5,5,5] then [5, 5 (3 real)], then the summary.
+    assert_eq!(lines.len(), 3);
+    let first = &lines[0];
+    assert_eq!(first["video"], 0);
+    assert_eq!(first["label"], fixture_path.display().to_string());
+    assert_eq!(first["batch"], 0);
+    assert_eq!(first["last"], false);
+    let keys: Vec<&str> = first
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["video", "label", "batch", "last", "sequences"]);
+    let seq = &first["sequences"][1];
+    assert_eq!(seq["shape"], serde_json::json!([5, 64, 96, 3]));
+    assert_eq!(seq["valid_frames"], 5);
+    assert_eq!(seq["first_frame"], 5);
+    assert_eq!(seq["pts"].as_array().unwrap().len(), 5);
+    assert_eq!(seq["md5"].as_array().unwrap().len(), 5);
+    let last = &lines[1];
+    assert_eq!(last["last"], true);
+    assert_eq!(
+        last["sequences"][1]["shape"],
+        serde_json::json!([5, 64, 96, 3])
+    );
+    assert_eq!(last["sequences"][1]["valid_frames"], 3);
+    assert_eq!(last["sequences"][1]["md5"].as_array().unwrap().len(), 3);
+    let summary = &lines[2]["summary"];
+    assert_eq!(summary["frames"], 23);
+    assert_eq!(summary["batches"], 2);
+    assert_eq!(summary["errors"], serde_json::json!([]));
+
+    // The md5 of each frame equals ffmpeg's framemd5 of the rgb24 decode.
+    let md5 = Command::new("ffmpeg")
+        .args(["-v", "quiet", "-i"])
+        .arg(&fixture_path)
+        .args([
+            "-fps_mode",
+            "passthrough",
+            "-pix_fmt",
+            "rgb24",
+            "-f",
+            "framemd5",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    let theirs: Vec<String> = String::from_utf8_lossy(&md5.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.rsplit(',').next().unwrap().trim().to_owned())
+        .collect();
+    let ours: Vec<String> = lines[..2]
+        .iter()
+        .flat_map(|b| {
+            b["sequences"].as_array().unwrap().iter().flat_map(|s| {
+                s["md5"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|m| m.as_str().unwrap().to_owned())
+            })
+        })
+        .collect();
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn raw_out_equals_ffmpeg_rgb24() {
+    let dir = std::env::temp_dir().join(format!("framefeed-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let raw = dir.join("out.rgb");
+    let status = framefeed()
+        .args(["run", "-L", "4", "-B", "2", "--raw-out"])
+        .arg(&raw)
+        .arg(fixture("vp9.webm"))
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let ours = std::fs::read(&raw).unwrap();
+    let theirs = Command::new("ffmpeg")
+        .args(["-v", "quiet", "-i"])
+        .arg(fixture("vp9.webm"))
+        .args([
+            "-fps_mode",
+            "passthrough",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ])
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(ours.len(), 23 * 96 * 64 * 3);
+    assert_eq!(ours, theirs);
+    // With pad, the padding frames are written too: 23 frames padded to 24.
+    let status = framefeed()
+        .args(["run", "-L", "4", "-B", "2", "--policy", "pad", "--raw-out"])
+        .arg(&raw)
+        .arg(fixture("vp9.webm"))
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let padded = std::fs::read(&raw).unwrap();
+    assert_eq!(padded.len(), 24 * 96 * 64 * 3);
+    assert!(padded[23 * 96 * 64 * 3..].iter().all(|&x| x == 0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn failures_are_reported_and_exit_1_after_every_video() {
+    let out = framefeed()
+        .args(["run", "--json"])
+        .arg(fixture("audio_only.m4a"))
+        .arg(fixture("h264.mp4"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines = json_lines(&out.stdout);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(
+        summary["frames"], 23,
+        "the good video after the bad one was decoded"
+    );
+    let errors = summary["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["video"], 0);
+    assert!(errors[0]["label"]
+        .as_str()
+        .unwrap()
+        .ends_with("audio_only.m4a"));
+    assert_eq!(errors[0]["error"], "the container has no video stream");
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    for args in [
+        &["run", "-L", "0"][..],
+        &["run", "--policy", "sideways"],
+        &["frobnicate"],
+        &["run", "-B", "x"],
+    ] {
+        let out = framefeed().args(args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn info_describes_the_container() {
+    let out = framefeed()
+        .arg("info")
+        .arg(fixture("h264_bt709.mp4"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(info["container"].as_str().unwrap().contains("mp4"));
+    let v = &info["streams"][0];
+    assert_eq!(v["type"], "video");
+    assert_eq!(v["codec"], "h264");
+    assert_eq!(
+        (v["width"].as_u64(), v["height"].as_u64()),
+        (Some(96), Some(64))
+    );
+    assert_eq!(v["pix_fmt"], "yuv420p");
+    assert_eq!(v["color_space"], "bt709");
+    assert_eq!(v["color_range"], "tv");
+    assert_eq!(v["frame_rate"], "25/1");
+    assert!((v["duration"].as_f64().unwrap() - 0.92).abs() < 0.05);
+    let out = framefeed()
+        .arg("info")
+        .arg(fixture("../common/mod.rs"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
