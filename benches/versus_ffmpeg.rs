@@ -1,0 +1,77 @@
+//! Side-by-side throughput against the `ffmpeg` CLI, interleaved: every round runs framefeed (in process,
+//! 2 decoder threads, L=8, B=2), then `ffmpeg -threads 2 -i X -f rawvideo -pix_fmt rgb24 -y /dev/null`, then
+//! `ffmpeg -threads 2 -i X -f null -`, so that the machine's drifting speed hits all three alike. Prints the
+//! median wall time and frames/s of each and the ratios.
+//!
+//! Clips: `bash benches/clips.sh`. Run: `cargo bench --bench versus_ffmpeg` (ROUNDS=N to change the default 7).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use framefeed::{Config, VideoInput};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn time_ffmpeg(path: &Path, tail: &[&str]) -> f64 {
+    let start = Instant::now();
+    let status = Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-threads", "2", "-i"])
+        .arg(path)
+        .args(tail)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+    start.elapsed().as_secs_f64()
+}
+
+fn time_framefeed(data: &bytes::Bytes) -> (f64, u64) {
+    let start = Instant::now();
+    let input = VideoInput::new(Config::new(8, 2).decoder_threads(2)).unwrap();
+    input.feed(data.clone()).unwrap();
+    input.close();
+    let mut frames = 0;
+    for batch in input.iter() {
+        frames += batch.unwrap().valid_frames() as u64;
+    }
+    (start.elapsed().as_secs_f64(), frames)
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run only under cargo bench.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(7);
+    println!("| clip | frames | framefeed s (fps) | ffmpeg rgb24 s (fps) | ffmpeg null s (fps) | ratio vs rgb24 | ratio vs null |");
+    println!("|---|---|---|---|---|---|---|");
+    for name in ["1080p.mp4", "4k.mp4"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-clips").join(name);
+        if !path.is_file() {
+            eprintln!("skipping {name}: run `bash benches/clips.sh` first");
+            continue;
+        }
+        let data = bytes::Bytes::from(std::fs::read(&path).unwrap());
+        let (mut ours, mut rgb, mut null, mut frames) = (Vec::new(), Vec::new(), Vec::new(), 0);
+        for _ in 0..rounds {
+            let (t, n) = time_framefeed(&data);
+            ours.push(t);
+            frames = n;
+            rgb.push(time_ffmpeg(&path, &["-f", "rawvideo", "-pix_fmt", "rgb24", "-y", "/dev/null"]));
+            null.push(time_ffmpeg(&path, &["-f", "null", "-"]));
+        }
+        let (o, r, n) = (median(ours), median(rgb), median(null));
+        let fps = |t: f64| frames as f64 / t;
+        println!(
+            "| {name} | {frames} | {o:.2} ({:.1}) | {r:.2} ({:.1}) | {n:.2} ({:.1}) | {:.2} | {:.2} |",
+            fps(o),
+            fps(r),
+            fps(n),
+            r / o,
+            n / o
+        );
+    }
+}
