@@ -45,11 +45,16 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(7);
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(7);
     println!("| clip | frames | framefeed s (fps) | ffmpeg rgb24 s (fps) | ffmpeg null s (fps) | ratio vs rgb24 | ratio vs null |");
     println!("|---|---|---|---|---|---|---|");
     for name in ["1080p.mp4", "4k.mp4"] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-clips").join(name);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/bench-clips")
+            .join(name);
         if !path.is_file() {
             eprintln!("skipping {name}: run `bash benches/clips.sh` first");
             continue;
@@ -60,7 +65,10 @@ fn main() {
             let (t, n) = time_framefeed(&data);
             ours.push(t);
             frames = n;
-            rgb.push(time_ffmpeg(&path, &["-f", "rawvideo", "-pix_fmt", "rgb24", "-y", "/dev/null"]));
+            rgb.push(time_ffmpeg(
+                &path,
+                &["-f", "rawvideo", "-pix_fmt", "rgb24", "-y", "/dev/null"],
+            ));
             null.push(time_ffmpeg(&path, &["-f", "null", "-"]));
         }
         let (o, r, n) = (median(ours), median(rgb), median(null));

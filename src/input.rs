@@ -185,9 +185,12 @@ impl VideoInput {
 
     /// An iterator over batches, calling [`next_batch`](Self::next_batch) until `Ok(None)`. In non-blocking
     /// mode it also ends when nothing more is fed ([`Error::NoData`]). Video errors are yielded as `Err` and
-    /// iteration goes on.
+    /// iteration goes on; any other error is yielded once and ends the iteration.
     pub fn iter(&self) -> Batches<'_> {
-        Batches { input: self }
+        Batches {
+            input: self,
+            done: false,
+        }
     }
 
     /// Fed videos not fully delivered yet.
@@ -236,16 +239,25 @@ impl Drop for VideoInput {
 /// Iterator over an operator's batches; see [`VideoInput::iter`].
 pub struct Batches<'a> {
     input: &'a VideoInput,
+    /// Set after an error that is not one video's: nothing more can come.
+    done: bool,
 }
 
 impl Iterator for Batches<'_> {
     type Item = Result<Batch>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
         match self.input.next_batch() {
             Ok(Some(batch)) => Some(Ok(batch)),
             Ok(None) | Err(Error::NoData) => None,
-            Err(e) => Some(Err(e)),
+            Err(e @ Error::Video { .. }) => Some(Err(e)),
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
         }
     }
 }

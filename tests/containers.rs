@@ -158,3 +158,46 @@ fn timestamps_and_indices_follow_the_stream() {
     }
     assert_eq!(index, 23);
 }
+
+#[test]
+fn best_stream_or_a_chosen_one() {
+    let Some(dir) = shared_videos() else {
+        println!("skipped: ../shared/videos is absent (needs nasa_13013.mp4, two video streams)");
+        return;
+    };
+    let data = std::fs::read(dir.join("nasa_13013.mp4")).unwrap();
+    let count = |selection| {
+        let results = decode_all(Config::new(16, 4).stream(selection), vec![data.clone()]);
+        let batches: Vec<_> = results.into_iter().map(Result::unwrap).collect();
+        (
+            batches[0].frame_shape(),
+            batches.iter().map(|b| b.valid_frames()).sum::<usize>(),
+        )
+    };
+    // Like the ffmpeg CLI: the larger stream (#3, 480x270, 390 frames), audio and subtitles ignored.
+    assert_eq!(
+        count(framefeed::StreamSelection::Best),
+        ([270, 480, 3], 390)
+    );
+    assert_eq!(
+        count(framefeed::StreamSelection::Index(0)),
+        ([180, 320, 3], 325)
+    );
+    let err = decode_all(
+        Config::new(16, 4).stream(framefeed::StreamSelection::Index(1)),
+        vec![data.clone()],
+    );
+    assert!(
+        matches!(
+            &err[0],
+            Err(framefeed::Error::Video {
+                error: framefeed::VideoError::StreamNotFound {
+                    index: 1,
+                    streams: 6
+                },
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+}
