@@ -78,21 +78,8 @@ fn json_lines_follow_the_documented_shape() {
     assert_eq!(summary["errors"], serde_json::json!([]));
 
     // The md5 of each frame equals ffmpeg's framemd5 of the rgb24 decode.
-    let md5 = Command::new("ffmpeg")
-        .args(["-v", "quiet", "-i"])
-        .arg(&fixture_path)
-        .args([
-            "-fps_mode",
-            "passthrough",
-            "-pix_fmt",
-            "rgb24",
-            "-f",
-            "framemd5",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    let theirs: Vec<String> = String::from_utf8_lossy(&md5.stdout)
+    let md5 = ffmpeg_stdout(&fixture_path, &["-pix_fmt", "rgb24", "-f", "framemd5", "-"]);
+    let theirs: Vec<String> = String::from_utf8_lossy(&md5)
         .lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| l.rsplit(',').next().unwrap().trim().to_owned())
@@ -117,42 +104,25 @@ fn raw_out_equals_ffmpeg_rgb24() {
     let dir = std::env::temp_dir().join(format!("framefeed-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let raw = dir.join("out.rgb");
-    let status = framefeed()
-        .args(["run", "-L", "4", "-B", "2", "--raw-out"])
-        .arg(&raw)
-        .arg(fixture("vp9.webm"))
-        .output()
-        .unwrap()
-        .status;
-    assert!(status.success());
-    let ours = std::fs::read(&raw).unwrap();
-    let theirs = Command::new("ffmpeg")
-        .args(["-v", "quiet", "-i"])
-        .arg(fixture("vp9.webm"))
-        .args([
-            "-fps_mode",
-            "passthrough",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-",
-        ])
-        .output()
-        .unwrap()
-        .stdout;
+    let raw_out = |policy: &str| {
+        let out = framefeed()
+            .args(["run", "-L", "4", "-B", "2", "--policy", policy, "--raw-out"])
+            .arg(&raw)
+            .arg(fixture("vp9.webm"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        std::fs::read(&raw).unwrap()
+    };
+    let ours = raw_out("partial");
+    let theirs = ffmpeg_stdout(
+        &fixture("vp9.webm"),
+        &["-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+    );
     assert_eq!(ours.len(), 23 * 96 * 64 * 3);
     assert_eq!(ours, theirs);
     // With pad, the padding frames are written too: 23 frames padded to 24.
-    let status = framefeed()
-        .args(["run", "-L", "4", "-B", "2", "--policy", "pad", "--raw-out"])
-        .arg(&raw)
-        .arg(fixture("vp9.webm"))
-        .output()
-        .unwrap()
-        .status;
-    assert!(status.success());
-    let padded = std::fs::read(&raw).unwrap();
+    let padded = raw_out("pad");
     assert_eq!(padded.len(), 24 * 96 * 64 * 3);
     assert!(padded[23 * 96 * 64 * 3..].iter().all(|&x| x == 0));
     std::fs::remove_dir_all(&dir).unwrap();

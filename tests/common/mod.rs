@@ -61,6 +61,19 @@ pub fn psnr(a: &[u8], b: &[u8]) -> f64 {
     10.0 * (255.0 * 255.0 / mse).log10()
 }
 
+/// Runs `ffmpeg -i path -fps_mode passthrough TAIL...` and returns its standard output.
+pub fn ffmpeg_stdout(path: &Path, tail: &[&str]) -> Vec<u8> {
+    let out = Command::new("ffmpeg")
+        .args(["-v", "quiet", "-i"])
+        .arg(path)
+        .args(["-fps_mode", "passthrough"])
+        .args(tail)
+        .output()
+        .expect("run ffmpeg");
+    assert!(out.status.success(), "ffmpeg failed on {}", path.display());
+    out.stdout
+}
+
 /// The `ffmpeg` CLI's own rgb24 decode of `path`, frame by frame (default stream choice, no frame-rate
 /// conversion), read from a pipe as it goes.
 pub struct FfmpegFrames {
