@@ -17,6 +17,9 @@ use crate::feed::{Label, QueuedVideo, VideoId};
 use crate::pool::BufferPool;
 use crate::worker::{Item, Shared, Worker};
 
+/// How long dropping an operator waits for its decoding thread to stop.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 /// A streaming video input operator: feed encoded videos, poll batches of RGB frame sequences.
 ///
 /// One decoding thread per operator demuxes and decodes the fed videos in order, incrementally, never more
@@ -226,8 +229,17 @@ impl Drop for VideoInput {
             return;
         };
         // The thread may be waiting for room in the output channel: keep draining (and dropping) batches until
-        // it has seen the stop flag and ended. It checks the flag at every frame and packet.
+        // it has seen the stop flag and ended. It checks the flag at every frame and packet, so this takes
+        // at most one packet's decoding; should FFmpeg hang, the thread is left to end on its own rather than
+        // blocking the caller forever.
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
         while !handle.is_finished() {
+            if Instant::now() >= deadline {
+                tracing::error!(
+                    "the decoding thread did not stop within {SHUTDOWN_GRACE:?}; detaching it"
+                );
+                return;
+            }
             let _ = self.out.recv_timeout(Duration::from_millis(5));
         }
         if handle.join().is_err() {

@@ -2,7 +2,7 @@
 //! incrementally, and sends its batches (then its error, if any) into the bounded output channel, whose
 //! capacity is the prefetch depth.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -32,8 +32,6 @@ pub(crate) struct Shared {
     pub(crate) stop: AtomicBool,
     /// Set by the thread when it ends normally (not by a panic).
     pub(crate) exited_cleanly: AtomicBool,
-    /// Videos the thread has started.
-    pub(crate) started: AtomicU64,
 }
 
 /// Everything the decoding thread owns.
@@ -52,7 +50,6 @@ impl Worker {
             if self.shared.stop.load(Ordering::Relaxed) {
                 break;
             }
-            self.shared.started.fetch_add(1, Ordering::Relaxed);
             let span = tracing::debug_span!("video", id = video.video.id.0);
             let _enter = span.enter();
             if let Err(Shutdown) = self.process(video) {

@@ -7,6 +7,7 @@ use crate::ffi::codec::{CodecContext, Received};
 use crate::ffi::frame::Frame;
 use crate::ffi::packet::Packet;
 use crate::ffi::scale::Scaler;
+use crate::ffi::{av_error, AVERROR_EAGAIN};
 
 /// Consecutive errors from `receive_frame` after which draining gives up (a decoder that keeps failing).
 const MAX_CONSECUTIVE_RECEIVE_ERRORS: usize = 64;
@@ -113,7 +114,11 @@ impl Decoder for CpuDecoder {
                     if let Some(e) = err {
                         rejected.get_or_insert(e);
                     }
-                    if frames == 0 && rejected.is_some() {
+                    if frames == 0 {
+                        // EAGAIN on send promises a frame to receive; a decoder that breaks the promise would
+                        // spin here forever.
+                        rejected
+                            .get_or_insert_with(|| av_error(AVERROR_EAGAIN, "avcodec_send_packet"));
                         break;
                     }
                 }
