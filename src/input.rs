@@ -1,8 +1,11 @@
 //! The operator's handle: feeding videos and polling batches (blocking, non-blocking, with a timeout, or as an
 //! iterator).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -117,6 +120,8 @@ impl VideoInput {
     /// Closing twice is harmless.
     pub fn close(&self) {
         self.feed.lock().take();
+        // Async pollers waiting with nothing pending must now end with Ok(None).
+        self.shared.wake_all();
     }
 
     /// Whether [`close`](Self::close) was called.
@@ -196,6 +201,48 @@ impl VideoInput {
         }
     }
 
+    /// The next batch, as a future: like blocking [`next_batch`](Self::next_batch) (it waits for feeds in
+    /// both blocking and non-blocking mode), but it parks the task, not the thread, and wakes it when the
+    /// decoding thread sends a batch or an error, or when the input is closed. No thread is blocked and no
+    /// polling loop runs while it waits; it works on any executor (tokio's current-thread and multi-thread
+    /// runtimes included).
+    ///
+    /// Cancel-safe: a batch is taken from the queue only in the poll that returns it, so dropping a pending
+    /// future (e.g. in `tokio::select!` or on a timeout) loses nothing.
+    pub fn next_batch_async(&self) -> NextBatch<'_> {
+        NextBatch { input: self }
+    }
+
+    /// The batches as a [`futures_core::Stream`] of `Result<Batch>`, ending after close and the last batch.
+    /// Video errors are items and the stream goes on; any other error is yielded once and ends it. Cancel-safe
+    /// like [`next_batch_async`](Self::next_batch_async).
+    pub fn batches(&self) -> BatchStream<'_> {
+        BatchStream {
+            input: self,
+            done: false,
+        }
+    }
+
+    /// One async poll: a message if there is one, the end if there is none to come, else `Pending` with the
+    /// task registered for a wake-up.
+    fn poll_next_batch(&self, cx: &mut Context<'_>) -> Poll<Result<Option<Batch>>> {
+        for attempt in 0..2 {
+            match self.out.try_recv() {
+                Ok(item) => return Poll::Ready(self.take(item)),
+                Err(TryRecvError::Disconnected) => return Poll::Ready(self.disconnected()),
+                Err(TryRecvError::Empty) if self.is_closed() && !self.work_pending() => {
+                    return Poll::Ready(Ok(None))
+                }
+                Err(TryRecvError::Empty) if attempt == 0 => {
+                    // Register, then look again: a message sent in between is not missed.
+                    self.shared.register(cx.waker());
+                }
+                Err(TryRecvError::Empty) => {}
+            }
+        }
+        Poll::Pending
+    }
+
     /// Fed videos not fully delivered yet.
     fn work_pending(&self) -> bool {
         self.queued_videos() > 0
@@ -271,6 +318,47 @@ impl Iterator for Batches<'_> {
                 Some(Err(e))
             }
         }
+    }
+}
+
+/// The future of [`VideoInput::next_batch_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct NextBatch<'a> {
+    input: &'a VideoInput,
+}
+
+impl Future for NextBatch<'_> {
+    type Output = Result<Option<Batch>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.input.poll_next_batch(cx)
+    }
+}
+
+/// The stream of [`VideoInput::batches`].
+#[must_use = "streams do nothing unless polled"]
+pub struct BatchStream<'a> {
+    input: &'a VideoInput,
+    done: bool,
+}
+
+impl futures_core::Stream for BatchStream<'_> {
+    type Item = Result<Batch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let item = match self.input.poll_next_batch(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(Some(batch))) => Some(Ok(batch)),
+            Poll::Ready(Ok(None)) => None,
+            Poll::Ready(Err(e)) => Some(Err(e)),
+        };
+        if !matches!(item, Some(Ok(_)) | Some(Err(Error::Video { .. }))) {
+            self.done = true;
+        }
+        Poll::Ready(item)
     }
 }
 

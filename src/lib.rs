@@ -73,7 +73,7 @@ pub use demux::probe;
 pub use error::{AvError, Error, Result, VideoError, VideoRef};
 pub use feed::{Label, VideoId};
 pub use info::{ContainerInfo, MediaKind, StreamInfo};
-pub use input::{Batches, VideoInput};
+pub use input::{BatchStream, Batches, NextBatch, VideoInput};
 pub use outline::BatchOutline;
 
 /// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at

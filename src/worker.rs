@@ -28,10 +28,30 @@ pub(crate) struct Item {
 /// State shared by the operator's handle and its thread.
 #[derive(Default)]
 pub(crate) struct Shared {
+    /// Tasks waiting in an async poll; woken when a message is sent, the input is closed or the thread ends.
+    pub(crate) wakers: parking_lot::Mutex<Vec<std::task::Waker>>,
     /// Set by the handle when it is dropped: the thread stops at the next frame or packet.
     pub(crate) stop: AtomicBool,
     /// Set by the thread when it ends normally (not by a panic).
     pub(crate) exited_cleanly: AtomicBool,
+}
+
+impl Shared {
+    /// Wakes every task waiting in an async poll.
+    pub(crate) fn wake_all(&self) {
+        let wakers = std::mem::take(&mut *self.wakers.lock());
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// Registers a task to wake at the next message (once per task).
+    pub(crate) fn register(&self, waker: &std::task::Waker) {
+        let mut wakers = self.wakers.lock();
+        if !wakers.iter().any(|w| w.will_wake(waker)) {
+            wakers.push(waker.clone());
+        }
+    }
 }
 
 /// Everything the decoding thread owns.
@@ -57,12 +77,17 @@ impl Worker {
             }
         }
         self.shared.exited_cleanly.store(true, Ordering::Release);
+        // Disconnect the channel before waking, so that woken async pollers see the end.
+        drop(self.out);
+        self.shared.wake_all();
     }
 
     fn send(&self, result: Result<Batch, Error>, ends_video: bool) -> Result<(), Shutdown> {
         self.out
             .send(Item { result, ends_video })
-            .map_err(|_| Shutdown)
+            .map_err(|_| Shutdown)?;
+        self.shared.wake_all();
+        Ok(())
     }
 
     /// Decodes one video to its end (or its failure), sending its batches and then its error, if any.
