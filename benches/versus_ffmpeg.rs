@@ -5,11 +5,12 @@
 //!
 //! Clips: `bash benches/clips.sh`. Run: `cargo bench --bench versus_ffmpeg` (ROUNDS=N to change the default 7).
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
-use framefeed::{Config, VideoInput};
+use common::{clip, ffmpeg_threads2, framefeed_frames};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -18,25 +19,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn time_ffmpeg(path: &Path, tail: &[&str]) -> f64 {
     let start = Instant::now();
-    let status = Command::new("ffmpeg")
-        .args(["-hide_banner", "-loglevel", "error", "-threads", "2", "-i"])
-        .arg(path)
-        .args(tail)
-        .status()
-        .expect("run ffmpeg");
-    assert!(status.success());
+    ffmpeg_threads2(path, tail);
     start.elapsed().as_secs_f64()
 }
 
 fn time_framefeed(data: &bytes::Bytes) -> (f64, u64) {
     let start = Instant::now();
-    let input = VideoInput::new(Config::new(8, 2).decoder_threads(2)).unwrap();
-    input.feed(data.clone()).unwrap();
-    input.close();
-    let mut frames = 0;
-    for batch in input.iter() {
-        frames += batch.unwrap().valid_frames() as u64;
-    }
+    let frames = framefeed_frames(data);
     (start.elapsed().as_secs_f64(), frames)
 }
 
@@ -52,13 +41,10 @@ fn main() {
     println!("| clip | frames | framefeed s (fps) | ffmpeg rgb24 s (fps) | ffmpeg null s (fps) | ratio vs rgb24 | ratio vs null |");
     println!("|---|---|---|---|---|---|---|");
     for name in ["1080p.mp4", "4k.mp4"] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target/bench-clips")
-            .join(name);
-        if !path.is_file() {
+        let Some(path) = clip(name) else {
             eprintln!("skipping {name}: run `bash benches/clips.sh` first");
             continue;
-        }
+        };
         let data = bytes::Bytes::from(std::fs::read(&path).unwrap());
         let (mut ours, mut rgb, mut null, mut frames) = (Vec::new(), Vec::new(), Vec::new(), 0);
         for _ in 0..rounds {

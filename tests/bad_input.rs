@@ -183,12 +183,18 @@ fn unsupported_codec() {
     assert_eq!(good, 23);
 }
 
+/// A YUV4MPEG2 stream claiming `width` x `height` pixels, with a few bytes of a first frame.
+fn y4m_header(width: u32, height: u32) -> Vec<u8> {
+    let mut data =
+        format!("YUV4MPEG2 W{width} H{height} F25:1 Ip A1:1 C420jpeg\nFRAME\n").into_bytes();
+    data.extend(std::iter::repeat_n(16u8, 4096));
+    data
+}
+
 #[test]
 fn absurd_dimensions() {
     // A YUV4MPEG2 header claiming 17000x1000 pixels: FFmpeg opens it, framefeed's limit (16384 a side) refuses.
-    let mut data = b"YUV4MPEG2 W17000 H1000 F25:1 Ip A1:1 C420jpeg\nFRAME\n".to_vec();
-    data.extend(std::iter::repeat_n(16u8, 4096));
-    let (batches, error, good) = bad_then_good(data);
+    let (batches, error, good) = bad_then_good(y4m_header(17000, 1000));
     assert!(batches.is_empty());
     assert!(
         matches!(
@@ -208,9 +214,7 @@ fn absurd_dimensions() {
 
 #[test]
 fn dimensions_ffmpeg_itself_refuses() {
-    let mut data = b"YUV4MPEG2 W40000 H40000 F25:1 Ip A1:1 C420jpeg\nFRAME\n".to_vec();
-    data.extend(std::iter::repeat_n(16u8, 4096));
-    let (batches, error, good) = bad_then_good(data);
+    let (batches, error, good) = bad_then_good(y4m_header(40000, 40000));
     assert!(batches.is_empty());
     assert!(matches!(error, VideoError::NotAVideo(_)), "{error:?}");
     assert_eq!(good, 23);

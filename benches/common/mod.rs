@@ -1,0 +1,37 @@
+//! Shared by the benchmarks: the clips, one framefeed run and one ffmpeg run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use framefeed::{Config, VideoInput};
+
+/// A clip made by `benches/clips.sh`, when it exists.
+pub fn clip(name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/bench-clips")
+        .join(name);
+    path.is_file().then_some(path)
+}
+
+/// Decodes `data` with one operator (L=8, B=2, 2 decoder threads), polling and dropping every batch.
+/// Returns the number of frames.
+pub fn framefeed_frames(data: &bytes::Bytes) -> u64 {
+    let input = VideoInput::new(Config::new(8, 2).decoder_threads(2)).unwrap();
+    input.feed(data.clone()).unwrap();
+    input.close();
+    input
+        .iter()
+        .map(|batch| batch.unwrap().valid_frames() as u64)
+        .sum()
+}
+
+/// Runs `ffmpeg -threads 2 -i path TAIL...`.
+pub fn ffmpeg_threads2(path: &Path, tail: &[&str]) {
+    let status = Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-threads", "2", "-i"])
+        .arg(path)
+        .args(tail)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+}
