@@ -1,5 +1,7 @@
 //! The operator's configuration, validated once by [`VideoInput::new`](crate::VideoInput::new).
 
+use std::time::Duration;
+
 use crate::error::{Error, Result};
 
 /// What to do with a video's last sequence when fewer than `sequence_length` frames are left.
@@ -24,6 +26,38 @@ pub enum StreamSelection {
     Index(usize),
 }
 
+/// How libavcodec spreads a video's decoding over its threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Threading {
+    /// Frame and slice threading (default): the most throughput, but each frame thread holds one frame back,
+    /// so a frame leaves the decoder up to `threads - 1` frames after its packet went in.
+    #[default]
+    FrameAndSlice,
+    /// Slice threading only: frames leave the decoder as soon as they are decoded (lowest latency, for live
+    /// streams); only helps streams encoded with several slices.
+    Slice,
+}
+
+/// What a [live video](crate::LiveVideo) that turns out to be an MP4 with its index (`moov`) after its media
+/// data (`mdat`) does. Such a file cannot be decoded before its last byte has arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoovAtEnd {
+    /// Keep its bytes until the upload is finished, then decode the whole buffer (so an ordinary uploaded MP4
+    /// works). Past `max_bytes` the video fails with [`VideoError::MoovAtEndTooLarge`](crate::VideoError).
+    Buffer {
+        /// The most bytes kept for one such video.
+        max_bytes: u64,
+    },
+    /// Strictly live: fail the video at once with [`VideoError::MoovAtEndLive`](crate::VideoError).
+    Fail,
+}
+
+impl Default for MoovAtEnd {
+    fn default() -> Self {
+        MoovAtEnd::Buffer { max_bytes: 1 << 30 }
+    }
+}
+
 /// How the operator batches, decodes and polls. Build with [`Config::new`] and the setters; every value is
 /// checked once, when the operator is created.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +71,14 @@ pub struct Config {
     pub(crate) stream: StreamSelection,
     pub(crate) max_dimension: u32,
     pub(crate) max_frame_pixels: u64,
+    pub(crate) max_queued_videos: usize,
+    pub(crate) max_queued_bytes: usize,
+    pub(crate) threading: Threading,
+    pub(crate) probe_size: Option<u64>,
+    pub(crate) analyze_duration: Option<Duration>,
+    pub(crate) live_buffer_bytes: usize,
+    pub(crate) stall_timeout: Duration,
+    pub(crate) moov_at_end: MoovAtEnd,
 }
 
 /// Limits on the configuration, named in the validation messages.
@@ -51,12 +93,25 @@ pub mod limits {
     pub const MAX_PREFETCH_BATCHES: usize = 64;
     /// Largest accepted frame side (`max_dimension`).
     pub const MAX_DIMENSION: u32 = 65_535;
+    /// Largest `max_queued_videos`.
+    pub const MAX_QUEUED_VIDEOS: usize = 1 << 20;
+    /// Smallest `probe_size` FFmpeg accepts.
+    pub const MIN_PROBE_SIZE: u64 = 32;
+    /// Largest `analyze_duration`.
+    pub const MAX_ANALYZE_DURATION: std::time::Duration = std::time::Duration::from_secs(3600);
+    /// Smallest `live_buffer_bytes`.
+    pub const MIN_LIVE_BUFFER_BYTES: usize = 4096;
+    /// Shortest stall timeout.
+    pub const MIN_STALL_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
 }
 
 impl Config {
     /// A configuration yielding batches of up to `max_batch_size` sequences of `sequence_length` frames, with
     /// the defaults: [`LastSequencePolicy::Partial`], blocking polls, one decoder thread per core, 1 finished
-    /// batch kept ready ahead of the consumer (while the next one is decoded), the best video stream, frames up to 16384 pixels a side and 2^27 pixels (e.g. 16384x8192).
+    /// batch kept ready ahead of the consumer (while the next one is decoded), the best video stream, frames up
+    /// to 16384 pixels a side and 2^27 pixels (e.g. 16384x8192), a feed queue of at most 64 videos and 1 GiB,
+    /// frame and slice threading, FFmpeg's default probing, live videos buffered up to 8 MiB ahead of the
+    /// decoder and failed after 30 s without data, and moov-at-end MP4 uploads buffered up to 1 GiB.
     pub fn new(sequence_length: usize, max_batch_size: usize) -> Self {
         Self {
             sequence_length,
@@ -68,7 +123,74 @@ impl Config {
             stream: StreamSelection::Best,
             max_dimension: 16_384,
             max_frame_pixels: 1 << 27,
+            max_queued_videos: 64,
+            max_queued_bytes: 1 << 30,
+            threading: Threading::FrameAndSlice,
+            probe_size: None,
+            analyze_duration: None,
+            live_buffer_bytes: 8 << 20,
+            stall_timeout: Duration::from_secs(30),
+            moov_at_end: MoovAtEnd::default(),
         }
+    }
+
+    /// Bounds the feed queue (videos fed but not yet taken by the decoder): at most `max_videos` videos and
+    /// `max_bytes` bytes. When full, [`feed`](crate::VideoInput::feed) waits,
+    /// [`try_feed`](crate::VideoInput::try_feed) hands the buffer back and
+    /// [`feed_async`](crate::VideoInput::feed_async) waits for room. An empty queue always takes one video,
+    /// even one larger than `max_bytes`. Defaults 64 and 1 GiB. Allowed: 1 to 2^20 videos, at least 1 byte.
+    pub fn max_queued(mut self, max_videos: usize, max_bytes: usize) -> Self {
+        self.max_queued_videos = max_videos;
+        self.max_queued_bytes = max_bytes;
+        self
+    }
+
+    /// Frame and slice threading (default) or slice threading only (lower latency); see [`Threading`].
+    pub fn threading(mut self, threading: Threading) -> Self {
+        self.threading = threading;
+        self
+    }
+
+    /// Bytes FFmpeg reads to identify a container and its streams before the first packet (FFmpeg's
+    /// `probesize`, default 5 000 000). Smaller starts live videos sooner. Allowed: at least 32.
+    pub fn probe_size(mut self, bytes: u64) -> Self {
+        self.probe_size = Some(bytes);
+        self
+    }
+
+    /// Media time FFmpeg analyses for stream information before the first packet (FFmpeg's
+    /// `analyzeduration`, default 5 s). Shorter starts live videos sooner. Allowed: 0 to 1 hour.
+    pub fn analyze_duration(mut self, duration: Duration) -> Self {
+        self.analyze_duration = Some(duration);
+        self
+    }
+
+    /// The low-latency preset for live videos: slice threading only, a 64 KiB probe, no analysis beyond the
+    /// first packets and no frame-rate probing.
+    pub fn low_latency(self) -> Self {
+        self.threading(Threading::Slice)
+            .probe_size(64 * 1024)
+            .analyze_duration(Duration::ZERO)
+    }
+
+    /// Bytes of a [live video](crate::LiveVideo) buffered ahead of the decoder; when full,
+    /// [`LiveVideo::push`](crate::LiveVideo::push) waits. Default 8 MiB. Allowed: at least 4096.
+    pub fn live_buffer_bytes(mut self, bytes: usize) -> Self {
+        self.live_buffer_bytes = bytes;
+        self
+    }
+
+    /// How long the decoder waits for a live video's next chunk before failing it with
+    /// [`VideoError::LiveStalled`](crate::VideoError). Default 30 s. Allowed: at least 1 ms.
+    pub fn stall_timeout(mut self, timeout: Duration) -> Self {
+        self.stall_timeout = timeout;
+        self
+    }
+
+    /// What a live MP4 with its index at the end does (default: buffered up to 1 GiB); see [`MoovAtEnd`].
+    pub fn moov_at_end(mut self, policy: MoovAtEnd) -> Self {
+        self.moov_at_end = policy;
+        self
     }
 
     /// What a video's last, incomplete sequence becomes (default [`LastSequencePolicy::Partial`]).
@@ -166,6 +288,38 @@ impl Config {
             1,
             u64::from(MAX_DIMENSION) * u64::from(MAX_DIMENSION),
         )?;
+        range(
+            "max_queued_videos",
+            self.max_queued_videos,
+            1,
+            MAX_QUEUED_VIDEOS,
+        )?;
+        range("max_queued_bytes", self.max_queued_bytes, 1, usize::MAX)?;
+        if let Some(bytes) = self.probe_size {
+            range("probe_size", bytes, MIN_PROBE_SIZE, i64::MAX as u64)?;
+        }
+        if let Some(d) = self.analyze_duration {
+            if d > MAX_ANALYZE_DURATION {
+                return Err(Error::Config(format!(
+                    "analyze_duration is {d:?}; allowed: 0s to {MAX_ANALYZE_DURATION:?}"
+                )));
+            }
+        }
+        range(
+            "live_buffer_bytes",
+            self.live_buffer_bytes,
+            MIN_LIVE_BUFFER_BYTES,
+            usize::MAX,
+        )?;
+        if self.stall_timeout < MIN_STALL_TIMEOUT {
+            return Err(Error::Config(format!(
+                "stall_timeout is {:?}; allowed: at least {MIN_STALL_TIMEOUT:?}",
+                self.stall_timeout
+            )));
+        }
+        if let MoovAtEnd::Buffer { max_bytes } = self.moov_at_end {
+            range("moov_at_end max_bytes", max_bytes, 1, u64::MAX)?;
+        }
         Ok(())
     }
 }
@@ -212,5 +366,39 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("max_dimension is 0"), "{err}");
+        let err = Config::new(4, 4)
+            .max_queued(0, 10)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("max_queued_videos is 0; allowed: 1 to 1048576"),
+            "{err}"
+        );
+        let err = Config::new(4, 4)
+            .probe_size(8)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("probe_size is 8; allowed: 32 to"), "{err}");
+        let err = Config::new(4, 4)
+            .stall_timeout(Duration::ZERO)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("stall_timeout is 0ns; allowed: at least 1ms"),
+            "{err}"
+        );
+        let err = Config::new(4, 4)
+            .live_buffer_bytes(100)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("live_buffer_bytes is 100; allowed: 4096 to"),
+            "{err}"
+        );
+        assert_eq!(Config::new(4, 4).low_latency().validate(), Ok(()));
     }
 }

@@ -5,7 +5,8 @@ use bytes::Bytes;
 
 use crate::config::{Config, StreamSelection};
 use crate::error::{AvError, VideoError};
-use crate::ffi::format::FormatContext;
+use crate::ffi::format::{FormatContext, ProbeOptions};
+use crate::ffi::io::{MemoryIo, StreamSource};
 use crate::ffi::packet::Packet;
 use crate::info::{ContainerInfo, MediaKind, StreamInfo};
 
@@ -69,7 +70,28 @@ impl Demuxer {
         if data.is_empty() {
             return Err(VideoError::Empty);
         }
-        let mut format = FormatContext::open(data).map_err(VideoError::NotAVideo)?;
+        Self::open_io(MemoryIo::new(data)?, config)
+    }
+
+    /// Like [`open`](Self::open), reading a live stream as its bytes arrive (no seeking).
+    pub(crate) fn open_live(
+        source: Box<dyn StreamSource>,
+        config: &Config,
+    ) -> Result<Self, VideoError> {
+        Self::open_io(MemoryIo::streaming(source)?, config)
+    }
+
+    fn open_io(io: MemoryIo, config: &Config) -> Result<Self, VideoError> {
+        let probe = ProbeOptions {
+            probe_size: config.probe_size.map(|b| b.min(i64::MAX as u64) as i64),
+            // FFmpeg reads 0 as "its default": the shortest it takes is 1 µs.
+            analyze_duration: config
+                .analyze_duration
+                .map(|d| (d.as_micros().min(i64::MAX as u128) as i64).max(1)),
+            // With no analysis asked for, no frames are read to guess the frame rate either.
+            fps_probe_frames: config.analyze_duration.filter(|d| d.is_zero()).map(|_| 0),
+        };
+        let mut format = FormatContext::open_io(io, probe).map_err(VideoError::NotAVideo)?;
         let info = format.info();
         let index = select_stream(&info.streams, config.stream)?;
         let stream = info.streams[index].clone();

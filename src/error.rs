@@ -110,6 +110,36 @@ pub enum VideoError {
         /// The first rejection.
         first: AvError,
     },
+    /// The live video was aborted by its producer ([`LiveVideo::abort`](crate::LiveVideo::abort), or the handle
+    /// was dropped without [`finish`](crate::LiveVideo::finish)). Frames decoded before were delivered.
+    #[error("the live upload was aborted after {received} bytes: {reason}")]
+    LiveAborted {
+        /// The reason the producer gave.
+        reason: String,
+        /// Bytes received before the abort.
+        received: u64,
+    },
+    /// No chunk of the live video arrived for the configured
+    /// [`stall_timeout`](crate::Config::stall_timeout). Frames decoded before were delivered.
+    #[error(
+        "the live upload stalled: no data for {waited:?} after {received} bytes (stall_timeout)"
+    )]
+    LiveStalled {
+        /// How long the decoder waited.
+        waited: Duration,
+        /// Bytes received before the stall.
+        received: u64,
+    },
+    /// A live video is an MP4 whose index (`moov`) comes after its media data (`mdat`), and strictly-live mode
+    /// ([`MoovAtEnd::Fail`](crate::MoovAtEnd)) was asked for.
+    #[error("this MP4 has its index (moov) after its media data (mdat), so it cannot be decoded before the upload ends, and strictly-live mode (MoovAtEnd::Fail) was asked for; send it fragmented or with -movflags +faststart, or allow MoovAtEnd::Buffer")]
+    MoovAtEndLive,
+    /// A live MP4 with its index at the end grew past the buffering limit before its upload ended.
+    #[error("this MP4 has its index (moov) after its media data (mdat), so it is buffered until the upload ends, but it grew past the limit of {max_bytes} bytes (MoovAtEnd::Buffer max_bytes); send it fragmented or with -movflags +faststart, or raise the limit")]
+    MoovAtEndTooLarge {
+        /// The configured limit.
+        max_bytes: u64,
+    },
     /// Another FFmpeg failure (opening the codec, creating the colour converter...).
     #[error(transparent)]
     Ffmpeg(#[from] AvError),
@@ -136,6 +166,13 @@ pub enum Error {
     /// [`feed`](crate::VideoInput::feed) was called after [`close`](crate::VideoInput::close).
     #[error("the input is closed: no more videos can be fed")]
     Closed,
+    /// A chunk was pushed to a live video that no longer takes data: it failed (its error comes through the
+    /// batch polls), or its operator was dropped.
+    #[error("{video} no longer takes data: it has failed or its operator was dropped")]
+    LiveEnded {
+        /// Which video.
+        video: VideoRef,
+    },
     /// One video failed; the operator goes on with the next one.
     #[error("{video}: {error}")]
     Video {
@@ -147,6 +184,33 @@ pub enum Error {
     /// The decoding thread stopped unexpectedly (a bug: please report it).
     #[error("the decoding thread stopped unexpectedly: {0}")]
     WorkerDied(String),
+}
+
+/// Why [`VideoInput::try_feed`](crate::VideoInput::try_feed) or
+/// [`LiveVideo::try_push`](crate::LiveVideo::try_push) did not take a buffer; the buffer is handed back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TryFeedError {
+    /// The queue (or the live video's buffer) is full now; try again after a batch is consumed.
+    #[error("the queue is full; the buffer was handed back")]
+    Full(bytes::Bytes),
+    /// The input is closed, or the live video no longer takes data.
+    #[error("the input no longer takes data; the buffer was handed back")]
+    Closed(bytes::Bytes),
+}
+
+impl TryFeedError {
+    /// The buffer that was not taken.
+    pub fn into_inner(self) -> bytes::Bytes {
+        match self {
+            TryFeedError::Full(b) | TryFeedError::Closed(b) => b,
+        }
+    }
+
+    /// Whether the queue was full (rather than closed).
+    pub fn is_full(&self) -> bool {
+        matches!(self, TryFeedError::Full(_))
+    }
 }
 
 impl Error {

@@ -10,13 +10,13 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
-use parking_lot::Mutex;
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 
 use crate::batch::Batch;
 use crate::config::Config;
-use crate::error::{Error, Result, VideoRef};
-use crate::feed::{Label, QueuedVideo, VideoId};
+use crate::error::{Error, Result, TryFeedError};
+use crate::feed::{FeedQueue, Label, Refused, Source, VideoId};
+use crate::live::{LiveShared, LiveVideo};
 use crate::pool::BufferPool;
 use crate::worker::{Item, Shared, Worker};
 
@@ -32,12 +32,11 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Dropping the operator stops its thread at the next frame or packet and frees everything, also mid-video.
 pub struct VideoInput {
     config: Config,
-    feed: Mutex<Option<Sender<QueuedVideo>>>,
+    feed: Arc<FeedQueue>,
     out: Receiver<Item>,
     shared: Arc<Shared>,
     pool: BufferPool,
     worker: Option<JoinHandle<()>>,
-    next_id: AtomicU64,
     /// Videos whose final batch or error a poll has returned.
     finished: AtomicU64,
     /// The last poll returned a video's final item (or nothing was polled yet).
@@ -49,7 +48,10 @@ impl VideoInput {
     pub fn new(config: Config) -> Result<Self> {
         config.validate()?;
         crate::ffi::log::route_to_tracing();
-        let (feed_tx, feed_rx) = crossbeam_channel::unbounded();
+        let feed = Arc::new(FeedQueue::new(
+            config.max_queued_videos,
+            config.max_queued_bytes,
+        ));
         let (out_tx, out_rx) = crossbeam_channel::bounded(config.prefetch_batches);
         let shared = Arc::new(Shared::default());
         // Batches alive at once: the channel's, the one being built, a held full one, and a few the consumer
@@ -57,7 +59,7 @@ impl VideoInput {
         let pool = BufferPool::new(config.prefetch_batches + 4);
         let worker = Worker {
             config: config.clone(),
-            feed: feed_rx,
+            feed: feed.clone(),
             out: out_tx,
             shared: shared.clone(),
             pool: pool.clone(),
@@ -68,12 +70,11 @@ impl VideoInput {
             .map_err(|e| Error::WorkerDied(format!("could not start the decoding thread: {e}")))?;
         Ok(Self {
             config,
-            feed: Mutex::new(Some(feed_tx)),
+            feed,
             out: out_rx,
             shared,
             pool,
             worker: Some(handle),
-            next_id: AtomicU64::new(0),
             finished: AtomicU64::new(0),
             depleted: AtomicBool::new(true),
         })
@@ -87,10 +88,10 @@ impl VideoInput {
     /// Queues one whole encoded video (any container and codec the system's FFmpeg reads). `Bytes` is taken
     /// without copying; `Vec<u8>` and `&'static [u8]` convert without copying too.
     ///
-    /// Returns the video's id; its batches and errors carry it. Fails with [`Error::Closed`] after
-    /// [`close`](Self::close).
+    /// Waits while the feed queue is full ([`Config::max_queued`]). Returns the video's id; its batches and
+    /// errors carry it. Fails with [`Error::Closed`] after [`close`](Self::close).
     pub fn feed(&self, data: impl Into<Bytes>) -> Result<VideoId> {
-        self.enqueue(data.into(), None)
+        self.push(Source::Whole(data.into()), None)
     }
 
     /// Like [`feed`](Self::feed), with a label that travels with the video's batches and errors.
@@ -99,39 +100,130 @@ impl VideoInput {
         data: impl Into<Bytes>,
         label: impl Into<Label>,
     ) -> Result<VideoId> {
-        self.enqueue(data.into(), Some(label.into()))
+        self.push(Source::Whole(data.into()), Some(label.into()))
     }
 
-    fn enqueue(&self, data: Bytes, label: Option<Label>) -> Result<VideoId> {
-        let feed = self.feed.lock();
-        let sender = feed.as_ref().ok_or(Error::Closed)?;
-        // Under the lock, so that ids follow the queue's order.
-        let id = VideoId(self.next_id.fetch_add(1, Ordering::Relaxed));
-        sender
-            .send(QueuedVideo {
-                video: VideoRef { id, label },
-                data,
+    /// Queues the video if the feed queue has room now; never waits. When it is full (or closed) the buffer is
+    /// handed back in the error.
+    pub fn try_feed(&self, data: impl Into<Bytes>) -> std::result::Result<VideoId, TryFeedError> {
+        self.try_push(data.into(), None)
+    }
+
+    /// Like [`try_feed`](Self::try_feed), with a label.
+    pub fn try_feed_with_label(
+        &self,
+        data: impl Into<Bytes>,
+        label: impl Into<Label>,
+    ) -> std::result::Result<VideoId, TryFeedError> {
+        self.try_push(data.into(), Some(label.into()))
+    }
+
+    /// Queues the video, waiting for room as a future: the task is parked (not a thread) and woken when the
+    /// decoding thread takes a video from the queue or the input is closed.
+    ///
+    /// Cancel-safe: the video is queued only in the poll that returns its id; dropping the future before that
+    /// feeds nothing.
+    pub fn feed_async(&self, data: impl Into<Bytes>) -> FeedVideo<'_> {
+        FeedVideo {
+            input: self,
+            pending: Some((data.into(), None)),
+        }
+    }
+
+    /// Like [`feed_async`](Self::feed_async), with a label.
+    pub fn feed_async_with_label(
+        &self,
+        data: impl Into<Bytes>,
+        label: impl Into<Label>,
+    ) -> FeedVideo<'_> {
+        FeedVideo {
+            input: self,
+            pending: Some((data.into(), Some(label.into()))),
+        }
+    }
+
+    /// Queues a live video whose bytes will arrive over time, and returns the producer's handle: push its
+    /// chunks, then [`finish`](LiveVideo::finish) it. Batches come out while it is still arriving. Waits while
+    /// the feed queue holds [`max_queued`](Config::max_queued) videos (a live video counts as one, and none of
+    /// its bytes count against the byte limit: they are bounded by
+    /// [`live_buffer_bytes`](Config::live_buffer_bytes)).
+    ///
+    /// Works with the containers that can be read as they arrive: MPEG-TS, fragmented or faststart MP4,
+    /// Matroska/WebM, raw H.264/HEVC (Annex B), and others FFmpeg reads without seeking. An MP4 with its index
+    /// at the end is buffered until it is finished, or failed fast ([`Config::moov_at_end`]).
+    ///
+    /// ```no_run
+    /// # use framefeed::{Config, VideoInput};
+    /// let input = VideoInput::new(Config::new(8, 1).low_latency())?;
+    /// let live = input.feed_live_with_label("camera-1")?;
+    /// # let chunks: Vec<Vec<u8>> = vec![];
+    /// for chunk in chunks {           // e.g. from a socket
+    ///     live.push(chunk)?;          // waits if the decoder is 8 MiB behind
+    /// }
+    /// live.finish();
+    /// # Ok::<(), framefeed::Error>(())
+    /// ```
+    pub fn feed_live(&self) -> Result<LiveVideo> {
+        self.push_live(None)
+    }
+
+    /// Like [`feed_live`](Self::feed_live), with a label.
+    pub fn feed_live_with_label(&self, label: impl Into<Label>) -> Result<LiveVideo> {
+        self.push_live(Some(label.into()))
+    }
+
+    fn push_live(&self, label: Option<Label>) -> Result<LiveVideo> {
+        // The id is given on admission; the producer's handle is returned only after it, and the decoding
+        // thread reads the id only in errors it sends after taking the video from the queue.
+        let live = Arc::new(LiveShared::new(
+            label.clone(),
+            self.config.live_buffer_bytes,
+        ));
+        let id = self.push(Source::Live(live.clone()), label)?;
+        live.set_id(id);
+        Ok(LiveVideo::new(live))
+    }
+
+    fn push(&self, source: Source, label: Option<Label>) -> Result<VideoId> {
+        self.feed
+            .push(source, label)
+            .map_err(|(refused, _)| match refused {
+                Refused::Full(_) => unreachable_full(),
+                Refused::Closed(_) => Error::Closed,
             })
-            .map_err(|_| Error::WorkerDied("the decoding thread is gone".into()))?;
-        Ok(id)
+    }
+
+    fn try_push(
+        &self,
+        data: Bytes,
+        label: Option<Label>,
+    ) -> std::result::Result<VideoId, TryFeedError> {
+        self.feed
+            .try_push(Source::Whole(data), label)
+            .map_err(|(refused, _)| refused_to_try(refused))
+    }
+
+    /// Videos and bytes waiting in the feed queue (fed, not yet taken by the decoding thread).
+    pub fn feed_queue_len(&self) -> (usize, usize) {
+        self.feed.len()
     }
 
     /// Says that no more videos will be fed: once every fed video is delivered, polls return `Ok(None)`.
-    /// Closing twice is harmless.
+    /// Feeders waiting for room get [`Error::Closed`]. Closing twice is harmless.
     pub fn close(&self) {
-        self.feed.lock().take();
+        self.feed.close();
         // Async pollers waiting with nothing pending must now end with Ok(None).
         self.shared.wake_all();
     }
 
     /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
-        self.feed.lock().is_none()
+        self.feed.is_closed()
     }
 
     /// Videos fed whose batches have not all been polled yet (the one being consumed included).
     pub fn queued_videos(&self) -> u64 {
-        self.next_id.load(Ordering::Acquire) - self.finished.load(Ordering::Acquire)
+        self.feed.admitted() - self.finished.load(Ordering::Acquire)
     }
 
     /// Whether the video being consumed is depleted: the last poll returned its last batch (or its error), so
@@ -271,7 +363,7 @@ impl VideoInput {
 impl Drop for VideoInput {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
-        self.feed.get_mut().take();
+        self.feed.shut_down();
         let Some(handle) = self.worker.take() else {
             return;
         };
@@ -291,6 +383,51 @@ impl Drop for VideoInput {
         }
         if handle.join().is_err() {
             tracing::error!("the decoding thread panicked");
+        }
+    }
+}
+
+/// A blocking push never comes back `Full`: it waits for room instead.
+fn unreachable_full() -> Error {
+    Error::WorkerDied("the feed queue refused a video it should have waited for".into())
+}
+
+fn refused_to_try(refused: Refused) -> TryFeedError {
+    match refused {
+        Refused::Full(source) => TryFeedError::Full(whole(source)),
+        Refused::Closed(source) => TryFeedError::Closed(whole(source)),
+    }
+}
+
+/// The bytes of a whole video handed back (a live video has none to hand back).
+fn whole(source: Source) -> Bytes {
+    match source {
+        Source::Whole(data) => data,
+        Source::Live(_) => Bytes::new(),
+    }
+}
+
+/// The future of [`VideoInput::feed_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct FeedVideo<'a> {
+    input: &'a VideoInput,
+    pending: Option<(Bytes, Option<Label>)>,
+}
+
+impl Future for FeedVideo<'_> {
+    type Output = Result<VideoId>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some((data, label)) = self.pending.take() else {
+            return Poll::Ready(Err(Error::Closed));
+        };
+        match self.input.feed.poll_push(cx, Source::Whole(data), label) {
+            Ok(id) => Poll::Ready(Ok(id)),
+            Err((Refused::Closed(_), _)) => Poll::Ready(Err(Error::Closed)),
+            Err((Refused::Full(source), label)) => {
+                self.pending = Some((whole(source), label));
+                Poll::Pending
+            }
         }
     }
 }

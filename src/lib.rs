@@ -63,17 +63,19 @@ mod feed;
 mod ffi;
 mod info;
 mod input;
+mod live;
 mod outline;
 mod pool;
 mod worker;
 
 pub use batch::{Batch, Frame, Sequence, CHANNELS};
-pub use config::{limits, Config, LastSequencePolicy, StreamSelection};
+pub use config::{limits, Config, LastSequencePolicy, MoovAtEnd, StreamSelection, Threading};
 pub use demux::probe;
-pub use error::{AvError, Error, Result, VideoError, VideoRef};
+pub use error::{AvError, Error, Result, TryFeedError, VideoError, VideoRef};
 pub use feed::{Label, VideoId};
 pub use info::{ContainerInfo, MediaKind, StreamInfo};
-pub use input::{BatchStream, Batches, NextBatch, VideoInput};
+pub use input::{BatchStream, Batches, FeedVideo, NextBatch, VideoInput};
+pub use live::{LiveVideo, PushChunk};
 pub use outline::BatchOutline;
 
 /// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at

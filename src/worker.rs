@@ -5,17 +5,21 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, Sender};
+use bytes::Bytes;
+use crossbeam_channel::Sender;
 
 use crate::assemble::Assembler;
 use crate::batch::Batch;
 use crate::config::Config;
+use crate::config::MoovAtEnd;
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::{Decoder, FrameInfo, RgbWriter, Stop};
 use crate::demux::{check_frame_size, Demuxer};
+use crate::error::VideoRef;
 use crate::error::{AvError, Error, VideoError};
-use crate::feed::QueuedVideo;
+use crate::feed::{FeedQueue, QueuedVideo, Source};
 use crate::ffi::packet::Packet;
+use crate::live::{Failure, LiveReader, LiveShared, Mp4Layout};
 use crate::pool::BufferPool;
 
 /// One message of the output channel.
@@ -57,7 +61,7 @@ impl Shared {
 /// Everything the decoding thread owns.
 pub(crate) struct Worker {
     pub(crate) config: Config,
-    pub(crate) feed: Receiver<QueuedVideo>,
+    pub(crate) feed: Arc<FeedQueue>,
     pub(crate) out: Sender<Item>,
     pub(crate) shared: Arc<Shared>,
     pub(crate) pool: BufferPool,
@@ -66,10 +70,7 @@ pub(crate) struct Worker {
 impl Worker {
     /// Runs until the feed queue is closed and empty, or the operator is dropped.
     pub(crate) fn run(self) {
-        for video in self.feed.iter() {
-            if self.shared.stop.load(Ordering::Relaxed) {
-                break;
-            }
+        while let Some(video) = self.feed.pop(&self.shared.stop) {
             let span = tracing::debug_span!("video", id = video.video.id.0);
             let _enter = span.enter();
             if let Err(Shutdown) = self.process(video) {
@@ -91,21 +92,83 @@ impl Worker {
     }
 
     /// Decodes one video to its end (or its failure), sending its batches and then its error, if any.
-    fn process(&self, video: QueuedVideo) -> Result<(), Shutdown> {
-        let QueuedVideo { video, data } = video;
-        let fail = |error: VideoError| {
+    fn process(&self, queued: QueuedVideo) -> Result<(), Shutdown> {
+        let QueuedVideo { video, source } = queued;
+        match source {
+            Source::Whole(data) => self.decode(&video, Input::Whole(data), None),
+            Source::Live(live) => {
+                // Whatever happens, the producer learns that no more data is read.
+                let _close = CloseLive(live.clone());
+                let stall = self.config.stall_timeout;
+                let input = match live.sniff(&self.shared, stall) {
+                    Ok(Mp4Layout::Streamable) => Input::Live(Box::new(LiveReader::new(
+                        live.clone(),
+                        self.shared.clone(),
+                        stall,
+                    ))),
+                    Ok(Mp4Layout::MoovAtEnd) => match self.config.moov_at_end {
+                        MoovAtEnd::Fail => {
+                            live.close();
+                            return self.fail(&video, VideoError::MoovAtEndLive);
+                        }
+                        MoovAtEnd::Buffer { max_bytes } => {
+                            tracing::debug!("live MP4 has its moov at the end: buffering it whole");
+                            match live.collect_all(&self.shared, stall, max_bytes) {
+                                Ok(data) => Input::Whole(data),
+                                Err(failure) => return self.live_failed(&video, failure),
+                            }
+                        }
+                    },
+                    Err(failure) => return self.live_failed(&video, failure),
+                };
+                self.decode(&video, input, Some(&live))
+            }
+        }
+    }
+
+    fn fail(&self, video: &VideoRef, error: VideoError) -> Result<(), Shutdown> {
+        self.send(
             Err(Error::Video {
                 video: video.clone(),
                 error,
-            })
-        };
-        let opened = Demuxer::open(data, &self.config).and_then(|demuxer| {
-            let decoder = CpuDecoder::open(&demuxer, self.config.decoder_threads)?;
+            }),
+            true,
+        )
+    }
+
+    fn live_failed(&self, video: &VideoRef, failure: Failure) -> Result<(), Shutdown> {
+        match failure {
+            Failure::Shutdown => Err(Shutdown),
+            Failure::Video(error) => self.fail(video, error),
+        }
+    }
+
+    /// Decodes `input` to its end (or its failure). For a live video, a read failure (abort, stall) is
+    /// reported as such rather than as FFmpeg's I/O error.
+    fn decode(
+        &self,
+        video: &VideoRef,
+        input: Input,
+        live: Option<&Arc<LiveShared>>,
+    ) -> Result<(), Shutdown> {
+        let live_failure = || live.and_then(|l| l.failure());
+        let opened = match input {
+            Input::Whole(data) => Demuxer::open(data, &self.config),
+            Input::Live(reader) => Demuxer::open_live(reader, &self.config),
+        }
+        .and_then(|demuxer| {
+            let decoder =
+                CpuDecoder::open(&demuxer, self.config.decoder_threads, self.config.threading)?;
             Ok((demuxer, decoder))
         });
         let (mut demuxer, mut decoder) = match opened {
             Ok(x) => x,
-            Err(error) => return self.send(fail(error), true),
+            Err(error) => {
+                return match live_failure() {
+                    Some(failure) => self.live_failed(video, failure),
+                    None => self.fail(video, error),
+                }
+            }
         };
         let mut asm = Assembler::new(
             self.config.sequence_length,
@@ -115,26 +178,33 @@ impl Worker {
             video.clone(),
         );
         let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
-        let error = match outcome {
-            Err(Stop::Shutdown) => return Err(Shutdown),
-            Err(Stop::Video(error)) => Some(error),
-            Ok(Outcome {
-                demux_error: Some(source),
-                ..
-            }) => Some(VideoError::Demux {
+        let error = match (outcome, live_failure()) {
+            (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
+            (_, Some(Failure::Video(error))) => Some(error),
+            (Err(Stop::Video(error)), None) => Some(error),
+            (
+                Ok(Outcome {
+                    demux_error: Some(source),
+                    ..
+                }),
+                None,
+            ) => Some(VideoError::Demux {
                 frames: asm.frames(),
                 source,
             }),
-            Ok(Outcome {
-                failed_packets,
-                first_failure: Some(first),
-                ..
-            }) => Some(VideoError::Corrupt {
+            (
+                Ok(Outcome {
+                    failed_packets,
+                    first_failure: Some(first),
+                    ..
+                }),
+                None,
+            ) => Some(VideoError::Corrupt {
                 failed_packets,
                 frames: asm.frames(),
                 first,
             }),
-            Ok(_) => None,
+            (Ok(_), None) => None,
         };
         // Whatever was decoded is delivered before the error.
         let error_follows = error.is_some();
@@ -145,8 +215,8 @@ impl Worker {
             })
             .map_err(|_| Shutdown)?;
         match error {
-            Some(error) => self.send(fail(error), true),
-            None if !delivered => self.send(fail(VideoError::NoFrames), true),
+            Some(error) => self.fail(video, error),
+            None if !delivered => self.fail(video, VideoError::NoFrames),
             None => Ok(()),
         }
     }
@@ -195,6 +265,21 @@ impl Worker {
             outcome.reject(e);
         }
         Ok(outcome)
+    }
+}
+
+/// What a video is read from.
+enum Input {
+    Whole(Bytes),
+    Live(Box<LiveReader>),
+}
+
+/// Closes a live video's producer side when its decoding ends, however it ends.
+struct CloseLive(Arc<LiveShared>);
+
+impl Drop for CloseLive {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }
 

@@ -2,6 +2,7 @@
 //! runtimes: the stream ends after close, a poll waits for a later feed without blocking the runtime, and
 //! cancelled polls lose no batch.
 
+#[macro_use]
 mod common;
 
 use std::sync::Arc;
@@ -94,17 +95,6 @@ async fn select_with_a_stream() {
         }
     }
     assert_eq!(frames, 23, "after {ticks} ticks");
-}
-
-macro_rules! on_both_runtimes {
-    ($($name:ident),*) => {
-        mod current_thread {
-            $( #[tokio::test(flavor = "current_thread")] async fn $name() { super::$name().await } )*
-        }
-        mod multi_thread {
-            $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $name() { super::$name().await } )*
-        }
-    };
 }
 
 on_both_runtimes!(

@@ -1,6 +1,7 @@
 //! The CPU backend: libavcodec's software decoders with frame and slice threading, and swscale for RGB.
 
 use super::{Decoder, FrameInfo, FrameSink, Stop};
+use crate::config::Threading;
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::{CodecContext, Received};
@@ -25,19 +26,26 @@ pub(crate) struct CpuDecoder {
 }
 
 impl CpuDecoder {
-    /// Opens the decoder for the demuxer's chosen stream with `threads` threads (0: one per core).
-    pub(crate) fn open(demuxer: &Demuxer, threads: usize) -> Result<Self, VideoError> {
+    /// Opens the decoder for the demuxer's chosen stream with `threads` threads (0: one per core), with frame
+    /// threading or slice threading only.
+    pub(crate) fn open(
+        demuxer: &Demuxer,
+        threads: usize,
+        threading: Threading,
+    ) -> Result<Self, VideoError> {
         let stream = demuxer.stream();
+        let frame_threads = threading == Threading::FrameAndSlice;
         let codec =
-            CodecContext::open_decoder(demuxer.format(), stream.index, threads).map_err(|e| {
-                if e.code == ffmpeg_sys_next::AVERROR_DECODER_NOT_FOUND {
-                    VideoError::UnsupportedCodec {
-                        codec: stream.codec.clone(),
+            CodecContext::open_decoder(demuxer.format(), stream.index, threads, frame_threads)
+                .map_err(|e| {
+                    if e.code == ffmpeg_sys_next::AVERROR_DECODER_NOT_FOUND {
+                        VideoError::UnsupportedCodec {
+                            codec: stream.codec.clone(),
+                        }
+                    } else {
+                        VideoError::Ffmpeg(e)
                     }
-                } else {
-                    VideoError::Ffmpeg(e)
-                }
-            })?;
+                })?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened decoder");
         let (num, den) = stream.time_base;
         Ok(Self {

@@ -30,13 +30,15 @@ unsafe impl Send for CodecContext {}
 
 impl CodecContext {
     /// Opens the decoder for stream `stream` of `format`, with `threads` decoding threads (0: FFmpeg picks,
-    /// one per core), frame and slice threading both enabled.
+    /// one per core): frame and slice threading, or slice threading only
+    /// when `frame_threads` is false (no frame of delay per thread).
     ///
     /// Fails with `AVERROR_DECODER_NOT_FOUND` when this FFmpeg has no decoder for the codec.
     pub(crate) fn open_decoder(
         format: &FormatContext,
         stream: usize,
         threads: usize,
+        frame_threads: bool,
     ) -> Result<Self, AvError> {
         let par = format.codec_parameters(stream);
         let (tb_num, tb_den) = format.time_base(stream);
@@ -64,7 +66,11 @@ impl CodecContext {
                 den: tb_den,
             };
             (*raw).thread_count = threads.min(i32::MAX as usize) as i32;
-            (*raw).thread_type = sys::FF_THREAD_FRAME | sys::FF_THREAD_SLICE;
+            (*raw).thread_type = if frame_threads {
+                sys::FF_THREAD_FRAME | sys::FF_THREAD_SLICE
+            } else {
+                sys::FF_THREAD_SLICE
+            };
             check(
                 sys::avcodec_open2(raw, codec, ptr::null_mut()),
                 "avcodec_open2",

@@ -12,6 +12,17 @@ use super::{check, out_of_memory, static_str, AVERROR_EOF};
 use crate::error::AvError;
 use crate::info::{ContainerInfo, MediaKind, StreamInfo};
 
+/// How lavf probes an input before demuxing it (`None`: FFmpeg's default).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ProbeOptions {
+    /// Bytes read to identify the format and streams (`probesize`).
+    pub(crate) probe_size: Option<i64>,
+    /// Microseconds of media analysed for stream information (`analyzeduration`).
+    pub(crate) analyze_duration: Option<i64>,
+    /// Frames read to estimate the frame rate (`fpsprobesize`).
+    pub(crate) fps_probe_frames: Option<i32>,
+}
+
 /// An open input container over a memory buffer.
 pub(crate) struct FormatContext {
     ctx: NonNull<sys::AVFormatContext>,
@@ -24,9 +35,13 @@ pub(crate) struct FormatContext {
 unsafe impl Send for FormatContext {}
 
 impl FormatContext {
-    /// Opens the container in `data` and reads its stream information.
+    /// Opens the container in `data` and reads its stream information, with FFmpeg's default probing.
     pub(crate) fn open(data: Bytes) -> Result<Self, AvError> {
-        let io = MemoryIo::new(data)?;
+        Self::open_io(MemoryIo::new(data)?, ProbeOptions::default())
+    }
+
+    /// Opens the container read through `io` and reads its stream information.
+    pub(crate) fn open_io(io: MemoryIo, probe: ProbeOptions) -> Result<Self, AvError> {
         // SAFETY: avformat_alloc_context returns NULL or a valid context, which we check.
         let mut raw = unsafe { sys::avformat_alloc_context() };
         if raw.is_null() {
@@ -38,6 +53,15 @@ impl FormatContext {
         unsafe {
             (*raw).pb = io.as_ptr();
             (*raw).flags |= sys::AVFMT_FLAG_CUSTOM_IO;
+            if let Some(bytes) = probe.probe_size {
+                (*raw).probesize = bytes;
+            }
+            if let Some(us) = probe.analyze_duration {
+                (*raw).max_analyze_duration = us;
+            }
+            if let Some(frames) = probe.fps_probe_frames {
+                (*raw).fps_probe_size = frames;
+            }
             check(
                 sys::avformat_open_input(&mut raw, ptr::null(), ptr::null(), ptr::null_mut()),
                 "avformat_open_input",

@@ -1,4 +1,5 @@
-//! `AVIOContext` reading from a [`Bytes`] buffer in memory, with seeking (so MP4 with `moov` at the end works).
+//! `AVIOContext` reading from memory: a whole [`Bytes`] buffer, with seeking (so MP4 with `moov` at the end
+//! works), or a live stream of chunks read through a [`StreamSource`], without seeking.
 
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
@@ -12,13 +13,30 @@ use crate::error::AvError;
 /// Size of the I/O buffer lavf reads through.
 const IO_BUFFER_SIZE: usize = 64 * 1024;
 
-/// The callbacks' state: the whole encoded video and a read position. The buffer is shared, never copied.
-struct Cursor {
-    data: Bytes,
-    pos: usize,
+/// What one read of a [`StreamSource`] gave.
+pub(crate) enum StreamRead {
+    /// This many bytes (at least 1) were written to the start of the buffer.
+    Data(usize),
+    /// The stream ended normally.
+    End,
+    /// The stream failed (aborted, stalled, or the operator is shutting down); the source keeps the reason.
+    Failed,
 }
 
-/// An `AVIOContext` over a memory buffer. Owns the context, its I/O buffer and the [`Cursor`] its callbacks use.
+/// Bytes arriving over time, read without seeking. `read` may block until data arrives.
+pub(crate) trait StreamSource: Send {
+    /// Fills the start of `buf` with the next bytes (as many as are available, at least one).
+    fn read(&mut self, buf: &mut [u8]) -> StreamRead;
+}
+
+/// The callbacks' state: a whole encoded video and a read position (the buffer is shared, never copied), or a
+/// streaming source.
+enum Cursor {
+    Memory { data: Bytes, pos: usize },
+    Stream(Box<dyn StreamSource>),
+}
+
+/// An `AVIOContext` over memory. Owns the context, its I/O buffer and the [`Cursor`] its callbacks use.
 pub(crate) struct MemoryIo {
     ctx: NonNull<sys::AVIOContext>,
     cursor: *mut Cursor,
@@ -29,9 +47,19 @@ pub(crate) struct MemoryIo {
 unsafe impl Send for MemoryIo {}
 
 impl MemoryIo {
-    /// Wraps `data` (no copy: `Bytes` is reference-counted).
+    /// Wraps `data` (no copy: `Bytes` is reference-counted), seekable.
     pub(crate) fn new(data: Bytes) -> Result<Self, AvError> {
-        let cursor = Box::into_raw(Box::new(Cursor { data, pos: 0 }));
+        Self::with_cursor(Cursor::Memory { data, pos: 0 })
+    }
+
+    /// Reads from `source` as its bytes arrive, without seeking.
+    pub(crate) fn streaming(source: Box<dyn StreamSource>) -> Result<Self, AvError> {
+        Self::with_cursor(Cursor::Stream(source))
+    }
+
+    fn with_cursor(cursor: Cursor) -> Result<Self, AvError> {
+        let seekable = matches!(cursor, Cursor::Memory { .. });
+        let cursor = Box::into_raw(Box::new(cursor));
         // SAFETY: av_malloc returns NULL or a buffer of the given size, which we check.
         let buffer = unsafe { sys::av_malloc(IO_BUFFER_SIZE) } as *mut u8;
         if buffer.is_null() {
@@ -49,11 +77,18 @@ impl MemoryIo {
                 cursor.cast(),
                 Some(read_packet),
                 None,
-                Some(seek),
+                if seekable { Some(seek) } else { None },
             )
         };
         match NonNull::new(ctx) {
-            Some(ctx) => Ok(Self { ctx, cursor }),
+            Some(ctx) => {
+                if !seekable {
+                    // SAFETY: `ctx` is the valid context just created; lavf reads `seekable` to decide whether
+                    // it may seek (with no seek callback it could not anyway).
+                    unsafe { (*ctx.as_ptr()).seekable = 0 };
+                }
+                Ok(Self { ctx, cursor })
+            }
             None => {
                 // SAFETY: the context was not created, so we still own both the buffer and the cursor.
                 unsafe {
@@ -84,39 +119,55 @@ impl Drop for MemoryIo {
     }
 }
 
-/// lavf's read callback: copies up to `buf_size` bytes from the cursor.
+/// lavf's read callback: copies up to `buf_size` bytes from the buffer, or reads them from the stream.
 unsafe extern "C" fn read_packet(opaque: *mut c_void, buf: *mut u8, buf_size: c_int) -> c_int {
-    // SAFETY: `opaque` is the Cursor registered in `MemoryIo::new`, alive as long as the context; lavf calls
-    // the callbacks from one thread at a time.
+    // SAFETY: `opaque` is the Cursor registered in `MemoryIo::with_cursor`, alive as long as the context; lavf
+    // calls the callbacks from one thread at a time.
     let cursor = unsafe { &mut *opaque.cast::<Cursor>() };
-    let remaining = cursor.data.len().saturating_sub(cursor.pos);
-    if remaining == 0 || buf_size <= 0 {
+    if buf_size <= 0 {
         return AVERROR_EOF;
     }
-    let n = remaining.min(buf_size as usize);
-    // SAFETY: lavf gives a writable buffer of `buf_size` bytes; we copy `n <= buf_size` bytes into it from
-    // within the bounds of `data`.
-    unsafe { std::ptr::copy_nonoverlapping(cursor.data.as_ptr().add(cursor.pos), buf, n) };
-    cursor.pos += n;
-    n as c_int
+    // SAFETY: lavf gives a writable buffer of `buf_size` bytes that nothing else touches during the call.
+    let out = unsafe { std::slice::from_raw_parts_mut(buf, buf_size as usize) };
+    match cursor {
+        Cursor::Memory { data, pos } => {
+            let remaining = data.len().saturating_sub(*pos);
+            if remaining == 0 {
+                return AVERROR_EOF;
+            }
+            let n = remaining.min(out.len());
+            out[..n].copy_from_slice(&data[*pos..*pos + n]);
+            *pos += n;
+            n as c_int
+        }
+        Cursor::Stream(source) => match source.read(out) {
+            StreamRead::Data(n) => n.min(out.len()) as c_int,
+            StreamRead::End => AVERROR_EOF,
+            StreamRead::Failed => -libc::EIO,
+        },
+    }
 }
 
-/// lavf's seek callback: `SEEK_SET`/`SEEK_CUR`/`SEEK_END`, and `AVSEEK_SIZE` answering the buffer's size.
+/// lavf's seek callback (memory only): `SEEK_SET`/`SEEK_CUR`/`SEEK_END`, and `AVSEEK_SIZE` answering the
+/// buffer's size.
 unsafe extern "C" fn seek(opaque: *mut c_void, offset: i64, whence: c_int) -> i64 {
     // SAFETY: as in `read_packet`.
     let cursor = unsafe { &mut *opaque.cast::<Cursor>() };
-    let len = cursor.data.len() as i64;
+    let Cursor::Memory { data, pos } = cursor else {
+        return -1;
+    };
+    let len = data.len() as i64;
     let whence = whence & !sys::AVSEEK_FORCE;
     let target = match whence {
         sys::AVSEEK_SIZE => return len,
         libc::SEEK_SET => offset,
-        libc::SEEK_CUR => cursor.pos as i64 + offset,
+        libc::SEEK_CUR => *pos as i64 + offset,
         libc::SEEK_END => len + offset,
         _ => return -1,
     };
     if !(0..=len).contains(&target) {
         return -1;
     }
-    cursor.pos = target as usize;
+    *pos = target as usize;
     target
 }

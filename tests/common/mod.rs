@@ -7,6 +7,19 @@ use std::process::{Child, Command, Stdio};
 
 use framefeed::{Batch, Config, Error, VideoInput};
 
+/// Runs each named async test function on tokio's current-thread and multi-thread runtimes.
+#[allow(unused_macros)]
+macro_rules! on_both_runtimes {
+    ($($name:ident),*) => {
+        mod current_thread {
+            $( #[tokio::test(flavor = "current_thread")] async fn $name() { super::$name().await } )*
+        }
+        mod multi_thread {
+            $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $name() { super::$name().await } )*
+        }
+    };
+}
+
 /// A committed fixture (made by `tests/fixtures/make.sh`).
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

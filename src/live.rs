@@ -1,0 +1,593 @@
+//! Live input: one video whose bytes arrive over time, pushed chunk by chunk through a [`LiveVideo`] handle and
+//! read by the decoding thread as they come (a [`StreamSource`] under lavf's AVIO, without seeking). Consumed
+//! chunks are dropped at once, and the producer waits when `live_buffer_bytes` are buffered ahead of the
+//! decoder, so memory stays bounded however long the stream runs.
+//!
+//! MP4 needs its index (`moov`) before its media data to be read as a stream; [`sniff_mp4`] tells, from the first
+//! box headers, whether a live MP4 has it at the end, so the worker can buffer it or fail it fast
+//! ([`MoovAtEnd`](crate::MoovAtEnd)).
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, Bytes, BytesMut};
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::{Error, Result, TryFeedError, VideoError, VideoRef};
+use crate::feed::{Label, VideoId};
+use crate::ffi::io::{StreamRead, StreamSource};
+use crate::worker::Shared;
+
+/// How often a waiting reader looks at the operator's stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// The most bytes looked at to find where an MP4's `moov` is.
+const SNIFF_LIMIT: usize = 1 << 20;
+
+#[derive(Default)]
+struct State {
+    chunks: VecDeque<Bytes>,
+    /// Bytes in `chunks`.
+    buffered: usize,
+    /// Bytes pushed in all.
+    received: u64,
+    /// The producer called `finish`.
+    finished: bool,
+    /// The producer aborted, with this reason.
+    aborted: Option<String>,
+    /// The decoder will read no more (the video ended, failed, or the operator is gone).
+    closed: bool,
+    /// Why reading failed, for the worker to report instead of FFmpeg's I/O error.
+    failure: Option<Failure>,
+}
+
+/// Why a live read failed.
+#[derive(Debug, Clone)]
+pub(crate) enum Failure {
+    Video(VideoError),
+    /// The operator is shutting down.
+    Shutdown,
+}
+
+/// State shared by a [`LiveVideo`] handle and the decoding thread.
+pub(crate) struct LiveShared {
+    /// The id given when the feed queue admits the video.
+    id: AtomicU64,
+    label: Option<Label>,
+    state: Mutex<State>,
+    /// Signalled when data arrives or the producer finishes or aborts.
+    data: Condvar,
+    /// Signalled when the decoder consumes data or closes.
+    room: Condvar,
+    /// Async producers waiting for room.
+    pushers: Mutex<Vec<Waker>>,
+    max_buffered: usize,
+}
+
+impl LiveShared {
+    pub(crate) fn new(label: Option<Label>, max_buffered: usize) -> Self {
+        Self {
+            id: AtomicU64::new(u64::MAX),
+            label,
+            state: Mutex::new(State::default()),
+            data: Condvar::new(),
+            room: Condvar::new(),
+            pushers: Mutex::new(Vec::new()),
+            max_buffered,
+        }
+    }
+
+    /// Records the id the feed queue gave.
+    pub(crate) fn set_id(&self, id: VideoId) {
+        self.id.store(id.0, Ordering::Release);
+    }
+
+    fn video(&self) -> VideoRef {
+        VideoRef {
+            id: VideoId(self.id.load(Ordering::Acquire)),
+            label: self.label.clone(),
+        }
+    }
+
+    fn wake_pushers(&self) {
+        self.room.notify_all();
+        for w in std::mem::take(&mut *self.pushers.lock()) {
+            w.wake();
+        }
+    }
+
+    /// The decoder reads no more: pushes fail from now on, and buffered chunks are dropped.
+    pub(crate) fn close(&self) {
+        {
+            let mut state = self.state.lock();
+            state.closed = true;
+            state.chunks.clear();
+            state.buffered = 0;
+        }
+        self.wake_pushers();
+    }
+
+    /// The operator was dropped before this video was decoded.
+    pub(crate) fn operator_gone(&self) {
+        self.close();
+    }
+
+    /// Keeps why reading failed and stops taking data (the producer learns at its next push).
+    fn record_failure(state: &mut State, failure: &Failure) {
+        state.failure = Some(failure.clone());
+        state.closed = true;
+        state.chunks.clear();
+        state.buffered = 0;
+    }
+
+    /// Why reading failed, if it did.
+    pub(crate) fn failure(&self) -> Option<Failure> {
+        self.state.lock().failure.clone()
+    }
+
+    /// Tries to queue `chunk`; gives it back when the buffer is full.
+    fn try_push(&self, chunk: Bytes) -> std::result::Result<(), TryFeedError> {
+        let mut state = self.state.lock();
+        if state.closed || state.finished || state.aborted.is_some() {
+            return Err(TryFeedError::Closed(chunk));
+        }
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        // An empty buffer takes any chunk, however large.
+        if state.buffered > 0 && state.buffered + chunk.len() > self.max_buffered {
+            return Err(TryFeedError::Full(chunk));
+        }
+        state.buffered += chunk.len();
+        state.received += chunk.len() as u64;
+        state.chunks.push_back(chunk);
+        drop(state);
+        self.data.notify_all();
+        Ok(())
+    }
+
+    fn ended(&self) -> Error {
+        Error::LiveEnded {
+            video: self.video(),
+        }
+    }
+
+    fn push_blocking(&self, chunk: Bytes) -> Result<()> {
+        let mut chunk = chunk;
+        loop {
+            match self.try_push(chunk) {
+                Ok(()) => return Ok(()),
+                Err(TryFeedError::Full(c)) => {
+                    chunk = c;
+                    let mut state = self.state.lock();
+                    // Re-check under the lock, then wait for the decoder to consume or close.
+                    if !state.closed
+                        && state.buffered > 0
+                        && state.buffered + chunk.len() > self.max_buffered
+                    {
+                        self.room.wait(&mut state);
+                    }
+                }
+                Err(_) => return Err(self.ended()),
+            }
+        }
+    }
+
+    fn end(&self, abort: Option<String>) {
+        {
+            let mut state = self.state.lock();
+            if state.finished || state.aborted.is_some() {
+                return;
+            }
+            match abort {
+                Some(reason) => state.aborted = Some(reason),
+                None => state.finished = true,
+            }
+        }
+        self.data.notify_all();
+    }
+
+    /// Waits until `ready(state)` holds, failing on abort, stall or shutdown. Returns with the lock held.
+    fn wait_until<'a>(
+        &'a self,
+        stop: &Shared,
+        stall_timeout: Duration,
+        mut ready: impl FnMut(&State) -> bool,
+    ) -> std::result::Result<parking_lot::MutexGuard<'a, State>, Failure> {
+        let mut state = self.state.lock();
+        let mut deadline = Instant::now() + stall_timeout;
+        let mut received = state.received;
+        loop {
+            let failure = if stop.stop.load(Ordering::Relaxed) {
+                Some(Failure::Shutdown)
+            } else if let Some(reason) = &state.aborted {
+                Some(Failure::Video(VideoError::LiveAborted {
+                    reason: reason.clone(),
+                    received: state.received,
+                }))
+            } else if ready(&state) {
+                return Ok(state);
+            } else if state.received != received {
+                // Data arrived (but not enough yet): the stall clock restarts.
+                received = state.received;
+                deadline = Instant::now() + stall_timeout;
+                None
+            } else if Instant::now() >= deadline {
+                Some(Failure::Video(VideoError::LiveStalled {
+                    waited: stall_timeout,
+                    received: state.received,
+                }))
+            } else {
+                None
+            };
+            if let Some(failure) = failure {
+                Self::record_failure(&mut state, &failure);
+                drop(state);
+                self.wake_pushers();
+                return Err(failure);
+            }
+            let wait = deadline
+                .saturating_duration_since(Instant::now())
+                .min(STOP_CHECK);
+            self.data.wait_for(&mut state, wait);
+        }
+    }
+
+    /// Looks at the first bytes (waiting for enough of them) to tell whether this is an MP4 with its `moov` at
+    /// the end.
+    pub(crate) fn sniff(
+        &self,
+        stop: &Shared,
+        stall_timeout: Duration,
+    ) -> std::result::Result<Mp4Layout, Failure> {
+        let mut need = 8;
+        loop {
+            let state =
+                self.wait_until(stop, stall_timeout, |s| s.buffered >= need || s.finished)?;
+            let prefix: Vec<u8> = state
+                .chunks
+                .iter()
+                .flat_map(|c| c.iter().copied())
+                .take(need.clamp(64, SNIFF_LIMIT))
+                .collect();
+            let finished = state.finished;
+            drop(state);
+            match sniff_mp4(&prefix) {
+                Sniff::NeedMore(n) if n <= SNIFF_LIMIT.min(self.max_buffered) && !finished => {
+                    need = n;
+                }
+                // Too far in, or the upload ended first: let FFmpeg read it as a stream and decide.
+                Sniff::NeedMore(_) => return Ok(Mp4Layout::Streamable),
+                Sniff::Layout(layout) => return Ok(layout),
+            }
+        }
+    }
+
+    /// Gathers every chunk until the producer finishes (for an MP4 with its `moov` at the end), failing past
+    /// `max_bytes`.
+    pub(crate) fn collect_all(
+        &self,
+        stop: &Shared,
+        stall_timeout: Duration,
+        max_bytes: u64,
+    ) -> std::result::Result<Bytes, Failure> {
+        let mut all = BytesMut::new();
+        loop {
+            let mut state =
+                self.wait_until(stop, stall_timeout, |s| s.buffered > 0 || s.finished)?;
+            let finished = state.finished && state.buffered == 0;
+            let chunks = std::mem::take(&mut state.chunks);
+            state.buffered = 0;
+            if all.len() as u64 + chunks.iter().map(|c| c.len() as u64).sum::<u64>() > max_bytes {
+                let failure = Failure::Video(VideoError::MoovAtEndTooLarge { max_bytes });
+                Self::record_failure(&mut state, &failure);
+                drop(state);
+                self.wake_pushers();
+                return Err(failure);
+            }
+            drop(state);
+            self.wake_pushers();
+            for chunk in chunks {
+                all.extend_from_slice(&chunk);
+            }
+            if finished {
+                return Ok(all.freeze());
+            }
+        }
+    }
+}
+
+/// The decoding thread's end of a live video: lavf reads through it.
+pub(crate) struct LiveReader {
+    live: Arc<LiveShared>,
+    stop: Arc<Shared>,
+    stall_timeout: Duration,
+}
+
+impl LiveReader {
+    pub(crate) fn new(live: Arc<LiveShared>, stop: Arc<Shared>, stall_timeout: Duration) -> Self {
+        Self {
+            live,
+            stop,
+            stall_timeout,
+        }
+    }
+}
+
+impl StreamSource for LiveReader {
+    fn read(&mut self, buf: &mut [u8]) -> StreamRead {
+        let live = &self.live;
+        let Ok(mut state) = live.wait_until(&self.stop, self.stall_timeout, |s| {
+            s.buffered > 0 || s.finished
+        }) else {
+            return StreamRead::Failed;
+        };
+        let Some(front) = state.chunks.front_mut() else {
+            return StreamRead::End;
+        };
+        let n = front.len().min(buf.len());
+        buf[..n].copy_from_slice(&front[..n]);
+        front.advance(n);
+        if front.is_empty() {
+            // The consumed chunk is dropped here.
+            state.chunks.pop_front();
+        }
+        state.buffered -= n;
+        drop(state);
+        live.wake_pushers();
+        StreamRead::Data(n)
+    }
+}
+
+/// Where an MP4's index is, as far as streaming is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mp4Layout {
+    /// Not an MP4, or one with `moov` (or fragments) before the media data: read it as it arrives.
+    Streamable,
+    /// An MP4 whose `mdat` comes before its `moov`.
+    MoovAtEnd,
+}
+
+/// What the first bytes say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sniff {
+    /// This many bytes from the start are needed to tell.
+    NeedMore(usize),
+    Layout(Mp4Layout),
+}
+
+/// Walks the top-level ISO BMFF box headers in `prefix` until a `moov`/`moof` (streamable) or an `mdat`
+/// (index at the end). Anything that does not start like an MP4 is streamable (FFmpeg decides what it is).
+pub(crate) fn sniff_mp4(prefix: &[u8]) -> Sniff {
+    const SKIPPABLE: [&[u8; 4]; 10] = [
+        b"ftyp", b"styp", b"free", b"skip", b"wide", b"pdin", b"sidx", b"uuid", b"prft", b"emsg",
+    ];
+    let mut pos = 0usize;
+    loop {
+        let Some(header) = prefix.get(pos..pos + 8) else {
+            return Sniff::NeedMore(pos + 8);
+        };
+        let size32 = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
+        let kind: &[u8; 4] = header[4..8].try_into().expect("4 bytes");
+        match kind {
+            b"moov" | b"moof" => return Sniff::Layout(Mp4Layout::Streamable),
+            b"mdat" => return Sniff::Layout(Mp4Layout::MoovAtEnd),
+            k if SKIPPABLE.contains(&k) => {}
+            // The first box is not an MP4 box: another container. Later unknown boxes: let FFmpeg decide.
+            _ => return Sniff::Layout(Mp4Layout::Streamable),
+        }
+        let size = match size32 {
+            // The box runs to the end of the file: no moov before the data.
+            0 => return Sniff::Layout(Mp4Layout::Streamable),
+            1 => {
+                let Some(large) = prefix.get(pos + 8..pos + 16) else {
+                    return Sniff::NeedMore(pos + 16);
+                };
+                u64::from_be_bytes(large.try_into().expect("8 bytes"))
+            }
+            n => u64::from(n),
+        };
+        if size < 8 {
+            return Sniff::Layout(Mp4Layout::Streamable);
+        }
+        pos = match usize::try_from(size).ok().and_then(|s| pos.checked_add(s)) {
+            // Boxes this large before any moov or mdat are not worth waiting for: let FFmpeg decide.
+            Some(p) if p <= SNIFF_LIMIT => p,
+            _ => return Sniff::Layout(Mp4Layout::Streamable),
+        };
+    }
+}
+
+/// A producer's handle on one live video: push its chunks as they arrive, then [`finish`](Self::finish) it (or
+/// [`abort`](Self::abort) it). Made by [`VideoInput::feed_live`](crate::VideoInput::feed_live).
+///
+/// The decoder reads chunks as they come, so batches are delivered while the video is still arriving. At most
+/// [`live_buffer_bytes`](crate::Config::live_buffer_bytes) are kept ahead of the decoder: beyond that
+/// [`push`](Self::push) waits, [`try_push`](Self::try_push) hands the chunk back and
+/// [`push_async`](Self::push_async) waits for room. Consumed chunks are dropped at once.
+///
+/// Dropping the handle without calling [`finish`](Self::finish) aborts the video
+/// ([`VideoError::LiveAborted`]): an upload cut short is not mistaken for a complete one.
+///
+/// The operator decodes its videos one after another, so a live video holds back the videos fed after it
+/// until it ends; serve concurrent live streams with one [`VideoInput`](crate::VideoInput) each.
+pub struct LiveVideo {
+    shared: Arc<LiveShared>,
+    ended: bool,
+}
+
+impl LiveVideo {
+    pub(crate) fn new(shared: Arc<LiveShared>) -> Self {
+        Self {
+            shared,
+            ended: false,
+        }
+    }
+
+    /// The video's id (its batches and errors carry it).
+    pub fn id(&self) -> VideoId {
+        VideoId(self.shared.id.load(Ordering::Acquire))
+    }
+
+    /// Bytes pushed so far.
+    pub fn received(&self) -> u64 {
+        self.shared.state.lock().received
+    }
+
+    /// Queues the next chunk, waiting while the live buffer is full. Fails with [`Error::LiveEnded`] when the
+    /// video no longer takes data (it failed, or the operator was dropped). Empty chunks are ignored.
+    pub fn push(&self, chunk: impl Into<Bytes>) -> Result<()> {
+        self.shared.push_blocking(chunk.into())
+    }
+
+    /// Queues the next chunk if there is room now; hands it back otherwise.
+    pub fn try_push(&self, chunk: impl Into<Bytes>) -> std::result::Result<(), TryFeedError> {
+        self.shared.try_push(chunk.into())
+    }
+
+    /// Queues the next chunk, waiting (as a future, without blocking a thread) while the live buffer is full.
+    /// Dropping the future before it completes does not queue the chunk.
+    pub fn push_async(&self, chunk: impl Into<Bytes>) -> PushChunk<'_> {
+        PushChunk {
+            live: self,
+            chunk: Some(chunk.into()),
+        }
+    }
+
+    /// Ends the video normally: the decoder reads the buffered chunks and stops at their end.
+    pub fn finish(mut self) {
+        self.ended = true;
+        self.shared.end(None);
+    }
+
+    /// Ends the video as failed: it fails with [`VideoError::LiveAborted`] carrying `reason`, after the batches
+    /// decoded so far. Other videos are not affected.
+    pub fn abort(mut self, reason: impl Into<String>) {
+        self.ended = true;
+        self.shared.end(Some(reason.into()));
+    }
+}
+
+impl Drop for LiveVideo {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.shared.end(Some(
+                "the LiveVideo handle was dropped before finish()".into(),
+            ));
+        }
+    }
+}
+
+impl std::fmt::Debug for LiveVideo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveVideo")
+            .field("video", &self.shared.video())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future of [`LiveVideo::push_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct PushChunk<'a> {
+    live: &'a LiveVideo,
+    chunk: Option<Bytes>,
+}
+
+impl Future for PushChunk<'_> {
+    type Output = Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let shared = &self.live.shared;
+        let Some(chunk) = self.chunk.take() else {
+            return Poll::Ready(Ok(()));
+        };
+        let chunk = match shared.try_push(chunk) {
+            Ok(()) => return Poll::Ready(Ok(())),
+            Err(TryFeedError::Full(chunk)) => chunk,
+            Err(_) => return Poll::Ready(Err(shared.ended())),
+        };
+        {
+            let mut pushers = shared.pushers.lock();
+            if !pushers.iter().any(|w| w.will_wake(cx.waker())) {
+                pushers.push(cx.waker().clone());
+            }
+        }
+        // Room made between the attempt and the registration is not missed.
+        match shared.try_push(chunk) {
+            Ok(()) => Poll::Ready(Ok(())),
+            Err(TryFeedError::Full(chunk)) => {
+                self.chunk = Some(chunk);
+                Poll::Pending
+            }
+            Err(_) => Poll::Ready(Err(shared.ended())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bx(kind: &[u8; 4], len: u32) -> Vec<u8> {
+        let mut v = len.to_be_bytes().to_vec();
+        v.extend_from_slice(kind);
+        v.resize(len as usize, 0);
+        v
+    }
+
+    #[test]
+    fn faststart_and_fragmented_mp4_are_streamable() {
+        let mut faststart = bx(b"ftyp", 32);
+        faststart.extend(bx(b"moov", 100));
+        assert_eq!(sniff_mp4(&faststart), Sniff::Layout(Mp4Layout::Streamable));
+        let mut fragmented = bx(b"ftyp", 24);
+        fragmented.extend(bx(b"free", 8));
+        fragmented.extend(bx(b"moof", 50));
+        assert_eq!(sniff_mp4(&fragmented), Sniff::Layout(Mp4Layout::Streamable));
+    }
+
+    #[test]
+    fn mdat_before_moov_is_moov_at_end() {
+        let mut file = bx(b"ftyp", 32);
+        file.extend(bx(b"free", 8));
+        file.extend(bx(b"mdat", 8));
+        assert_eq!(sniff_mp4(&file), Sniff::Layout(Mp4Layout::MoovAtEnd));
+        // A 64-bit mdat size is read through.
+        let mut wide = bx(b"ftyp", 16);
+        wide.extend_from_slice(&1u32.to_be_bytes());
+        wide.extend_from_slice(b"mdat");
+        wide.extend_from_slice(&(1u64 << 33).to_be_bytes());
+        assert_eq!(sniff_mp4(&wide), Sniff::Layout(Mp4Layout::MoovAtEnd));
+    }
+
+    #[test]
+    fn needs_the_next_box_header() {
+        let file = bx(b"ftyp", 32);
+        assert_eq!(sniff_mp4(&file[..5]), Sniff::NeedMore(8));
+        assert_eq!(sniff_mp4(&file), Sniff::NeedMore(40));
+    }
+
+    #[test]
+    fn other_containers_are_streamable() {
+        let ts = [0x47u8, 0x40, 0x00, 0x10, 0, 0, 0, 0, 0, 0];
+        assert_eq!(sniff_mp4(&ts), Sniff::Layout(Mp4Layout::Streamable));
+        let mkv = [0x1Au8, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81];
+        assert_eq!(sniff_mp4(&mkv), Sniff::Layout(Mp4Layout::Streamable));
+        let annexb = [0u8, 0, 0, 1, 0x67, 0x64, 0, 0x1f];
+        assert_eq!(sniff_mp4(&annexb), Sniff::Layout(Mp4Layout::Streamable));
+    }
+
+    #[test]
+    fn absurd_sizes_do_not_overflow() {
+        let mut file = Vec::new();
+        file.extend_from_slice(&1u32.to_be_bytes());
+        file.extend_from_slice(b"ftyp");
+        file.extend_from_slice(&u64::MAX.to_be_bytes());
+        assert_eq!(sniff_mp4(&file), Sniff::Layout(Mp4Layout::Streamable));
+    }
+}
