@@ -66,6 +66,8 @@ mod input;
 mod live;
 mod outline;
 mod pool;
+#[cfg(feature = "json")]
+pub mod report;
 mod worker;
 
 pub use batch::{Batch, Frame, Sequence, CHANNELS};

@@ -8,7 +8,7 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -179,7 +179,8 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
     let config = Config::new(args.sequence_length, args.batch_size)
         .last_sequence_policy(policy)
         .decoder_threads(args.threads)
-        .prefetch_batches(args.prefetch);
+        .prefetch_batches(args.prefetch)
+        .max_queued(1, usize::MAX);
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
     let mut raw_out = match &args.raw_out {
         Some(path) => {
@@ -196,15 +197,13 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
     };
     let video_count = sources.len() as u64;
 
-    // Files are read one at a time, at most two ahead of decoding, so memory holds few encoded videos.
+    // Files are read one at a time, at most two ahead of decoding (one decoding, one in the feed queue, whose
+    // limit makes `feed` wait), so memory holds few encoded videos.
     let feeder = {
         let input = input.clone();
         std::thread::spawn(move || {
             let mut unreadable = Vec::new();
             for source in sources {
-                while input.queued_videos() >= 2 {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
                 let label = source.label();
                 let fed = match &source {
                     Source::Sample => input.feed_with_label(framefeed::SAMPLE_MP4, label.clone()),
@@ -268,7 +267,9 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
                 if !progress.is_hidden() {
                     progress.println(format!("error: {video}: {error}"));
                 }
-                totals.errors.push(json!({"video": video.id.0, "label": video.label.map(|l| l.to_string()), "error": error.to_string()}));
+                totals
+                    .errors
+                    .push(framefeed::report::video_error_json(&video, &error));
             }
             Err(e) => return Err(e.to_string()),
         }
@@ -339,31 +340,20 @@ fn peak_rss_mib() -> Option<f64> {
 }
 
 fn batch_json(batch: &Batch, md5: bool) -> Value {
-    let sequences: Vec<Value> = batch
-        .sequences()
-        .iter()
-        .map(|seq| {
-            let mut s = json!({
-                "shape": seq.shape(),
-                "valid_frames": seq.valid_frames(),
-                "first_frame": seq.first_frame(),
-                "pts": seq.pts(),
-            });
-            if md5 {
-                let sums: Vec<String> = seq
-                    .frames()
-                    .map(|f| format!("{:x}", Md5::digest(f.data())))
-                    .collect();
-                s["md5"] = json!(sums);
-            }
-            s
-        })
-        .collect();
-    json!({
-        "video": batch.video_id().0,
-        "label": batch.label().map(|l| l.to_string()),
-        "batch": batch.index(),
-        "last": batch.is_last(),
-        "sequences": sequences,
-    })
+    let mut line = framefeed::report::batch_json(batch);
+    if md5 {
+        for (seq, value) in batch.sequences().iter().zip(
+            line["sequences"]
+                .as_array_mut()
+                .expect("sequences array")
+                .iter_mut(),
+        ) {
+            let sums: Vec<String> = seq
+                .frames()
+                .map(|f| format!("{:x}", Md5::digest(f.data())))
+                .collect();
+            value["md5"] = json!(sums);
+        }
+    }
+    line
 }

@@ -1,0 +1,59 @@
+//! Batches and errors as JSON objects: one shape for the CLI's `--json` lines and the ingest server's response
+//! lines (feature `json`).
+
+use serde_json::{json, Value};
+
+use crate::batch::Batch;
+use crate::error::{Error, VideoError, VideoRef};
+
+/// A batch as a JSON object: `video`, `label`, `batch` (index within the video), `last`, and `sequences`, each
+/// with `shape` (F,H,W,C), `valid_frames`, `first_frame` and `pts` (seconds, per real frame).
+///
+/// ```
+/// use framefeed::{Config, VideoInput};
+/// let input = VideoInput::new(Config::new(30, 1))?;
+/// input.feed(framefeed::SAMPLE_MP4)?;
+/// input.close();
+/// let line = framefeed::report::batch_json(&input.next_batch()?.unwrap());
+/// assert_eq!(line["sequences"][0]["shape"], serde_json::json!([30, 240, 320, 3]));
+/// # Ok::<(), framefeed::Error>(())
+/// ```
+pub fn batch_json(batch: &Batch) -> Value {
+    let sequences: Vec<Value> = batch
+        .sequences()
+        .iter()
+        .map(|seq| {
+            json!({
+                "shape": seq.shape(),
+                "valid_frames": seq.valid_frames(),
+                "first_frame": seq.first_frame(),
+                "pts": seq.pts(),
+            })
+        })
+        .collect();
+    json!({
+        "video": batch.video_id().0,
+        "label": batch.label().map(|l| l.to_string()),
+        "batch": batch.index(),
+        "last": batch.is_last(),
+        "sequences": sequences,
+    })
+}
+
+/// One video's failure as a JSON object: `video`, `label`, `error` (the message).
+pub fn video_error_json(video: &VideoRef, error: &VideoError) -> Value {
+    json!({
+        "video": video.id.0,
+        "label": video.label.as_ref().map(|l| l.to_string()),
+        "error": error.to_string(),
+    })
+}
+
+/// Any error as a JSON object: a video's failure as in [`video_error_json`], anything else with a `null`
+/// video.
+pub fn error_json(error: &Error) -> Value {
+    match error {
+        Error::Video { video, error } => video_error_json(video, error),
+        other => json!({"video": null, "label": null, "error": other.to_string()}),
+    }
+}

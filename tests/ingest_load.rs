@@ -1,0 +1,467 @@
+//! The ingest server example under load, on loopback only: 16 concurrent chunked uploads of different files,
+//! every frame of every upload accounted for (against framefeed's own whole-buffer decode), no errors, while a
+//! stalled upload stays open beside them without holding them up; then the limits (400, 413, 429, 503), the
+//! stall timeout, malformed bodies and shutdown. Every wait is bounded, so the test stops by itself.
+
+#[macro_use]
+mod common;
+
+#[path = "../examples/ingest_server/service.rs"]
+#[allow(dead_code)]
+mod service;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::{decode_all, read_fixture};
+use framefeed::Config;
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// Every fixture made by `tests/fixtures/make.sh` that holds frames: 16 different files and containers.
+const FILES: [&str; 16] = [
+    "h264.ts",
+    "h264_live.ts",
+    "h264_fragmented.mp4",
+    "h264.mp4",
+    "h264_moov_at_end.mp4",
+    "h264_bt709.mp4",
+    "h264.mov",
+    "h264.mkv",
+    "h264.h264",
+    "hevc.hevc",
+    "hevc_10bit.mp4",
+    "vp8.webm",
+    "vp9.webm",
+    "vp9_odd_35x19.webm",
+    "av1.mkv",
+    "mpeg4.avi",
+];
+
+/// Every wait in this file is bounded by this.
+const BOUND: Duration = Duration::from_secs(120);
+
+async fn start(limits: service::Limits) -> (SocketAddr, Arc<service::Service>) {
+    let service = service::Service::new(limits);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = service::app(service.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, service)
+}
+
+/// An upload in progress: its chunks are sent by a task; `finish` (or dropping the sender) ends the body.
+struct Upload {
+    response: tokio::task::JoinHandle<(StatusCode, Vec<Value>)>,
+}
+
+/// Starts a chunked POST from `from` (a loopback address) with `chunks` sent `pause` apart. With `hold`, the
+/// body is kept open after the chunks until `hold` is dropped or fired (a stalled client).
+async fn upload(
+    addr: SocketAddr,
+    from: &str,
+    query: &str,
+    chunks: Vec<Bytes>,
+    pause: Duration,
+    hold: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> Upload {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let stream = socket.connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(2);
+    tokio::spawn(async move {
+        for chunk in chunks {
+            if tx.send(Ok(Frame::data(chunk))).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(pause).await;
+        }
+        if let Some(hold) = hold {
+            let _ = hold.await;
+        }
+    });
+    let body = StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|frame| (frame, rx))
+    }));
+    let request = Request::post(format!("http://{addr}/videos?{query}"))
+        .header(hyper::header::HOST, addr.to_string())
+        .body(body)
+        .unwrap();
+    let response = tokio::spawn(async move {
+        let response = sender.send_request(request).await.unwrap();
+        let status = response.status();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let lines = body
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).expect("each line is JSON"))
+            .collect();
+        (status, lines)
+    });
+    Upload { response }
+}
+
+fn chunks_of(data: &[u8], size: usize) -> Vec<Bytes> {
+    data.chunks(size).map(Bytes::copy_from_slice).collect()
+}
+
+async fn get(addr: SocketAddr, path: &str) -> (StatusCode, String) {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let request = Request::get(format!("http://{addr}{path}"))
+        .header(hyper::header::HOST, addr.to_string())
+        .body(http_body_util::Empty::<Bytes>::new())
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8(body.to_vec()).unwrap())
+}
+
+/// (frames, batches, first frames of the sequences) of a response's batch lines.
+fn account(lines: &[Value]) -> (u64, u64, Vec<u64>) {
+    let batches: Vec<&Value> = lines.iter().filter(|l| l.get("batch").is_some()).collect();
+    let frames = batches
+        .iter()
+        .flat_map(|b| b["sequences"].as_array().unwrap())
+        .map(|s| s["valid_frames"].as_u64().unwrap())
+        .sum();
+    let firsts = batches
+        .iter()
+        .flat_map(|b| b["sequences"].as_array().unwrap())
+        .map(|s| s["first_frame"].as_u64().unwrap())
+        .collect();
+    (frames, batches.len() as u64, firsts)
+}
+
+fn metric(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} missing from:\n{text}"))
+        .parse()
+        .unwrap()
+}
+
+async fn sixteen_concurrent_uploads_beside_a_stalled_one() {
+    let limits = service::Limits {
+        max_streams_per_client: 32,
+        ..service::Limits::default()
+    };
+    let (addr, _service) = start(limits).await;
+    let query = "sequence_length=4&batch_size=2&policy=pad";
+
+    // A client that sends 3 KB of a stream and then nothing, keeping its connection open.
+    let (release_stalled, hold) = tokio::sync::oneshot::channel();
+    let stalled_data = read_fixture("h264_live.ts");
+    let stalled = upload(
+        addr,
+        "127.0.0.1",
+        query,
+        chunks_of(&stalled_data[..3008], 1504),
+        Duration::ZERO,
+        Some(hold),
+    )
+    .await;
+
+    let mut uploads = Vec::new();
+    for name in FILES {
+        let data = read_fixture(name);
+        let up = upload(
+            addr,
+            "127.0.0.1",
+            query,
+            chunks_of(&data, 2048),
+            Duration::from_millis(2),
+            None,
+        )
+        .await;
+        uploads.push((name, data, up));
+    }
+    let mut total_frames = 0;
+    for (name, data, up) in uploads {
+        let (status, lines) = tokio::time::timeout(BOUND, up.response)
+            .await
+            .unwrap_or_else(|_| panic!("{name}: no complete response"))
+            .unwrap();
+        assert_eq!(status, StatusCode::OK, "{name}");
+        let summary = &lines.last().unwrap()["summary"];
+        assert_eq!(
+            summary["errors"],
+            serde_json::json!([]),
+            "{name}: {lines:?}"
+        );
+        // The reference: framefeed's own decode of the whole file with the same batching.
+        let reference: Vec<framefeed::Batch> = decode_all(
+            Config::new(4, 2).last_sequence_policy(framefeed::LastSequencePolicy::Pad),
+            vec![data],
+        )
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+        let ref_frames: usize = reference.iter().map(|b| b.valid_frames()).sum();
+        let ref_firsts: Vec<u64> = reference
+            .iter()
+            .flat_map(|b| b.sequences())
+            .map(|s| s.first_frame())
+            .collect();
+        let (frames, batches, firsts) = account(&lines);
+        assert_eq!(frames, ref_frames as u64, "{name}: frames");
+        assert_eq!(batches, reference.len() as u64, "{name}: batches");
+        assert_eq!(firsts, ref_firsts, "{name}: sequences in order");
+        assert_eq!(summary["frames"].as_u64(), Some(frames), "{name}");
+        assert_eq!(summary["batches"].as_u64(), Some(batches), "{name}");
+        total_frames += frames;
+    }
+    assert_eq!(total_frames, 15 * 23 + 100);
+    // All 16 finished while the stalled upload is still open and undecided.
+    assert!(
+        !stalled.response.is_finished(),
+        "the stalled upload should still be waiting"
+    );
+    let (_, metrics) = get(addr, "/metrics").await;
+    assert_eq!(metric(&metrics, "framefeed_streams_active"), 1);
+    assert_eq!(metric(&metrics, "framefeed_frames_total"), total_frames);
+    assert_eq!(metric(&metrics, "framefeed_errors_total"), 0);
+    // The stalled client gives up: its slot is freed.
+    drop(release_stalled);
+    stalled.response.abort();
+    for _ in 0..200 {
+        let (_, metrics) = get(addr, "/metrics").await;
+        if metric(&metrics, "framefeed_streams_active") == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the stalled upload's slot was not freed");
+}
+
+async fn a_stalled_upload_fails_alone_with_a_clear_error() {
+    let (addr, _service) = start(service::Limits {
+        stall_timeout: Duration::from_millis(300),
+        ..service::Limits::default()
+    })
+    .await;
+    let data = read_fixture("h264_live.ts");
+    let (_keep_open, hold) = tokio::sync::oneshot::channel::<()>();
+    let stalled = upload(
+        addr,
+        "127.0.0.1",
+        "sequence_length=4",
+        chunks_of(&data[..40_000], 4000),
+        Duration::ZERO,
+        Some(hold),
+    )
+    .await;
+    let good = upload(
+        addr,
+        "127.0.0.1",
+        "sequence_length=4",
+        chunks_of(&read_fixture("h264.mkv"), 1000),
+        Duration::ZERO,
+        None,
+    )
+    .await;
+    let (status, lines) = tokio::time::timeout(BOUND, stalled.response)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let (frames, _, _) = account(&lines);
+    assert!(frames > 0, "frames decoded before the stall are delivered");
+    let error = lines
+        .iter()
+        .find_map(|l| l.get("error"))
+        .expect("an error line");
+    assert!(
+        error["error"].as_str().unwrap().contains("stalled"),
+        "{error}"
+    );
+    let (_, good_lines) = tokio::time::timeout(BOUND, good.response)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(account(&good_lines).0, 23);
+}
+
+async fn malformed_bodies_get_an_error_line_and_a_summary() {
+    let (addr, _service) = start(service::Limits::default()).await;
+    for body in [
+        &b"this is not a video"[..],
+        &b""[..],
+        &read_fixture("h264.mp4")[..3000],
+    ] {
+        let up = upload(
+            addr,
+            "127.0.0.1",
+            "sequence_length=4",
+            chunks_of(body, 1000),
+            Duration::ZERO,
+            None,
+        )
+        .await;
+        let (status, lines) = tokio::time::timeout(BOUND, up.response)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(status, StatusCode::OK);
+        let error = lines
+            .iter()
+            .find_map(|l| l.get("error"))
+            .unwrap_or_else(|| panic!("no error line in {lines:?}"));
+        assert_eq!(error["label"], "upload");
+        let summary = &lines.last().unwrap()["summary"];
+        assert_eq!(summary["errors"].as_array().unwrap().len(), 1);
+    }
+}
+
+async fn limits_are_answered_with_400_413_429_and_503() {
+    let (addr, service) = start(service::Limits {
+        max_streams: 2,
+        max_streams_per_client: 1,
+        max_body_bytes: 50_000,
+        ..service::Limits::default()
+    })
+    .await;
+    let data = read_fixture("h264_live.ts"); // 81968 bytes
+    let status_of = |up: Upload| async move {
+        let (status, lines) = tokio::time::timeout(BOUND, up.response)
+            .await
+            .unwrap()
+            .unwrap();
+        (status, lines)
+    };
+
+    // 400: a bad query names what is wrong.
+    let up = upload(
+        addr,
+        "127.0.0.1",
+        "sequence_length=0",
+        vec![],
+        Duration::ZERO,
+        None,
+    )
+    .await;
+    let (status, lines) = status_of(up).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(lines[0]["error"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("sequence_length is 0"));
+
+    // A chunked body growing past the limit is cut with an error line.
+    let up = upload(
+        addr,
+        "127.0.0.1",
+        "sequence_length=4",
+        chunks_of(&data, 8192),
+        Duration::ZERO,
+        None,
+    )
+    .await;
+    let (status, lines) = status_of(up).await;
+    assert_eq!(status, StatusCode::OK);
+    let error = lines
+        .iter()
+        .find_map(|l| l.get("error"))
+        .expect("an error line");
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .contains("limit of 50000 bytes"),
+        "{error}"
+    );
+
+    // 413: a declared length over the limit.
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let request = Request::post(format!("http://{addr}/videos"))
+        .header(hyper::header::HOST, addr.to_string())
+        .body(http_body_util::Full::new(Bytes::from(data.clone())))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+
+    // 429: a second upload from a client that already has one open.
+    let (_keep1, hold1) = tokio::sync::oneshot::channel::<()>();
+    let open1 = upload(
+        addr,
+        "127.0.0.1",
+        "",
+        chunks_of(&data[..1000], 1000),
+        Duration::ZERO,
+        Some(hold1),
+    )
+    .await;
+    wait_for_active(addr, 1).await;
+    let up = upload(addr, "127.0.0.1", "", vec![], Duration::ZERO, None).await;
+    let (status, _) = status_of(up).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+
+    // 503: the server-wide limit, reached from a second client address.
+    let (_keep2, hold2) = tokio::sync::oneshot::channel::<()>();
+    let open2 = upload(
+        addr,
+        "127.0.0.2",
+        "",
+        chunks_of(&data[..1000], 1000),
+        Duration::ZERO,
+        Some(hold2),
+    )
+    .await;
+    wait_for_active(addr, 2).await;
+    let up = upload(addr, "127.0.0.3", "", vec![], Duration::ZERO, None).await;
+    let (status, _) = status_of(up).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+
+    // Shutting down: health says so and new uploads get 503.
+    service.begin_shutdown();
+    let (status, body) = get(addr, "/health").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let (_, metrics) = get(addr, "/metrics").await;
+    assert!(
+        metrics.contains("framefeed_requests_rejected_total{status=\"429\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("framefeed_requests_rejected_total{status=\"413\"} 1"),
+        "{metrics}"
+    );
+    open1.response.abort();
+    open2.response.abort();
+}
+
+async fn wait_for_active(addr: SocketAddr, n: u64) {
+    for _ in 0..400 {
+        let (_, metrics) = get(addr, "/metrics").await;
+        if metric(&metrics, "framefeed_streams_active") == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("never {n} active uploads");
+}
+
+on_both_runtimes!(
+    sixteen_concurrent_uploads_beside_a_stalled_one,
+    a_stalled_upload_fails_alone_with_a_clear_error,
+    malformed_bodies_get_an_error_line_and_a_summary,
+    limits_are_answered_with_400_413_429_and_503
+);
