@@ -2,8 +2,10 @@
 //! sequences are cut at `sequence_length` frames, batches at `max_batch_size` sequences, at the end of the
 //! stream (the last sequence follows the policy) and at a resolution change.
 //!
-//! A full batch is held back until the next frame arrives or the stream ends, so that it can be marked as the
-//! video's last one without knowing the frame count in advance.
+//! By default a full batch is held back until the next frame arrives or the stream ends, so that it can be
+//! marked as the video's last one without knowing the frame count in advance. In eager mode (live, low
+//! latency) it is emitted at once, and the end of a video whose last batch was already full is reported by
+//! [`Finished::AlreadyDelivered`].
 
 use crate::batch::{Batch, SequenceMeta, CHANNELS};
 use crate::config::LastSequencePolicy;
@@ -26,6 +28,17 @@ impl Building {
     }
 }
 
+/// How a video's assembly ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finished {
+    /// The last batch was emitted, marked last.
+    LastEmitted,
+    /// Every batch was already emitted (eager mode), none marked last.
+    AlreadyDelivered,
+    /// The video gave no frame.
+    NoFrames,
+}
+
 /// Assembles one video's frames into batches.
 pub(crate) struct Assembler {
     sequence_length: usize,
@@ -36,6 +49,8 @@ pub(crate) struct Assembler {
     building: Option<Building>,
     /// A full batch waiting to learn whether it is the last.
     held: Option<Batch>,
+    /// Emit full batches at once instead of holding them.
+    eager: bool,
     next_batch_index: u64,
     frames: u64,
 }
@@ -56,9 +71,16 @@ impl Assembler {
             video,
             building: None,
             held: None,
+            eager: false,
             next_batch_index: 0,
             frames: 0,
         }
+    }
+
+    /// Emit full batches as soon as they are full (they are then never marked last).
+    pub(crate) fn eager(mut self, eager: bool) -> Self {
+        self.eager = eager;
+        self
     }
 
     /// Frames received so far.
@@ -120,17 +142,23 @@ impl Assembler {
         let sequence_full = seq.frames == self.sequence_length;
         self.frames += 1;
         if sequence_full && b.sequences.len() == self.max_batch_size {
-            self.held = self.finish_building(false);
+            let batch = self.finish_building(false);
+            if self.eager {
+                if let Some(batch) = batch {
+                    emit(batch)?;
+                }
+            } else {
+                self.held = batch;
+            }
         }
         Ok(())
     }
 
-    /// Ends the video: emits what is held or being built, as the last batch. Returns false when the video
-    /// gave no frame at all (nothing was emitted).
+    /// Ends the video: emits what is held or being built, as the last batch.
     pub(crate) fn finish<E>(
         &mut self,
         emit: &mut impl FnMut(Batch) -> Result<(), E>,
-    ) -> Result<bool, E> {
+    ) -> Result<Finished, E> {
         let last = match self.held.take() {
             Some(mut batch) => {
                 batch.last = true;
@@ -139,8 +167,9 @@ impl Assembler {
             None => self.finish_building(true),
         };
         match last {
-            Some(batch) => emit(batch).map(|()| true),
-            None => Ok(false),
+            Some(batch) => emit(batch).map(|()| Finished::LastEmitted),
+            None if self.frames > 0 => Ok(Finished::AlreadyDelivered),
+            None => Ok(Finished::NoFrames),
         }
     }
 
@@ -191,11 +220,23 @@ mod tests {
         policy: LastSequencePolicy,
         pool: &BufferPool,
     ) -> Vec<Batch> {
+        run_mode(frames, l, b, policy, pool, false).0
+    }
+
+    /// Assembles the frames, holding full batches or not (`eager`); also returns how it finished.
+    fn run_mode(
+        frames: &[(usize, usize)],
+        l: usize,
+        b: usize,
+        policy: LastSequencePolicy,
+        pool: &BufferPool,
+        eager: bool,
+    ) -> (Vec<Batch>, Finished) {
         let video = VideoRef {
             id: VideoId(0),
             label: None,
         };
-        let mut asm = Assembler::new(l, b, policy, pool.clone(), video);
+        let mut asm = Assembler::new(l, b, policy, pool.clone(), video).eager(eager);
         let mut out = Vec::new();
         let mut emit = |batch: Batch| -> Result<(), ()> {
             out.push(batch);
@@ -215,9 +256,9 @@ mod tests {
             )
             .unwrap();
         }
-        let any = asm.finish(&mut emit).unwrap();
-        assert_eq!(any, !frames.is_empty());
-        out
+        let finished = asm.finish(&mut emit).unwrap();
+        assert_eq!(finished == Finished::NoFrames, frames.is_empty());
+        (out, finished)
     }
 
     fn check_video(batches: &[Batch], n: usize, l: usize, b: usize, policy: LastSequencePolicy) {
@@ -359,6 +400,23 @@ mod tests {
             let policy = if pad { LastSequencePolicy::Pad } else { LastSequencePolicy::Partial };
             let batches = run(&vec![(3, 2); n], l, b, policy, &BufferPool::new(4));
             check_video(&batches, n, l, b, policy);
+        }
+
+        #[test]
+        fn eager_delivery_gives_the_same_batches_and_marks_only_short_last_ones(n in 1usize..120, l in 1usize..8, b in 1usize..5, pad: bool) {
+            let policy = if pad { LastSequencePolicy::Pad } else { LastSequencePolicy::Partial };
+            let (held, _) = run_mode(&vec![(3, 2); n], l, b, policy, &BufferPool::new(4), false);
+            let (eager, finished) = run_mode(&vec![(3, 2); n], l, b, policy, &BufferPool::new(4), true);
+            prop_assert_eq!(held.len(), eager.len());
+            for (h, e) in held.iter().zip(&eager) {
+                prop_assert_eq!(h.data(), e.data());
+                prop_assert_eq!(h.index(), e.index());
+            }
+            let full_last = n % (l * b) == 0;
+            prop_assert_eq!(eager.last().unwrap().is_last(), !full_last);
+            prop_assert!(eager[..eager.len() - 1].iter().all(|x| !x.is_last()));
+            let expected = if full_last { Finished::AlreadyDelivered } else { Finished::LastEmitted };
+            prop_assert_eq!(finished, expected);
         }
     }
 }

@@ -79,6 +79,7 @@ pub struct Config {
     pub(crate) live_buffer_bytes: usize,
     pub(crate) stall_timeout: Duration,
     pub(crate) moov_at_end: MoovAtEnd,
+    pub(crate) hold_last_batch: bool,
 }
 
 /// Limits on the configuration, named in the validation messages.
@@ -131,7 +132,18 @@ impl Config {
             live_buffer_bytes: 8 << 20,
             stall_timeout: Duration::from_secs(30),
             moov_at_end: MoovAtEnd::default(),
+            hold_last_batch: true,
         }
+    }
+
+    /// `true` (default): a full batch is held until the next frame is decoded or the video ends, so
+    /// [`Batch::is_last`](crate::Batch::is_last) is always exact. `false`: a full batch is delivered as soon as
+    /// its last frame is decoded, one frame interval sooner (for live streams); then a video whose last batch
+    /// is full has no batch marked last: its end shows as the next poll returning the next video's batch (or
+    /// `Ok(None)` after close). A short last batch is still marked last.
+    pub fn hold_last_batch(mut self, hold: bool) -> Self {
+        self.hold_last_batch = hold;
+        self
     }
 
     /// Bounds the feed queue (videos fed but not yet taken by the decoder): at most `max_videos` videos and
@@ -166,11 +178,13 @@ impl Config {
     }
 
     /// The low-latency preset for live videos: slice threading only, a 64 KiB probe, no analysis beyond the
-    /// first packets and no frame-rate probing.
+    /// first packets and no frame-rate probing, and full batches delivered at once
+    /// ([`hold_last_batch(false)`](Self::hold_last_batch)).
     pub fn low_latency(self) -> Self {
         self.threading(Threading::Slice)
             .probe_size(64 * 1024)
             .analyze_duration(Duration::ZERO)
+            .hold_last_batch(false)
     }
 
     /// Bytes of a [live video](crate::LiveVideo) buffered ahead of the decoder; when full,

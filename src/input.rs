@@ -247,28 +247,39 @@ impl VideoInput {
     /// A video that fails gives its batches decoded so far, then one `Err(Error::Video { .. })`; the next
     /// poll goes on with the next video.
     pub fn next_batch(&self) -> Result<Option<Batch>> {
-        if !self.config.blocking && !self.work_pending() {
-            return match self.out.try_recv() {
-                Ok(item) => self.take(item),
-                Err(_) if self.is_closed() => Ok(None),
-                Err(_) => Err(Error::NoData),
+        loop {
+            let item = if !self.config.blocking && !self.work_pending() {
+                match self.out.try_recv() {
+                    Ok(item) => item,
+                    Err(_) if self.is_closed() => return Ok(None),
+                    Err(_) => return Err(Error::NoData),
+                }
+            } else {
+                match self.out.recv() {
+                    Ok(item) => item,
+                    Err(_) => return self.disconnected(),
+                }
             };
-        }
-        match self.out.recv() {
-            Ok(item) => self.take(item),
-            Err(_) => self.disconnected(),
+            if let Some(result) = self.take(item) {
+                return result;
+            }
         }
     }
 
     /// The next batch if one is ready now; never waits. `Ok(None)` after close and the last batch;
     /// [`Error::NotReady`] while videos are still decoding; [`Error::NoData`] when nothing is fed.
     pub fn try_next_batch(&self) -> Result<Option<Batch>> {
-        match self.out.try_recv() {
-            Ok(item) => self.take(item),
-            Err(TryRecvError::Disconnected) => self.disconnected(),
-            Err(TryRecvError::Empty) if self.work_pending() => Err(Error::NotReady),
-            Err(TryRecvError::Empty) if self.is_closed() => Ok(None),
-            Err(TryRecvError::Empty) => Err(Error::NoData),
+        loop {
+            let item = match self.out.try_recv() {
+                Ok(item) => item,
+                Err(TryRecvError::Disconnected) => return self.disconnected(),
+                Err(TryRecvError::Empty) if self.work_pending() => return Err(Error::NotReady),
+                Err(TryRecvError::Empty) if self.is_closed() => return Ok(None),
+                Err(TryRecvError::Empty) => return Err(Error::NoData),
+            };
+            if let Some(result) = self.take(item) {
+                return result;
+            }
         }
     }
 
@@ -276,10 +287,15 @@ impl VideoInput {
     /// batch came in time.
     pub fn next_batch_timeout(&self, timeout: Duration) -> Result<Option<Batch>> {
         let deadline = Instant::now() + timeout;
-        match self.out.recv_deadline(deadline) {
-            Ok(item) => self.take(item),
-            Err(RecvTimeoutError::Disconnected) => self.disconnected(),
-            Err(RecvTimeoutError::Timeout) => Err(Error::Timeout(timeout)),
+        loop {
+            let item = match self.out.recv_deadline(deadline) {
+                Ok(item) => item,
+                Err(RecvTimeoutError::Disconnected) => return self.disconnected(),
+                Err(RecvTimeoutError::Timeout) => return Err(Error::Timeout(timeout)),
+            };
+            if let Some(result) = self.take(item) {
+                return result;
+            }
         }
     }
 
@@ -318,9 +334,14 @@ impl VideoInput {
     /// One async poll: a message if there is one, the end if there is none to come, else `Pending` with the
     /// task registered for a wake-up.
     fn poll_next_batch(&self, cx: &mut Context<'_>) -> Poll<Result<Option<Batch>>> {
-        for attempt in 0..2 {
+        let mut attempt = 0;
+        while attempt < 2 {
             match self.out.try_recv() {
-                Ok(item) => return Poll::Ready(self.take(item)),
+                Ok(item) => match self.take(item) {
+                    Some(result) => return Poll::Ready(result),
+                    // An end-of-video marker: look again.
+                    None => continue,
+                },
                 Err(TryRecvError::Disconnected) => return Poll::Ready(self.disconnected()),
                 Err(TryRecvError::Empty) if self.is_closed() && !self.work_pending() => {
                     return Poll::Ready(Ok(None))
@@ -331,6 +352,7 @@ impl VideoInput {
                 }
                 Err(TryRecvError::Empty) => {}
             }
+            attempt += 1;
         }
         Poll::Pending
     }
@@ -340,12 +362,13 @@ impl VideoInput {
         self.queued_videos() > 0
     }
 
-    fn take(&self, item: Item) -> Result<Option<Batch>> {
+    /// Accounts for a message; `None` for an end-of-video marker (nothing to return: poll again).
+    fn take(&self, item: Item) -> Option<Result<Option<Batch>>> {
         if item.ends_video {
             self.finished.fetch_add(1, Ordering::AcqRel);
         }
         self.depleted.store(item.ends_video, Ordering::Release);
-        item.result.map(Some)
+        item.result.map(|r| r.map(Some))
     }
 
     /// The thread has ended: normally only after close, once everything was delivered.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use crossbeam_channel::Sender;
 
-use crate::assemble::Assembler;
+use crate::assemble::{Assembler, Finished};
 use crate::batch::Batch;
 use crate::config::Config;
 use crate::config::MoovAtEnd;
@@ -24,7 +24,9 @@ use crate::pool::BufferPool;
 
 /// One message of the output channel.
 pub(crate) struct Item {
-    pub(crate) result: Result<Batch, Error>,
+    /// A batch or an error; `None` only marks the end of a video whose batches were all delivered already
+    /// (eager delivery), and is never shown to the caller.
+    pub(crate) result: Option<Result<Batch, Error>>,
     /// This is the video's final message: nothing more will come from it.
     pub(crate) ends_video: bool,
 }
@@ -84,9 +86,14 @@ impl Worker {
     }
 
     fn send(&self, result: Result<Batch, Error>, ends_video: bool) -> Result<(), Shutdown> {
-        self.out
-            .send(Item { result, ends_video })
-            .map_err(|_| Shutdown)?;
+        self.send_item(Item {
+            result: Some(result),
+            ends_video,
+        })
+    }
+
+    fn send_item(&self, item: Item) -> Result<(), Shutdown> {
+        self.out.send(item).map_err(|_| Shutdown)?;
         self.shared.wake_all();
         Ok(())
     }
@@ -176,7 +183,8 @@ impl Worker {
             self.config.last_sequence_policy,
             self.pool.clone(),
             video.clone(),
-        );
+        )
+        .eager(!self.config.hold_last_batch);
         let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
         let error = match (outcome, live_failure()) {
             (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
@@ -214,10 +222,14 @@ impl Worker {
                 self.send(Ok(batch), ends)
             })
             .map_err(|_| Shutdown)?;
-        match error {
-            Some(error) => self.fail(video, error),
-            None if !delivered => self.fail(video, VideoError::NoFrames),
-            None => Ok(()),
+        match (error, delivered) {
+            (Some(error), _) => self.fail(video, error),
+            (None, Finished::NoFrames) => self.fail(video, VideoError::NoFrames),
+            (None, Finished::AlreadyDelivered) => self.send_item(Item {
+                result: None,
+                ends_video: true,
+            }),
+            (None, Finished::LastEmitted) => Ok(()),
         }
     }
 

@@ -10,20 +10,17 @@ mod common;
 #[allow(dead_code)]
 mod service;
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::http_client::{chunks_of, get, upload, Upload};
 use common::{decode_all, read_fixture};
 use framefeed::Config;
-use http_body_util::{BodyExt, StreamBody};
-use hyper::body::Frame;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 /// Every fixture made by `tests/fixtures/make.sh` that holds frames: 16 different files and containers.
 const FILES: [&str; 16] = [
@@ -55,81 +52,6 @@ async fn start(limits: service::Limits) -> (SocketAddr, Arc<service::Service>) {
     let app = service::app(service.clone());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (addr, service)
-}
-
-/// An upload in progress: its chunks are sent by a task; `finish` (or dropping the sender) ends the body.
-struct Upload {
-    response: tokio::task::JoinHandle<(StatusCode, Vec<Value>)>,
-}
-
-/// Starts a chunked POST from `from` (a loopback address) with `chunks` sent `pause` apart. With `hold`, the
-/// body is kept open after the chunks until `hold` is dropped or fired (a stalled client).
-async fn upload(
-    addr: SocketAddr,
-    from: &str,
-    query: &str,
-    chunks: Vec<Bytes>,
-    pause: Duration,
-    hold: Option<tokio::sync::oneshot::Receiver<()>>,
-) -> Upload {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
-    let stream = socket.connect(addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(2);
-    tokio::spawn(async move {
-        for chunk in chunks {
-            if tx.send(Ok(Frame::data(chunk))).await.is_err() {
-                return;
-            }
-            tokio::time::sleep(pause).await;
-        }
-        if let Some(hold) = hold {
-            let _ = hold.await;
-        }
-    });
-    let body = StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|frame| (frame, rx))
-    }));
-    let request = Request::post(format!("http://{addr}/videos?{query}"))
-        .header(hyper::header::HOST, addr.to_string())
-        .body(body)
-        .unwrap();
-    let response = tokio::spawn(async move {
-        let response = sender.send_request(request).await.unwrap();
-        let status = response.status();
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        let lines = body
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .map(|l| serde_json::from_slice(l).expect("each line is JSON"))
-            .collect();
-        (status, lines)
-    });
-    Upload { response }
-}
-
-fn chunks_of(data: &[u8], size: usize) -> Vec<Bytes> {
-    data.chunks(size).map(Bytes::copy_from_slice).collect()
-}
-
-async fn get(addr: SocketAddr, path: &str) -> (StatusCode, String) {
-    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let request = Request::get(format!("http://{addr}{path}"))
-        .header(hyper::header::HOST, addr.to_string())
-        .body(http_body_util::Empty::<Bytes>::new())
-        .unwrap();
-    let response = sender.send_request(request).await.unwrap();
-    let status = response.status();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8(body.to_vec()).unwrap())
 }
 
 /// (frames, batches, first frames of the sequences) of a response's batch lines.

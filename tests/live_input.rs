@@ -397,3 +397,24 @@ fn dropping_the_operator_mid_live_video_ends_the_producer_side() {
         Err(Error::LiveEnded { .. })
     ));
 }
+
+#[test]
+fn eager_delivery_ends_videos_whose_last_batch_is_full() {
+    // 23 frames with L=23, B=1: one full batch, delivered at once and not marked last; the video still ends
+    // (queued_videos drops to 0) and the next video follows.
+    let input = VideoInput::new(Config::new(23, 1).hold_last_batch(false)).unwrap();
+    input.feed(read_fixture("h264.mkv")).unwrap();
+    input.feed(read_fixture("vp9.webm")).unwrap();
+    input.close();
+    let first = input.next_batch().unwrap().unwrap();
+    assert_eq!((first.video_id().0, first.valid_frames()), (0, 23));
+    assert!(!first.is_last());
+    let second = input.next_batch().unwrap().unwrap();
+    assert_eq!((second.video_id().0, second.valid_frames()), (1, 23));
+    assert!(input.next_batch().unwrap().is_none());
+    assert_eq!(input.queued_videos(), 0);
+    // The same frames as with the default holding.
+    let held = whole(Config::new(23, 1), "h264.mkv");
+    assert!(held[0].is_last());
+    assert_eq!(held[0].data(), first.data());
+}

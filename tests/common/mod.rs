@@ -7,6 +7,8 @@ use std::process::{Child, Command, Stdio};
 
 use framefeed::{Batch, Config, Error, VideoInput};
 
+pub mod http_client;
+
 /// Runs each named async test function on tokio's current-thread and multi-thread runtimes.
 #[allow(unused_macros)]
 macro_rules! on_both_runtimes {
