@@ -1,6 +1,7 @@
 //! # framefeed
 //!
-//! A streaming video input operator: an application feeds encoded videos (whole files in memory) into a queue;
+//! A streaming video input operator: an application feeds encoded videos (whole files in memory, or live
+//! streams chunk by chunk through a [`LiveVideo`]) into a bounded queue;
 //! framefeed demuxes and decodes them incrementally on a worker thread (FFmpeg's libavcodec) and yields
 //! **batches of up to `max_batch_size` sequences of `sequence_length` consecutive RGB frames**, laid out
 //! (F,H,W,3), following the batching contract of NVIDIA DALI's `fn.experimental.inputs.video`, and telling
@@ -26,10 +27,19 @@
 //! ```
 //!
 //! ## The pipeline, one module per stage
-//! feed queue ([`feed`](crate::VideoInput::feed)) → demux (`demux`: AVIO over memory, stream choice) →
+//! feed queue (`feed`: [`feed`](crate::VideoInput::feed), bounded, with backpressure; `live`: chunks of a live
+//! video, [`feed_live`](crate::VideoInput::feed_live)) → demux (`demux`: AVIO over memory, stream choice) →
 //! decoder backend (`decode`: CPU libavcodec, behind one trait) → RGB conversion (`ffi::scale`, the stream's
 //! own colour matrix and range) → sequence & batch assembly (`assemble`, pooled buffers) → output
-//! ([`VideoInput`]: blocking, non-blocking, timeout, iterator). All `unsafe` code lives in `ffi`.
+//! ([`VideoInput`]: blocking, non-blocking, timeout, iterator, async future and stream). All `unsafe` code
+//! lives in `ffi`.
+//!
+//! ## Live input
+//! [`VideoInput::feed_live`] returns a [`LiveVideo`]: push chunks as they arrive (blocking, non-blocking or
+//! async, with backpressure), then finish it. Batches come out while the video is still arriving, memory stays
+//! bounded, a stalled or aborted stream fails alone, and an MP4 with its index at the end is buffered or
+//! failed fast ([`MoovAtEnd`]). [`Config::low_latency`] trades throughput for latency. See
+//! `examples/ingest_server` for an HTTP service built on it.
 //!
 //! ## Batching contract
 //! With N frames, L = `sequence_length`, B = `max_batch_size` ([`BatchOutline`] computes it):
