@@ -5,13 +5,14 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Waker};
+use std::task::Context;
 
 use bytes::Bytes;
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::VideoRef;
 use crate::live::LiveShared;
+use crate::wakers::WakerSet;
 
 /// The id [`VideoInput::feed`](crate::VideoInput::feed) gives a video: 0, 1, 2... in feeding order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -109,7 +110,7 @@ pub(crate) struct FeedQueue {
     /// Signalled when a video is queued or the queue is closed.
     filled: Condvar,
     /// Async feeders waiting for room.
-    feeders: Mutex<Vec<Waker>>,
+    feeders: WakerSet,
     max_videos: usize,
     max_bytes: usize,
 }
@@ -125,7 +126,7 @@ impl FeedQueue {
             }),
             room: Condvar::new(),
             filled: Condvar::new(),
-            feeders: Mutex::new(Vec::new()),
+            feeders: WakerSet::default(),
             max_videos,
             max_bytes,
         }
@@ -201,7 +202,7 @@ impl FeedQueue {
     ) -> Result<VideoId, (Refused, Option<Label>)> {
         match self.try_push(source, label) {
             Err((Refused::Full(source), label)) => {
-                self.register(cx.waker());
+                self.feeders.register(cx.waker());
                 // Room made between the attempt and the registration is not missed.
                 self.try_push(source, label)
             }
@@ -209,18 +210,9 @@ impl FeedQueue {
         }
     }
 
-    fn register(&self, waker: &Waker) {
-        let mut feeders = self.feeders.lock();
-        if !feeders.iter().any(|w| w.will_wake(waker)) {
-            feeders.push(waker.clone());
-        }
-    }
-
     fn wake_feeders(&self) {
         self.room.notify_all();
-        for w in std::mem::take(&mut *self.feeders.lock()) {
-            w.wake();
-        }
+        self.feeders.wake_all();
     }
 
     /// Takes the next video, waiting for one; `None` once the queue is closed and empty, or when `stop` is set.

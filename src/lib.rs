@@ -78,6 +78,7 @@ mod outline;
 mod pool;
 #[cfg(feature = "json")]
 pub mod report;
+mod wakers;
 mod worker;
 
 pub use batch::{Batch, Frame, Sequence, CHANNELS};

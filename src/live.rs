@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -21,6 +21,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::error::{Error, Result, TryFeedError, VideoError, VideoRef};
 use crate::feed::{Label, VideoId};
 use crate::ffi::io::{StreamRead, StreamSource};
+use crate::wakers::WakerSet;
 use crate::worker::Shared;
 
 /// How often a waiting reader looks at the operator's stop flag.
@@ -65,7 +66,7 @@ pub(crate) struct LiveShared {
     /// Signalled when the decoder consumes data or closes.
     room: Condvar,
     /// Async producers waiting for room.
-    pushers: Mutex<Vec<Waker>>,
+    pushers: WakerSet,
     max_buffered: usize,
 }
 
@@ -77,7 +78,7 @@ impl LiveShared {
             state: Mutex::new(State::default()),
             data: Condvar::new(),
             room: Condvar::new(),
-            pushers: Mutex::new(Vec::new()),
+            pushers: WakerSet::default(),
             max_buffered,
         }
     }
@@ -96,9 +97,7 @@ impl LiveShared {
 
     fn wake_pushers(&self) {
         self.room.notify_all();
-        for w in std::mem::take(&mut *self.pushers.lock()) {
-            w.wake();
-        }
+        self.pushers.wake_all();
     }
 
     /// The decoder reads no more: pushes fail from now on, and buffered chunks are dropped.
@@ -511,12 +510,7 @@ impl Future for PushChunk<'_> {
             Err(TryFeedError::Full(chunk)) => chunk,
             Err(_) => return Poll::Ready(Err(shared.ended())),
         };
-        {
-            let mut pushers = shared.pushers.lock();
-            if !pushers.iter().any(|w| w.will_wake(cx.waker())) {
-                pushers.push(cx.waker().clone());
-            }
-        }
+        shared.pushers.register(cx.waker());
         // Room made between the attempt and the registration is not missed.
         match shared.try_push(chunk) {
             Ok(()) => Poll::Ready(Ok(())),

@@ -21,6 +21,7 @@ use crate::feed::{FeedQueue, QueuedVideo, Source};
 use crate::ffi::packet::Packet;
 use crate::live::{Failure, LiveReader, LiveShared, Mp4Layout};
 use crate::pool::BufferPool;
+use crate::wakers::WakerSet;
 
 /// One message of the output channel.
 pub(crate) struct Item {
@@ -35,7 +36,7 @@ pub(crate) struct Item {
 #[derive(Default)]
 pub(crate) struct Shared {
     /// Tasks waiting in an async poll; woken when a message is sent, the input is closed or the thread ends.
-    pub(crate) wakers: parking_lot::Mutex<Vec<std::task::Waker>>,
+    pub(crate) wakers: WakerSet,
     /// Set by the handle when it is dropped: the thread stops at the next frame or packet.
     pub(crate) stop: AtomicBool,
     /// Set by the thread when it ends normally (not by a panic).
@@ -45,18 +46,12 @@ pub(crate) struct Shared {
 impl Shared {
     /// Wakes every task waiting in an async poll.
     pub(crate) fn wake_all(&self) {
-        let wakers = std::mem::take(&mut *self.wakers.lock());
-        for w in wakers {
-            w.wake();
-        }
+        self.wakers.wake_all();
     }
 
     /// Registers a task to wake at the next message (once per task).
     pub(crate) fn register(&self, waker: &std::task::Waker) {
-        let mut wakers = self.wakers.lock();
-        if !wakers.iter().any(|w| w.will_wake(waker)) {
-            wakers.push(waker.clone());
-        }
+        self.wakers.register(waker);
     }
 }
 

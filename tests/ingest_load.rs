@@ -15,11 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::http_client::{chunks_of, get, upload, Upload};
+use common::http_client::{chunks_of, get, send, upload, Upload};
 use common::{decode_all, read_fixture};
 use framefeed::Config;
 use hyper::{Request, StatusCode};
-use hyper_util::rt::TokioIo;
 use serde_json::Value;
 
 /// Every fixture made by `tests/fixtures/make.sh` that holds frames: 16 different files and containers.
@@ -161,14 +160,7 @@ async fn sixteen_concurrent_uploads_beside_a_stalled_one() {
     // The stalled client gives up: its slot is freed.
     drop(release_stalled);
     stalled.response.abort();
-    for _ in 0..200 {
-        let (_, metrics) = get(addr, "/metrics").await;
-        if metric(&metrics, "framefeed_streams_active") == 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the stalled upload's slot was not freed");
+    wait_for_active(addr, 0).await;
 }
 
 async fn a_stalled_upload_fails_alone_with_a_clear_error() {
@@ -309,17 +301,11 @@ async fn limits_are_answered_with_400_413_429_and_503() {
     );
 
     // 413: a declared length over the limit.
-    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let request = Request::post(format!("http://{addr}/videos"))
-        .header(hyper::header::HOST, addr.to_string())
-        .body(http_body_util::Full::new(Bytes::from(data.clone())))
-        .unwrap();
-    let response = sender.send_request(request).await.unwrap();
-    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let request = Request::post(format!("http://{addr}/videos"));
+    let body = http_body_util::Full::new(Bytes::from(data.clone()));
+    let (status, text) = send(addr, request, body).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(text.contains("the limit is 50000"), "{text}");
 
     // 429: a second upload from a client that already has one open.
     let (_keep1, hold1) = tokio::sync::oneshot::channel::<()>();
@@ -378,7 +364,7 @@ async fn wait_for_active(addr: SocketAddr, n: u64) {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("never {n} active uploads");
+    panic!("the number of active uploads never became {n}");
 }
 
 on_both_runtimes!(

@@ -153,48 +153,50 @@ impl Service {
     fn metrics_text(&self) -> String {
         let m = &self.metrics;
         let mut out = String::new();
-        let mut metric = |name: &str, kind: &str, help: &str, value: u64| {
+        let metrics: [(&str, &str, &str, &AtomicU64); 6] = [
+            (
+                "framefeed_streams_active",
+                "gauge",
+                "Uploads being decoded now.",
+                &m.streams_active,
+            ),
+            (
+                "framefeed_streams_total",
+                "counter",
+                "Uploads accepted.",
+                &m.streams_total,
+            ),
+            (
+                "framefeed_frames_total",
+                "counter",
+                "Real frames delivered.",
+                &m.frames,
+            ),
+            (
+                "framefeed_batches_total",
+                "counter",
+                "Batches delivered.",
+                &m.batches,
+            ),
+            (
+                "framefeed_errors_total",
+                "counter",
+                "Uploads that ended with an error.",
+                &m.errors,
+            ),
+            (
+                "framefeed_bytes_received_total",
+                "counter",
+                "Request body bytes received.",
+                &m.bytes,
+            ),
+        ];
+        for (name, kind, help, value) in metrics {
+            let value = value.load(Ordering::SeqCst);
             out.push_str(&format!(
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
             ));
-        };
-        let get = |a: &AtomicU64| a.load(Ordering::SeqCst);
-        metric(
-            "framefeed_streams_active",
-            "gauge",
-            "Uploads being decoded now.",
-            get(&m.streams_active),
-        );
-        metric(
-            "framefeed_streams_total",
-            "counter",
-            "Uploads accepted.",
-            get(&m.streams_total),
-        );
-        metric(
-            "framefeed_frames_total",
-            "counter",
-            "Real frames delivered.",
-            get(&m.frames),
-        );
-        metric(
-            "framefeed_batches_total",
-            "counter",
-            "Batches delivered.",
-            get(&m.batches),
-        );
-        metric(
-            "framefeed_errors_total",
-            "counter",
-            "Uploads that ended with an error.",
-            get(&m.errors),
-        );
-        metric(
-            "framefeed_bytes_received_total",
-            "counter",
-            "Request body bytes received.",
-            get(&m.bytes),
-        );
+        }
         out.push_str("# HELP framefeed_requests_rejected_total Requests refused, by status.\n");
         out.push_str("# TYPE framefeed_requests_rejected_total counter\n");
         let mut rejected: Vec<(u16, u64)> =
@@ -328,12 +330,14 @@ async fn post_video(
         Err(e) => return service.reject(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     };
     input.close();
-    let upload = tokio::spawn(receive(body, live, service.clone()));
+    let received = Arc::new(AtomicU64::new(0));
+    let upload = tokio::spawn(receive(body, live, service.clone(), received.clone()));
     let progress = Progress {
         input: Some(Arc::new(input)),
         service,
         _slot: slot,
-        upload,
+        upload: Some(upload),
+        received,
         started: Instant::now(),
         frames: 0,
         batches: 0,
@@ -350,9 +354,15 @@ async fn post_video(
         .expect("valid response parts")
 }
 
+/// After an upload fails, at most this much more of its body is read (and discarded), for at most
+/// [`DRAIN_TIME`], so that the client, still sending, reads the response with the error instead of seeing the
+/// connection reset.
+const DRAIN_BYTES: u64 = 16 << 20;
+const DRAIN_TIME: Duration = Duration::from_secs(5);
+
 /// Pushes the request body into the live video as it arrives, then finishes it; aborts it if the body fails or
 /// grows past the limit.
-async fn receive(body: Body, live: LiveVideo, service: Arc<Service>) {
+async fn receive(body: Body, live: LiveVideo, service: Arc<Service>, total: Arc<AtomicU64>) {
     let max = service.limits.max_body_bytes;
     let mut received = 0u64;
     let mut chunks = body.into_data_stream();
@@ -362,21 +372,38 @@ async fn receive(body: Body, live: LiveVideo, service: Arc<Service>) {
             Err(e) => return live.abort(format!("the request body could not be read: {e}")),
         };
         received += chunk.len() as u64;
+        total.store(received, Ordering::Relaxed);
         service
             .metrics
             .bytes
             .fetch_add(chunk.len() as u64, Ordering::Relaxed);
         if received > max {
-            return live.abort(format!(
+            live.abort(format!(
                 "the request body grew past the limit of {max} bytes"
             ));
+            return drain(chunks, &total).await;
         }
         if live.push_async(chunk).await.is_err() {
-            // The video failed (its error reaches the response) or the response was dropped.
-            return;
+            // The video failed: its error reaches the response.
+            return drain(chunks, &total).await;
         }
     }
     live.finish();
+}
+
+/// Reads and discards what is left of a failed upload's body, within [`DRAIN_BYTES`] and [`DRAIN_TIME`].
+async fn drain(mut chunks: axum::body::BodyDataStream, total: &AtomicU64) {
+    let mut budget = DRAIN_BYTES;
+    let _ = tokio::time::timeout(DRAIN_TIME, async {
+        while let Some(Ok(chunk)) = chunks.next().await {
+            total.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            match budget.checked_sub(chunk.len() as u64) {
+                Some(left) => budget = left,
+                None => return,
+            }
+        }
+    })
+    .await;
 }
 
 /// The state of one response stream.
@@ -384,7 +411,10 @@ struct Progress {
     input: Option<Arc<VideoInput>>,
     service: Arc<Service>,
     _slot: Slot,
-    upload: tokio::task::JoinHandle<()>,
+    /// The task receiving the body; awaited (boundedly) before the summary.
+    upload: Option<tokio::task::JoinHandle<()>>,
+    /// Body bytes read so far (drained ones included).
+    received: Arc<AtomicU64>,
     started: Instant,
     frames: u64,
     batches: u64,
@@ -398,7 +428,8 @@ impl Progress {
         if self.done {
             return None;
         }
-        let metrics = &self.service.metrics;
+        let service = self.service.clone();
+        let metrics = &service.metrics;
         let polled = match &self.input {
             Some(input) => input.next_batch_async().await,
             None => Ok(None),
@@ -414,6 +445,7 @@ impl Progress {
             }
             Ok(None) => {
                 self.done = true;
+                self.finish_receiving().await;
                 if !self.errors.is_empty() {
                     metrics.errors.fetch_add(1, Ordering::Relaxed);
                 }
@@ -437,6 +469,25 @@ impl Progress {
         Some(format!("{value}\n"))
     }
 
+    /// Lets the body be read to its end (or drained, after a failure) before the response ends, as long as
+    /// the client keeps sending, within [`DRAIN_TIME`]; a client that sends nothing is not waited for.
+    async fn finish_receiving(&mut self) {
+        let Some(mut upload) = self.upload.take() else {
+            return;
+        };
+        let deadline = Instant::now() + DRAIN_TIME;
+        loop {
+            let before = self.received.load(Ordering::Relaxed);
+            match tokio::time::timeout(Duration::from_millis(200), &mut upload).await {
+                Ok(_) => return,
+                Err(_) if self.received.load(Ordering::Relaxed) == before => break,
+                Err(_) if Instant::now() >= deadline => break,
+                Err(_) => {}
+            }
+        }
+        upload.abort();
+    }
+
     fn stop_decoding(&mut self) {
         if let Some(input) = self.input.take() {
             // Dropping an operator joins its thread: do it off the runtime's threads.
@@ -448,7 +499,9 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         // The response ended or the client went away: stop receiving and decoding.
-        self.upload.abort();
+        if let Some(upload) = self.upload.take() {
+            upload.abort();
+        }
         self.stop_decoding();
     }
 }

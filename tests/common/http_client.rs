@@ -73,18 +73,33 @@ pub fn chunks_of(data: &[u8], size: usize) -> Vec<Bytes> {
     data.chunks(size).map(Bytes::copy_from_slice).collect()
 }
 
-pub async fn get(addr: SocketAddr, path: &str) -> (StatusCode, String) {
+/// Sends one request with a body known in full (so with a `Content-Length`): (status, body text).
+pub async fn send<B>(
+    addr: SocketAddr,
+    request: hyper::http::request::Builder,
+    body: B,
+) -> (StatusCode, String)
+where
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .unwrap();
     tokio::spawn(conn);
-    let request = Request::get(format!("http://{addr}{path}"))
+    let request = request
         .header(hyper::header::HOST, addr.to_string())
-        .body(http_body_util::Empty::<Bytes>::new())
+        .body(body)
         .unwrap();
     let response = sender.send_request(request).await.unwrap();
     let status = response.status();
     let body = response.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8(body.to_vec()).unwrap())
+}
+
+pub async fn get(addr: SocketAddr, path: &str) -> (StatusCode, String) {
+    let request = Request::get(format!("http://{addr}{path}"));
+    send(addr, request, http_body_util::Empty::<Bytes>::new()).await
 }
