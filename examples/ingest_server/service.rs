@@ -490,8 +490,12 @@ impl Progress {
 
     fn stop_decoding(&mut self) {
         if let Some(input) = self.input.take() {
-            // Dropping an operator joins its thread: do it off the runtime's threads.
-            tokio::task::spawn_blocking(move || drop(input));
+            // Dropping an operator joins its thread: do it off the runtime's threads when there is a runtime
+            // (there is none once it has shut down; then drop it here).
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn_blocking(move || drop(input))),
+                Err(_) => drop(input),
+            }
         }
     }
 }
