@@ -9,22 +9,38 @@
 
 use crate::batch::{Batch, SequenceMeta, CHANNELS};
 use crate::config::LastSequencePolicy;
-use crate::error::VideoRef;
+use crate::error::{VideoError, VideoRef};
 use crate::pool::{BufferPool, PooledBuffer};
+use crate::transform::plan::{Geometry, Planner};
+use crate::transform::write::{zero_frames, SeqOut};
+use crate::transform::{DType, Layout, Transforms};
 
 /// A batch being filled.
 struct Building {
     data: PooledBuffer,
+    /// Decoded frame size `(w, h)`: a change starts a new batch.
+    input: (usize, usize),
+    /// Output frame size `(w, h)`.
     width: usize,
     height: usize,
     sequences: Vec<SequenceMeta>,
-    /// Bytes written so far (frames and padding).
+    /// Bytes of the finished sequences (each sequence's region is reserved whole when it starts).
     used: usize,
 }
 
 impl Building {
-    fn frame_bytes(&self) -> usize {
-        self.width * self.height * CHANNELS
+    fn frame_bytes(&self, dtype: DType) -> usize {
+        self.width * self.height * CHANNELS * dtype.size()
+    }
+}
+
+/// A sequence's region of a batch buffer, as elements of the output type.
+fn seq_out(data: &mut PooledBuffer, dtype: DType, start: usize, len: usize) -> SeqOut<'_> {
+    match dtype {
+        DType::U8 => SeqOut::U8(&mut data[start..start + len]),
+        DType::F32 | DType::F32Unit => {
+            SeqOut::F32(&mut data.as_f32_mut()[start / 4..(start + len) / 4])
+        }
     }
 }
 
@@ -51,6 +67,8 @@ pub(crate) struct Assembler {
     held: Option<Batch>,
     /// Emit full batches at once instead of holding them.
     eager: bool,
+    transforms: Transforms,
+    planner: Planner,
     next_batch_index: u64,
     frames: u64,
 }
@@ -68,10 +86,12 @@ impl Assembler {
             max_batch_size,
             policy,
             pool,
-            video,
             building: None,
             held: None,
             eager: false,
+            planner: Planner::new(&Transforms::default(), video.id.0),
+            transforms: Transforms::default(),
+            video,
             next_batch_index: 0,
             frames: 0,
         }
@@ -83,19 +103,27 @@ impl Assembler {
         self
     }
 
+    /// The transforms planned per sequence (the random crop positions follow the video's id).
+    pub(crate) fn transforms(mut self, transforms: &Transforms) -> Self {
+        self.planner = Planner::new(transforms, self.video.id.0);
+        self.transforms = transforms.clone();
+        self
+    }
+
     /// Frames received so far.
     pub(crate) fn frames(&self) -> u64 {
         self.frames
     }
 
-    /// Adds the next frame of the video, `width` x `height` at `pts` seconds: `write` fills its RGB24 bytes
-    /// (exactly `width * height * 3`) in place. Batches that become ready go to `emit`.
-    pub(crate) fn push_frame<E>(
+    /// Adds the next frame of the video, decoded as `width` x `height`, at `pts` seconds. A new sequence gets
+    /// its geometry (resize, crop window) from the planner; `write` fills frame `f` of the sequence's output
+    /// (of `sequence_length` frames) per that geometry. Batches that become ready go to `emit`.
+    pub(crate) fn push_frame<E: From<VideoError>>(
         &mut self,
         width: usize,
         height: usize,
         pts: f64,
-        write: impl FnOnce(&mut [u8]) -> Result<(), E>,
+        write: impl FnOnce(&Geometry, &mut SeqOut<'_>, usize, usize) -> Result<(), E>,
         emit: &mut impl FnMut(Batch) -> Result<(), E>,
     ) -> Result<(), E> {
         // A frame follows the held batch, so that batch was not the last.
@@ -103,43 +131,65 @@ impl Assembler {
             emit(batch)?;
         }
         if let Some(b) = &self.building {
-            if (b.width, b.height) != (width, height) {
+            if b.input != (width, height) {
                 // Resolution change: the frames so far end their sequence (per the policy) and their batch.
                 let batch = self.finish_building(false).expect("building is Some");
                 emit(batch)?;
             }
         }
+        let l = self.sequence_length;
+        let open = self
+            .building
+            .as_ref()
+            .and_then(|b| b.sequences.last())
+            .filter(|s| s.frames < l)
+            .map(|s| s.geometry);
+        let geometry = match open {
+            Some(geometry) => geometry,
+            None => self.planner.plan(width, height)?,
+        };
+        let dtype = self.transforms.dtype;
+        let (max_batch, pool) = (self.max_batch_size, &self.pool);
         let b = self.building.get_or_insert_with(|| {
-            let len = self.max_batch_size * self.sequence_length * width * height * CHANNELS;
+            let (w, h) = geometry.out();
             Building {
-                data: self.pool.acquire(len),
-                width,
-                height,
+                data: pool.acquire(max_batch * l * w * h * CHANNELS * dtype.size()),
+                input: (width, height),
+                width: w,
+                height: h,
                 sequences: Vec::new(),
                 used: 0,
             }
         });
-        let size = b.frame_bytes();
-        let open = b
-            .sequences
-            .last()
-            .is_some_and(|s| s.frames < self.sequence_length);
-        if !open {
+        if open.is_none() {
             b.sequences.push(SequenceMeta {
                 frames: 0,
                 valid_frames: 0,
                 first_frame: self.frames,
-                pts: Vec::with_capacity(self.sequence_length),
+                pts: Vec::with_capacity(l),
                 offset: b.used,
+                geometry,
             });
         }
-        write(&mut b.data[b.used..b.used + size])?;
-        b.used += size;
+        let region = l * b.frame_bytes(dtype);
+        let (offset, f) = {
+            let seq = b.sequences.last().expect("pushed above");
+            (seq.offset, seq.frames)
+        };
+        write(
+            &geometry,
+            &mut seq_out(&mut b.data, dtype, offset, region),
+            f,
+            l,
+        )?;
         let seq = b.sequences.last_mut().expect("pushed above");
         seq.frames += 1;
         seq.valid_frames += 1;
         seq.pts.push(pts);
-        let sequence_full = seq.frames == self.sequence_length;
+        let sequence_full = seq.frames == l;
+        if sequence_full {
+            b.used += region;
+        }
         self.frames += 1;
         if sequence_full && b.sequences.len() == self.max_batch_size {
             let batch = self.finish_building(false);
@@ -176,13 +226,33 @@ impl Assembler {
     /// Closes the batch being built: pads or shortens its open sequence per the policy.
     fn finish_building(&mut self, last: bool) -> Option<Batch> {
         let mut b = self.building.take()?;
-        let size = b.frame_bytes();
-        if let Some(seq) = b.sequences.last_mut() {
-            if seq.frames < self.sequence_length && self.policy == LastSequencePolicy::Pad {
-                let pad = (self.sequence_length - seq.frames) * size;
-                b.data[b.used..b.used + pad].fill(0);
-                b.used += pad;
-                seq.frames = self.sequence_length;
+        let (dtype, layout, l) = (
+            self.transforms.dtype,
+            self.transforms.layout,
+            self.sequence_length,
+        );
+        let frame_bytes = b.frame_bytes(dtype);
+        if let Some(seq) = b.sequences.last_mut().filter(|s| s.frames < l) {
+            let region = l * frame_bytes;
+            let mut out = seq_out(&mut b.data, dtype, seq.offset, region);
+            if self.policy == LastSequencePolicy::Pad {
+                zero_frames(&mut out, l, seq.frames, b.width, b.height, layout);
+                seq.frames = l;
+                b.used += region;
+            } else {
+                if layout == Layout::Cfhw {
+                    // Written for L frames per channel: close the gaps between the channel blocks.
+                    let plane = b.width * b.height * dtype.size();
+                    let start = seq.offset;
+                    for c in 1..CHANNELS {
+                        let from = start + c * l * plane;
+                        b.data.copy_within(
+                            from..from + seq.frames * plane,
+                            start + c * seq.frames * plane,
+                        );
+                    }
+                }
+                b.used += seq.frames * frame_bytes;
             }
         }
         b.data.truncate(b.used);
@@ -194,6 +264,8 @@ impl Assembler {
             last,
             width: b.width,
             height: b.height,
+            dtype,
+            layout,
             data: b.data,
             sequences: b.sequences,
         })
@@ -238,7 +310,7 @@ mod tests {
         };
         let mut asm = Assembler::new(l, b, policy, pool.clone(), video).eager(eager);
         let mut out = Vec::new();
-        let mut emit = |batch: Batch| -> Result<(), ()> {
+        let mut emit = |batch: Batch| -> Result<(), VideoError> {
             out.push(batch);
             Ok(())
         };
@@ -248,8 +320,10 @@ mod tests {
                 w,
                 h,
                 i as f64 / 25.0,
-                |dst| {
-                    dst.fill(v);
+                |_, out, f, _| {
+                    let SeqOut::U8(out) = out else { unreachable!() };
+                    let size = w * h * CHANNELS;
+                    out[f * size..(f + 1) * size].fill(v);
                     Ok(())
                 },
                 &mut emit,
@@ -369,7 +443,7 @@ mod tests {
             label: None,
         };
         let mut asm = Assembler::new(3, 2, LastSequencePolicy::Pad, pool.clone(), video);
-        let mut emit = |batch: Batch| -> Result<(), ()> {
+        let mut emit = |batch: Batch| -> Result<(), VideoError> {
             drop(batch);
             Ok(())
         };
@@ -378,8 +452,9 @@ mod tests {
                 8,
                 8,
                 0.0,
-                |d| {
-                    d.fill(fill(i));
+                |_, out, f, _| {
+                    let SeqOut::U8(out) = out else { unreachable!() };
+                    out[f * 192..(f + 1) * 192].fill(fill(i));
                     Ok(())
                 },
                 &mut emit,

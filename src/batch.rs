@@ -5,6 +5,8 @@ use std::fmt;
 use crate::error::VideoRef;
 use crate::feed::{Label, VideoId};
 use crate::pool::PooledBuffer;
+use crate::transform::plan::Geometry;
+use crate::transform::{DType, Layout};
 
 /// Bytes per pixel of the RGB24 output.
 pub const CHANNELS: usize = 3;
@@ -22,10 +24,27 @@ pub(crate) struct SequenceMeta {
     pub(crate) pts: Vec<f64>,
     /// Byte offset of the sequence in the batch buffer.
     pub(crate) offset: usize,
+    /// The sequence's resize and crop window.
+    pub(crate) geometry: Geometry,
 }
 
-/// Up to `max_batch_size` sequences of frames from one video, in one contiguous buffer of RGB24 bytes laid out
-/// sequence after sequence, each (F,H,W,3).
+/// The crop window a sequence received, in the pixels of the (resized) frame; `x`, `y` are negative when a
+/// padded window reaches out of the frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CropWindow {
+    /// Left edge.
+    pub x: i64,
+    /// Top edge.
+    pub y: i64,
+    /// Width.
+    pub width: usize,
+    /// Height.
+    pub height: usize,
+}
+
+/// Up to `max_batch_size` sequences of frames from one video, in one contiguous buffer laid out sequence after
+/// sequence, each (F,H,W,3) RGB bytes by default, or in the [`Layout`] and [`DType`] of the configured
+/// [`Transforms`](crate::Transforms).
 ///
 /// Dropping a batch returns its buffer to the operator's pool.
 pub struct Batch {
@@ -34,6 +53,8 @@ pub struct Batch {
     pub(crate) last: bool,
     pub(crate) width: usize,
     pub(crate) height: usize,
+    pub(crate) dtype: DType,
+    pub(crate) layout: Layout,
     pub(crate) data: PooledBuffer,
     pub(crate) sequences: Vec<SequenceMeta>,
 }
@@ -93,28 +114,44 @@ impl Batch {
         self.sequences.is_empty()
     }
 
-    /// Frame height and width and channels, `[H, W, 3]`, the same for every frame of the batch.
+    /// Frame height and width and channels, `[H, W, 3]`, the same for every frame of the batch (after the
+    /// resize and crop).
     pub fn frame_shape(&self) -> [usize; 3] {
         [self.height, self.width, CHANNELS]
     }
 
-    /// The whole batch: every sequence's (F,H,W,3) bytes one after the other, padding included.
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The layout of each sequence.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The whole batch as bytes: every sequence one after the other, padding included (for `f32` output, the
+    /// values' native-endian bytes).
     pub fn data(&self) -> &[u8] {
         &self.data
     }
 
-    /// `[N, F, H, W, 3]` when every sequence has the same number of frames (always so with
-    /// [`LastSequencePolicy::Pad`](crate::LastSequencePolicy::Pad)), so that [`data`](Self::data) is one
-    /// dense tensor; `None` when the last sequence is a shorter partial one.
+    /// The whole batch as `f32` values, when the [`DType`] is a float one.
+    pub fn data_f32(&self) -> Option<&[f32]> {
+        (self.dtype != DType::U8).then(|| self.data.as_f32())
+    }
+
+    /// `[N, ...]` with the sequence shape of the layout (`[N, F, H, W, 3]` by default) when every sequence has
+    /// the same number of frames (always so with [`LastSequencePolicy::Pad`](crate::LastSequencePolicy::Pad)),
+    /// so that [`data`](Self::data) is one dense tensor; `None` when the last sequence is a shorter partial
+    /// one.
     pub fn shape(&self) -> Option<[usize; 5]> {
         let f = self.sequences.first()?.frames;
-        self.sequences.iter().all(|s| s.frames == f).then_some([
-            self.sequences.len(),
-            f,
-            self.height,
-            self.width,
-            CHANNELS,
-        ])
+        let [a, b, c, d] = self.layout.shape(f, self.height, self.width);
+        self.sequences
+            .iter()
+            .all(|s| s.frames == f)
+            .then_some([self.sequences.len(), a, b, c, d])
     }
 
     /// Every sequence, in order.
@@ -138,11 +175,11 @@ impl Batch {
     }
 
     fn frame_bytes(&self) -> usize {
-        self.width * self.height * CHANNELS
+        self.width * self.height * CHANNELS * self.dtype.size()
     }
 }
 
-/// One sequence of consecutive frames of a video, shape (F,H,W,3).
+/// One sequence of consecutive frames of a video, shape (F,H,W,3) by default (see [`Layout`]).
 #[derive(Clone, Copy)]
 pub struct Sequence<'a> {
     batch: &'a Batch,
@@ -160,20 +197,42 @@ impl fmt::Debug for Sequence<'_> {
 }
 
 impl<'a> Sequence<'a> {
-    /// `[F, H, W, 3]`; F counts padding frames.
+    /// `[F, H, W, 3]` (or the configured layout's order); F counts padding frames.
     pub fn shape(&self) -> [usize; 4] {
-        [
-            self.meta.frames,
-            self.batch.height,
-            self.batch.width,
-            CHANNELS,
-        ]
+        self.batch
+            .layout
+            .shape(self.meta.frames, self.batch.height, self.batch.width)
     }
 
     /// The sequence's bytes, padding included.
     pub fn data(&self) -> &'a [u8] {
         let len = self.meta.frames * self.batch.frame_bytes();
         &self.batch.data[self.meta.offset..self.meta.offset + len]
+    }
+
+    /// The sequence's values when the [`DType`] is a float one, padding included.
+    pub fn data_f32(&self) -> Option<&'a [f32]> {
+        let values = self.batch.data_f32()?;
+        let start = self.meta.offset / 4;
+        Some(&values[start..start + self.meta.frames * self.batch.frame_bytes() / 4])
+    }
+
+    /// The crop window this sequence received (in the pixels of the resized frame), when a crop is
+    /// configured; the same for each of its frames.
+    pub fn crop_window(&self) -> Option<CropWindow> {
+        let g = &self.meta.geometry;
+        g.cropped.then_some(CropWindow {
+            x: g.window.x,
+            y: g.window.y,
+            width: g.window.w,
+            height: g.window.h,
+        })
+    }
+
+    /// The size `(width, height)` frames were resized to before the crop, when a resize is configured.
+    pub fn resized(&self) -> Option<(usize, usize)> {
+        let g = &self.meta.geometry;
+        g.resized.then_some(g.frame)
     }
 
     /// How many frames are real (decoded); the rest, at the end, are zeros. Equal to F except for a video's
@@ -199,54 +258,82 @@ impl<'a> Sequence<'a> {
 
     /// The real frames (padding excluded), in order.
     pub fn frames(&self) -> impl ExactSizeIterator<Item = Frame<'a>> + 'a {
-        let (batch, meta) = (self.batch, self.meta);
-        (0..meta.valid_frames).map(move |i| {
-            let size = batch.frame_bytes();
-            let start = meta.offset + i * size;
-            Frame {
-                data: &batch.data[start..start + size],
-                width: batch.width,
-                height: batch.height,
-                pts: meta.pts[i],
-                index: meta.first_frame + i as u64,
-            }
-        })
+        let seq = *self;
+        (0..self.meta.valid_frames).map(move |i| Frame { seq, i })
     }
 }
 
-/// One decoded frame: `height` rows of `width` RGB pixels.
-#[derive(Debug, Clone, Copy)]
+/// One frame of a sequence: `height` rows of `width` RGB pixels.
+#[derive(Clone, Copy)]
 pub struct Frame<'a> {
-    data: &'a [u8],
-    width: usize,
-    height: usize,
-    pts: f64,
-    index: u64,
+    seq: Sequence<'a>,
+    /// Index within the sequence.
+    i: usize,
+}
+
+impl fmt::Debug for Frame<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Frame")
+            .field("index", &self.index())
+            .field("width", &self.width())
+            .field("height", &self.height())
+            .field("pts", &self.pts())
+            .finish()
+    }
 }
 
 impl<'a> Frame<'a> {
-    /// The RGB24 bytes, row after row, (H,W,3).
+    /// The frame's bytes: RGB24 rows (H,W,3) by default; (H,W,3) or (3,H,W) values in the configured
+    /// [`DType`] for the FHWC and FCHW layouts.
+    ///
+    /// # Panics
+    /// With [`Layout::Cfhw`] a frame is not contiguous: use [`plane`](Self::plane).
     pub fn data(&self) -> &'a [u8] {
-        self.data
+        let batch = self.seq.batch;
+        assert!(
+            batch.layout != Layout::Cfhw,
+            "a CFHW frame is not contiguous: use Frame::plane"
+        );
+        let size = batch.frame_bytes();
+        let start = self.seq.meta.offset + self.i * size;
+        &batch.data[start..start + size]
+    }
+
+    /// Channel `c`'s (H,W) plane as bytes (values of the configured [`DType`]), for the FCHW and CFHW layouts.
+    ///
+    /// # Panics
+    /// With [`Layout::Fhwc`] (channels are interleaved) or when `c >= 3`.
+    pub fn plane(&self, c: usize) -> &'a [u8] {
+        let batch = self.seq.batch;
+        assert!(c < CHANNELS, "channel {c} of 3");
+        let plane = batch.width * batch.height * batch.dtype.size();
+        let frames = self.seq.meta.frames;
+        let index = match batch.layout {
+            Layout::Fchw => self.i * CHANNELS + c,
+            Layout::Cfhw => c * frames + self.i,
+            Layout::Fhwc => panic!("an FHWC frame has no planes: use Frame::data"),
+        };
+        let start = self.seq.meta.offset + index * plane;
+        &batch.data[start..start + plane]
     }
 
     /// Width in pixels.
     pub fn width(&self) -> usize {
-        self.width
+        self.seq.batch.width
     }
 
     /// Height in pixels.
     pub fn height(&self) -> usize {
-        self.height
+        self.seq.batch.height
     }
 
     /// Presentation time in seconds.
     pub fn pts(&self) -> f64 {
-        self.pts
+        self.seq.meta.pts[self.i]
     }
 
     /// Index of the frame in its video: 0, 1, 2...
     pub fn index(&self) -> u64 {
-        self.index
+        self.seq.meta.first_frame + self.i as u64
     }
 }

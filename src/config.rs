@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::transform::Transforms;
 
 /// What to do with a video's last sequence when fewer than `sequence_length` frames are left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,7 +61,7 @@ impl Default for MoovAtEnd {
 
 /// How the operator batches, decodes and polls. Build with [`Config::new`] and the setters; every value is
 /// checked once, when the operator is created.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub(crate) sequence_length: usize,
     pub(crate) max_batch_size: usize,
@@ -80,6 +81,7 @@ pub struct Config {
     pub(crate) stall_timeout: Duration,
     pub(crate) moov_at_end: MoovAtEnd,
     pub(crate) hold_last_batch: bool,
+    pub(crate) transforms: Transforms,
 }
 
 /// Limits on the configuration, named in the validation messages.
@@ -133,7 +135,14 @@ impl Config {
             stall_timeout: Duration::from_secs(30),
             moov_at_end: MoovAtEnd::default(),
             hold_last_batch: true,
+            transforms: Transforms::default(),
         }
+    }
+
+    /// The transforms applied to every sequence (resize, crop, type, normalization, layout); none by default.
+    pub fn transforms(mut self, transforms: Transforms) -> Self {
+        self.transforms = transforms;
+        self
     }
 
     /// `true` (default): a full batch is held until the next frame is decoded or the video ends, so
@@ -331,6 +340,9 @@ impl Config {
                 self.stall_timeout
             )));
         }
+        self.transforms
+            .validate(self.max_dimension)
+            .map_err(Error::Config)?;
         if let MoovAtEnd::Buffer { max_bytes } = self.moov_at_end {
             range("moov_at_end max_bytes", max_bytes, 1, u64::MAX)?;
         }

@@ -140,6 +140,14 @@ pub enum VideoError {
         /// The configured limit.
         max_bytes: u64,
     },
+    /// The configured crop is larger than the (resized) frame and its out-of-bounds policy is `Error`.
+    #[error("crop {}x{} does not fit in the {}x{} frame (out_of_bounds policy: error)", crop.0, crop.1, frame.0, frame.1)]
+    CropOutOfBounds {
+        /// The crop's width and height.
+        crop: (u32, u32),
+        /// The (resized) frame's width and height.
+        frame: (u32, u32),
+    },
     /// Another FFmpeg failure (opening the codec, creating the colour converter...).
     #[error(transparent)]
     Ffmpeg(#[from] AvError),

@@ -78,10 +78,11 @@ mod outline;
 mod pool;
 #[cfg(feature = "json")]
 pub mod report;
+mod transform;
 mod wakers;
 mod worker;
 
-pub use batch::{Batch, Frame, Sequence, CHANNELS};
+pub use batch::{Batch, CropWindow, Frame, Sequence, CHANNELS};
 pub use config::{limits, Config, LastSequencePolicy, MoovAtEnd, StreamSelection, Threading};
 pub use demux::probe;
 pub use error::{AvError, Error, Result, TryFeedError, VideoError, VideoRef};
@@ -90,6 +91,9 @@ pub use info::{ContainerInfo, MediaKind, StreamInfo};
 pub use input::{BatchStream, Batches, FeedVideo, NextBatch, VideoInput};
 pub use live::{LiveVideo, PushChunk};
 pub use outline::BatchOutline;
+pub use transform::{
+    Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, Transforms,
+};
 
 /// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at
 /// 30 fps (60 frames), H.264 in MP4 (made by `tests/fixtures/make.sh`).

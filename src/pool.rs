@@ -1,4 +1,5 @@
 //! Output buffers: recycled through a pool, so that the steady state allocates no frame memory per batch.
+//! Buffers are stored as 32-bit words, so that they can be viewed as bytes or, 4-byte aligned, as `f32`.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -7,7 +8,7 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 
 struct PoolInner {
-    free: Mutex<Vec<Vec<u8>>>,
+    free: Mutex<Vec<Vec<u32>>>,
     max_free: usize,
     allocations: AtomicU64,
 }
@@ -29,13 +30,14 @@ impl BufferPool {
     /// A buffer of `len` bytes. Its contents are unspecified (a recycled buffer keeps old bytes): the caller
     /// overwrites every byte it exposes.
     pub(crate) fn acquire(&self, len: usize) -> PooledBuffer {
+        let words = len.div_ceil(4);
         let recycled = {
             let mut free = self.0.free.lock();
             // The smallest idle buffer that is large enough.
             let best = free
                 .iter()
                 .enumerate()
-                .filter(|(_, b)| b.capacity() >= len)
+                .filter(|(_, b)| b.capacity() >= words)
                 .min_by_key(|(_, b)| b.capacity())
                 .map(|(i, _)| i);
             best.map(|i| free.swap_remove(i))
@@ -43,16 +45,17 @@ impl BufferPool {
         let data = match recycled {
             Some(mut data) => {
                 // Within capacity: truncating or growing never reallocates.
-                data.resize(len, 0);
+                data.resize(words, 0);
                 data
             }
             None => {
                 self.0.allocations.fetch_add(1, Ordering::Relaxed);
-                vec![0; len]
+                vec![0; words]
             }
         };
         PooledBuffer {
             data,
+            len,
             pool: Arc::downgrade(&self.0),
         }
     }
@@ -65,27 +68,39 @@ impl BufferPool {
 
 /// A buffer from a [`BufferPool`]; it goes back to the pool when dropped.
 pub(crate) struct PooledBuffer {
-    data: Vec<u8>,
+    data: Vec<u32>,
+    /// Length in bytes.
+    len: usize,
     pool: Weak<PoolInner>,
 }
 
 impl PooledBuffer {
     /// Shortens the buffer (keeping its capacity for the next user).
     pub(crate) fn truncate(&mut self, len: usize) {
-        self.data.truncate(len);
+        self.len = self.len.min(len);
+    }
+
+    /// The buffer as `f32` values (its length in bytes divided by 4).
+    pub(crate) fn as_f32(&self) -> &[f32] {
+        &bytemuck::cast_slice(&self.data)[..self.len / 4]
+    }
+
+    /// The buffer as mutable `f32` values.
+    pub(crate) fn as_f32_mut(&mut self) -> &mut [f32] {
+        &mut bytemuck::cast_slice_mut(&mut self.data)[..self.len / 4]
     }
 }
 
 impl Deref for PooledBuffer {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &self.data
+        &bytemuck::cast_slice(&self.data)[..self.len]
     }
 }
 
 impl DerefMut for PooledBuffer {
     fn deref_mut(&mut self) -> &mut [u8] {
-        &mut self.data
+        &mut bytemuck::cast_slice_mut(&mut self.data)[..self.len]
     }
 }
 
@@ -121,6 +136,11 @@ mod tests {
     #[test]
     fn idle_buffers_are_capped() {
         let pool = BufferPool::new(1);
+        let mut f = pool.acquire(10);
+        assert_eq!((f.len(), f.as_f32().len()), (10, 2));
+        f.as_f32_mut()[1] = 1.5;
+        assert_eq!(f.as_f32()[1], 1.5);
+        drop(f);
         let (a, b) = (pool.acquire(10), pool.acquire(10));
         drop((a, b));
         assert_eq!(pool.0.free.lock().len(), 1);

@@ -13,7 +13,7 @@ use crate::batch::Batch;
 use crate::config::Config;
 use crate::config::MoovAtEnd;
 use crate::decode::cpu::CpuDecoder;
-use crate::decode::{Decoder, FrameInfo, RgbWriter, Stop};
+use crate::decode::{Decoder, FrameInfo, FrameSource, Stop};
 use crate::demux::{check_frame_size, Demuxer};
 use crate::error::VideoRef;
 use crate::error::{AvError, Error, VideoError};
@@ -21,6 +21,7 @@ use crate::feed::{FeedQueue, QueuedVideo, Source};
 use crate::ffi::packet::Packet;
 use crate::live::{Failure, LiveReader, LiveShared, Mp4Layout};
 use crate::pool::BufferPool;
+use crate::transform;
 use crate::wakers::WakerSet;
 
 /// One message of the output channel.
@@ -179,7 +180,8 @@ impl Worker {
             self.pool.clone(),
             video.clone(),
         )
-        .eager(!self.config.hold_last_batch);
+        .eager(!self.config.hold_last_batch)
+        .transforms(&self.config.transforms);
         let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
         let error = match (outcome, live_failure()) {
             (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
@@ -237,7 +239,9 @@ impl Worker {
     ) -> Result<Outcome, Stop> {
         let mut outcome = Outcome::default();
         let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
-        let mut sink = |info: FrameInfo, write: &mut RgbWriter<'_>| -> Result<(), Stop> {
+        let transforms = &self.config.transforms;
+        let mut scratch = Vec::new();
+        let mut sink = |info: FrameInfo, source: &mut dyn FrameSource| -> Result<(), Stop> {
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
             }
@@ -247,7 +251,10 @@ impl Worker {
                 info.width,
                 info.height,
                 info.pts,
-                |dst| write(dst).map_err(|e| Stop::Video(e.into())),
+                |geometry, out, f, frames| {
+                    transform::apply(source, geometry, transforms, out, f, frames, &mut scratch)
+                        .map_err(|e| Stop::Video(e.into()))
+                },
                 &mut |batch| self.send(Ok(batch), false).map_err(|_| Stop::Shutdown),
             )
         };

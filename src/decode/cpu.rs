@@ -1,17 +1,46 @@
 //! The CPU backend: libavcodec's software decoders with frame and slice threading, and swscale for RGB.
 
-use super::{Decoder, FrameInfo, FrameSink, Stop};
+use super::{Decoder, FrameInfo, FrameSink, FrameSource, Stop};
 use crate::config::Threading;
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::{CodecContext, Received};
 use crate::ffi::frame::Frame;
 use crate::ffi::packet::Packet;
-use crate::ffi::scale::Scaler;
+use crate::ffi::scale::{Filter, RgbRegion, Scaler};
 use crate::ffi::{av_error, AVERROR_EAGAIN};
 
 /// Consecutive errors from `receive_frame` after which draining gives up (a decoder that keeps failing).
 const MAX_CONSECUTIVE_RECEIVE_ERRORS: usize = 64;
+
+/// A frame decoded on the CPU, converted by swscale.
+struct CpuFrame<'a> {
+    frame: &'a Frame,
+    scaler: &'a mut Scaler,
+}
+
+impl FrameSource for CpuFrame<'_> {
+    fn write_rgb(&mut self, dst: &mut [u8]) -> Result<(), AvError> {
+        self.scaler.convert_to_rgb24(self.frame, dst)
+    }
+
+    fn window_rgb(
+        &mut self,
+        window: (u32, u32, u32, u32),
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError> {
+        self.scaler.convert_window(self.frame, window, out)
+    }
+
+    fn resized_rgb(
+        &mut self,
+        size: (u32, u32),
+        filter: Filter,
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError> {
+        self.scaler.resize(self.frame, size, filter, out)
+    }
+}
 
 /// libavcodec decoding on the CPU.
 pub(crate) struct CpuDecoder {
@@ -88,10 +117,13 @@ impl CpuDecoder {
                         height: self.frame.height() as usize,
                         pts,
                     };
-                    let (frame, scaler) = (&self.frame, &mut self.scaler);
-                    sink(info, &mut |dst: &mut [u8]| {
-                        scaler.convert_to_rgb24(frame, dst)
-                    })?;
+                    sink(
+                        info,
+                        &mut CpuFrame {
+                            frame: &self.frame,
+                            scaler: &mut self.scaler,
+                        },
+                    )?;
                 }
                 Ok(Received::Again | Received::Eof) => return Ok((frames, first_error)),
                 Err(e) => {

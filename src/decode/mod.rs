@@ -5,6 +5,7 @@ pub(crate) mod cpu;
 
 use crate::error::{AvError, VideoError};
 use crate::ffi::packet::Packet;
+use crate::ffi::scale::{Filter, RgbRegion};
 
 /// A decoded frame's size and presentation time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -13,6 +14,12 @@ pub(crate) struct FrameInfo {
     pub(crate) height: usize,
     /// Presentation time in seconds.
     pub(crate) pts: f64,
+}
+
+impl From<VideoError> for Stop {
+    fn from(e: VideoError) -> Self {
+        Stop::Video(e)
+    }
 }
 
 /// Why decoding of a video stops early.
@@ -24,11 +31,27 @@ pub(crate) enum Stop {
     Video(VideoError),
 }
 
-/// Writes the current frame as RGB24 into a slice of exactly `width * height * 3` bytes.
-pub(crate) type RgbWriter<'a> = dyn FnMut(&mut [u8]) -> Result<(), AvError> + 'a;
+/// A decoded frame, converted to RGB24 on request: whole, a window of it, or resized.
+pub(crate) trait FrameSource {
+    /// The whole frame into `dst`, exactly `width * height * 3` bytes.
+    fn write_rgb(&mut self, dst: &mut [u8]) -> Result<(), AvError>;
+    /// Only the window `(x, y, w, h)` (inside the frame), into `out`; returns where the window starts there.
+    fn window_rgb(
+        &mut self,
+        window: (u32, u32, u32, u32),
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError>;
+    /// The whole frame resized to `size` with `filter`, into `out`.
+    fn resized_rgb(
+        &mut self,
+        size: (u32, u32),
+        filter: Filter,
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError>;
+}
 
-/// Receives each decoded frame with a writer that converts it into the slot the sink chooses.
-pub(crate) type FrameSink<'a> = dyn FnMut(FrameInfo, &mut RgbWriter<'_>) -> Result<(), Stop> + 'a;
+/// Receives each decoded frame, to convert into the slot the sink chooses.
+pub(crate) type FrameSink<'a> = dyn FnMut(FrameInfo, &mut dyn FrameSource) -> Result<(), Stop> + 'a;
 
 /// A decoder backend: compressed packets in, frames out.
 pub(crate) trait Decoder: Send {

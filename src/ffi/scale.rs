@@ -17,6 +17,39 @@ struct Key {
     format: i32,
     colorspace: i32,
     full_range: bool,
+    /// Output size (equal to the input's for a plain conversion).
+    out_width: u32,
+    out_height: u32,
+    flags: c_int,
+}
+
+/// The resampling filter of a resize, as swscale flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Filter {
+    Point,
+    Bilinear,
+    Bicubic,
+    Area,
+}
+
+impl Filter {
+    fn flags(self) -> c_int {
+        match self {
+            Filter::Point => sys::SWS_POINT,
+            Filter::Bilinear => sys::SWS_BILINEAR,
+            Filter::Bicubic => sys::SWS_BICUBIC,
+            Filter::Area => sys::SWS_AREA,
+        }
+    }
+}
+
+/// Where the requested window lies in a converted buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RgbRegion {
+    /// Byte offset of the window's top-left pixel.
+    pub(crate) offset: usize,
+    /// Bytes per row.
+    pub(crate) stride: usize,
 }
 
 /// A same-size YUV (or any format) to RGB24 converter, rebuilt only when the input changes.
@@ -61,13 +94,76 @@ impl Scaler {
         dst: &mut [u8],
     ) -> Result<(), AvError> {
         let (width, height) = (frame.width(), frame.height());
-        let row = width as usize * 3;
         assert_eq!(
             dst.len(),
-            row * height as usize,
+            width as usize * 3 * height as usize,
             "destination does not match the frame size"
         );
-        if width == 0 || height == 0 {
+        self.scale(
+            frame,
+            (0, 0, width, height),
+            (width, height),
+            sys::SWS_BICUBIC,
+            dst,
+        )
+    }
+
+    /// Converts the window `(x, y, w, h)` of `frame` to RGB24 in `out` (resized to fit), converting only that
+    /// window's pixels. The window's left and top edges are moved down to the chroma grid (even for 4:2:0) so
+    /// that every pixel gets the chroma sample a full-frame conversion gives it; the returned region says
+    /// where the asked window starts in `out`.
+    pub(crate) fn convert_window(
+        &mut self,
+        frame: &Frame,
+        window: (u32, u32, u32, u32),
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError> {
+        let (x, y, w, h) = window;
+        assert!(
+            x + w <= frame.width() && y + h <= frame.height() && w > 0 && h > 0,
+            "window outside the frame"
+        );
+        let (align_x, align_y) = chroma_alignment(frame);
+        let (x0, y0) = (x - x % align_x, y - y % align_y);
+        let (rw, rh) = (w + (x - x0), h + (y - y0));
+        let stride = rw as usize * 3;
+        out.resize(stride * rh as usize, 0);
+        self.scale(frame, (x0, y0, rw, rh), (rw, rh), sys::SWS_BICUBIC, out)?;
+        Ok(RgbRegion {
+            offset: (y - y0) as usize * stride + (x - x0) as usize * 3,
+            stride,
+        })
+    }
+
+    /// Resizes the whole `frame` to `size` with `filter`, as RGB24 in `out`.
+    pub(crate) fn resize(
+        &mut self,
+        frame: &Frame,
+        size: (u32, u32),
+        filter: Filter,
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError> {
+        let stride = size.0 as usize * 3;
+        out.resize(stride * size.1 as usize, 0);
+        let (fw, fh) = (frame.width(), frame.height());
+        self.scale(frame, (0, 0, fw, fh), size, filter.flags(), out)?;
+        Ok(RgbRegion { offset: 0, stride })
+    }
+
+    /// Converts the source window `src` (its left and top on the chroma grid) to `out_size` RGB24 into `dst`
+    /// (exactly `out_size` rows of `out_size.0 * 3` bytes).
+    fn scale(
+        &mut self,
+        frame: &Frame,
+        src: (u32, u32, u32, u32),
+        out_size: (u32, u32),
+        flags: c_int,
+        dst: &mut [u8],
+    ) -> Result<(), AvError> {
+        let (x0, y0, width, height) = src;
+        let row = out_size.0 as usize * 3;
+        assert_eq!(dst.len(), row * out_size.1 as usize, "destination size");
+        if width == 0 || height == 0 || out_size.0 == 0 || out_size.1 == 0 {
             return Err(av_error(sys::AVERROR_INVALIDDATA, "sws_scale"));
         }
         // SAFETY: the integer came from the decoder's own AVFrame.format, so it is a valid AVPixelFormat.
@@ -81,12 +177,28 @@ impl Scaler {
             format: src_format as i32,
             colorspace: frame.colorspace(),
             full_range,
+            out_width: out_size.0,
+            out_height: out_size.1,
+            flags,
         };
         if self.key != Some(key) {
             self.rebuild(key, src_format)?;
         }
         let ctx = self.ctx.expect("built above").as_ptr();
         let raw = frame.as_ptr();
+        let mut planes = [ptr::null::<u8>(); 4];
+        // SAFETY: the plane pointers and strides are the decoded frame's own; `plane_offsets` keeps each
+        // offset inside its plane, since the window lies inside the frame (checked by the callers) and its
+        // left/top are on the chroma grid.
+        unsafe {
+            let offsets = plane_offsets(frame, x0, y0);
+            for (p, plane) in planes.iter_mut().enumerate() {
+                let base = (*raw).data[p];
+                if !base.is_null() {
+                    *plane = base.offset(offsets[p]);
+                }
+            }
+        }
         let dst_planes = [
             dst.as_mut_ptr(),
             ptr::null_mut(),
@@ -94,13 +206,13 @@ impl Scaler {
             ptr::null_mut(),
         ];
         let dst_strides = [row as c_int, 0, 0, 0];
-        // SAFETY: the source planes and strides are the decoded frame's own, of `height` rows; the destination
-        // holds `height` rows of `row` bytes (asserted above), and the context was built for exactly this
-        // size and format.
+        // SAFETY: the source planes point at the window's top-left in each plane, with the frame's strides and
+        // at least `height` rows below; the destination holds `out_size.1` rows of `row` bytes (asserted
+        // above), and the context was built for exactly these sizes and format.
         let out_rows = unsafe {
             sys::sws_scale(
                 ctx,
-                (*raw).data.as_ptr() as *const *const u8,
+                planes.as_ptr(),
                 (*raw).linesize.as_ptr(),
                 0,
                 height as c_int,
@@ -108,7 +220,7 @@ impl Scaler {
                 dst_strides.as_ptr(),
             )
         };
-        if out_rows != height as c_int {
+        if out_rows != out_size.1 as c_int {
             return Err(av_error(
                 if out_rows < 0 {
                     out_rows
@@ -123,6 +235,7 @@ impl Scaler {
 
     fn rebuild(&mut self, key: Key, src_format: sys::AVPixelFormat) -> Result<(), AvError> {
         let (w, h) = (key.width as c_int, key.height as c_int);
+        let (ow, oh) = (key.out_width as c_int, key.out_height as c_int);
         let old = self.ctx.map_or(ptr::null_mut(), NonNull::as_ptr);
         self.key = None;
         // SAFETY: `old` is NULL or our previous context, which sws_getCachedContext frees or reuses. Bicubic
@@ -133,10 +246,10 @@ impl Scaler {
                 w,
                 h,
                 src_format,
-                w,
-                h,
+                ow,
+                oh,
                 sys::AVPixelFormat::AV_PIX_FMT_RGB24,
-                sys::SWS_BICUBIC,
+                key.flags,
                 ptr::null_mut(),
                 ptr::null_mut(),
                 ptr::null(),
@@ -170,6 +283,64 @@ impl Scaler {
         self.key = Some(key);
         Ok(())
     }
+}
+
+/// How far a window's left and top must be aligned so that chroma planes start on a whole sample: 2 for
+/// 4:2:0 and 4:2:2 horizontally, and so on (1 for RGB and 4:4:4).
+fn chroma_alignment(frame: &Frame) -> (u32, u32) {
+    // SAFETY: av_pix_fmt_desc_get accepts any value and returns NULL or a static descriptor.
+    let desc = unsafe {
+        sys::av_pix_fmt_desc_get(std::mem::transmute::<c_int, sys::AVPixelFormat>(
+            frame.format(),
+        ))
+    };
+    if desc.is_null() {
+        return (1, 1);
+    }
+    // SAFETY: non-NULL descriptors are static.
+    let desc = unsafe { &*desc };
+    (1 << desc.log2_chroma_w, 1 << desc.log2_chroma_h)
+}
+
+/// The byte offset, in each plane, of the pixel at (`x`, `y`) (which must be on the chroma grid).
+///
+/// # Safety
+/// `frame` must hold a decoded picture of a known pixel format.
+unsafe fn plane_offsets(frame: &Frame, x: u32, y: u32) -> [isize; 4] {
+    let mut offsets = [0isize; 4];
+    if x == 0 && y == 0 {
+        return offsets;
+    }
+    let raw = frame.as_ptr();
+    // SAFETY: as documented; the descriptor is static or NULL.
+    let desc = unsafe {
+        sys::av_pix_fmt_desc_get(std::mem::transmute::<c_int, sys::AVPixelFormat>(
+            (*raw).format,
+        ))
+    };
+    assert!(!desc.is_null(), "unknown pixel format");
+    // SAFETY: non-NULL descriptors are static.
+    let desc = unsafe { &*desc };
+    let rgb = desc.flags & sys::AV_PIX_FMT_FLAG_RGB as u64 != 0;
+    for (p, offset) in offsets.iter_mut().enumerate() {
+        let Some((i, comp)) = desc.comp[..usize::from(desc.nb_components)]
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.plane as usize == p)
+        else {
+            continue;
+        };
+        let chroma = !rgb && (i == 1 || i == 2);
+        let (hs, vs) = if chroma {
+            (desc.log2_chroma_w, desc.log2_chroma_h)
+        } else {
+            (0, 0)
+        };
+        // SAFETY: `raw` is the frame's valid AVFrame.
+        let linesize = unsafe { (*raw).linesize[p] } as isize;
+        *offset = (y >> vs) as isize * linesize + (x >> hs) as isize * comp.step as isize;
+    }
+    offsets
 }
 
 impl Drop for Scaler {

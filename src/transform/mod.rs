@@ -1,0 +1,388 @@
+//! Per-sequence transforms, fused into the frame conversion: resize, crop (one window for every frame of a
+//! sequence), element type, normalization and layout. Configured once ([`Transforms`]), planned per sequence
+//! ([`plan`]) and applied per frame ([`write`]).
+
+pub(crate) mod plan;
+pub(crate) mod write;
+
+use crate::batch::CHANNELS;
+use crate::decode::FrameSource;
+use crate::error::AvError;
+use crate::ffi::scale::{Filter, RgbRegion};
+use plan::Geometry;
+use write::{write_frame, RgbView, SeqOut};
+
+/// Converts `source` into frame `f` of a sequence of `frames` frames per `geometry`: straight into the slot
+/// when no transform is configured; otherwise only the crop window's pixels (or the resized frame) are
+/// converted, into `scratch`, then written in the output type and layout.
+pub(crate) fn apply(
+    source: &mut dyn FrameSource,
+    geometry: &Geometry,
+    transforms: &Transforms,
+    out: &mut SeqOut<'_>,
+    f: usize,
+    frames: usize,
+    scratch: &mut Vec<u8>,
+) -> Result<(), AvError> {
+    if transforms.is_identity() {
+        let SeqOut::U8(out) = out else {
+            unreachable!("identity output is u8")
+        };
+        let size = geometry.frame.0 * geometry.frame.1 * CHANNELS;
+        return source.write_rgb(&mut out[f * size..(f + 1) * size]);
+    }
+    let region = match geometry.visible() {
+        None => None,
+        Some(v) if geometry.resized => {
+            let size = (geometry.frame.0 as u32, geometry.frame.1 as u32);
+            let r = source.resized_rgb(size, transforms.interpolation.filter(), scratch)?;
+            Some(RgbRegion {
+                offset: r.offset + v.y * r.stride + v.x * CHANNELS,
+                stride: r.stride,
+            })
+        }
+        Some(v) => {
+            Some(source.window_rgb((v.x as u32, v.y as u32, v.w as u32, v.h as u32), scratch)?)
+        }
+    };
+    let view = region.map(|r| RgbView {
+        data: &scratch[r.offset..],
+        stride: r.stride,
+    });
+    write_frame(out, frames, f, geometry, view, transforms);
+    Ok(())
+}
+
+/// How frames are resized before the crop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resize {
+    /// To exactly `width` x `height` (the aspect ratio may change).
+    Exact {
+        /// Output width.
+        width: u32,
+        /// Output height.
+        height: u32,
+    },
+    /// The shorter side to this many pixels, the other in proportion (rounded), as in "resize 256, crop 224".
+    Shorter(u32),
+}
+
+/// The resampling filter of a resize.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Interpolation {
+    /// Nearest neighbour.
+    Nearest,
+    /// Bilinear (default).
+    #[default]
+    Bilinear,
+    /// Bicubic.
+    Bicubic,
+    /// Area averaging (antialiased downscaling).
+    Area,
+}
+
+impl Interpolation {
+    fn filter(self) -> Filter {
+        match self {
+            Interpolation::Nearest => Filter::Point,
+            Interpolation::Bilinear => Filter::Bilinear,
+            Interpolation::Bicubic => Filter::Bicubic,
+            Interpolation::Area => Filter::Area,
+        }
+    }
+}
+
+/// Where the crop window sits.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum CropPosition {
+    /// Centred (`crop_pos_x = crop_pos_y = 0.5`).
+    #[default]
+    Center,
+    /// Normalized position in [0, 1] on each axis: the anchor is `round(pos * (in - crop))`, halves away from
+    /// zero (the reference's `crop_pos_x`, `crop_pos_y`).
+    Fixed {
+        /// Horizontal position, 0 = left, 1 = right.
+        x: f32,
+        /// Vertical position, 0 = top, 1 = bottom.
+        y: f32,
+    },
+    /// A position drawn uniformly in [0, 1) on each axis for every sequence, from the seeded generator
+    /// ([`Transforms::seed`]): the same seed and feeding order give the same windows.
+    Random,
+}
+
+/// What a crop larger than the (resized) frame does.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum OutOfBounds {
+    /// The video fails with [`VideoError::CropOutOfBounds`](crate::VideoError), naming both shapes (default).
+    #[default]
+    Error,
+    /// The window keeps its size; pixels outside the frame take these values (per channel, in the output's
+    /// units: 0-255 levels for u8, the float value itself for f32).
+    Pad([f32; CHANNELS]),
+    /// The window is cut to the frame on each axis where it is larger.
+    Trim,
+}
+
+/// A crop window of a fixed size, the same for every frame of a sequence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Crop {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) position: CropPosition,
+    pub(crate) out_of_bounds: OutOfBounds,
+}
+
+impl Crop {
+    /// A centred `width` x `height` crop that fails videos smaller than it.
+    pub fn new(width: u32, height: u32) -> Self {
+        Self {
+            width,
+            height,
+            position: CropPosition::Center,
+            out_of_bounds: OutOfBounds::Error,
+        }
+    }
+
+    /// Where the window sits (default centred).
+    pub fn position(mut self, position: CropPosition) -> Self {
+        self.position = position;
+        self
+    }
+
+    /// What a window larger than the frame does (default: the video fails).
+    pub fn out_of_bounds(mut self, policy: OutOfBounds) -> Self {
+        self.out_of_bounds = policy;
+        self
+    }
+}
+
+/// The element type of the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DType {
+    /// 8-bit levels 0-255 (default).
+    #[default]
+    U8,
+    /// 32-bit floats: the levels cast (0.0-255.0), then normalized if asked.
+    F32,
+    /// 32-bit floats scaled to [0, 1] (level / 255), then normalized if asked.
+    F32Unit,
+}
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::U8 => 1,
+            DType::F32 | DType::F32Unit => 4,
+        }
+    }
+
+    /// The name used in the CLI and JSON (`u8`, `f32`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DType::U8 => "u8",
+            DType::F32 | DType::F32Unit => "f32",
+        }
+    }
+}
+
+/// The memory layout of a sequence (a batch adds a leading N).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// Frames, rows, columns, channels (default; frames are contiguous RGB images).
+    #[default]
+    Fhwc,
+    /// Frames, channels, rows, columns (each frame is contiguous, as planes).
+    Fchw,
+    /// Channels, frames, rows, columns (the layout of video models such as 3D CNNs).
+    Cfhw,
+}
+
+impl Layout {
+    /// The shape of a sequence of `f` frames of `h` x `w` in this layout.
+    pub fn shape(self, f: usize, h: usize, w: usize) -> [usize; 4] {
+        match self {
+            Layout::Fhwc => [f, h, w, CHANNELS],
+            Layout::Fchw => [f, CHANNELS, h, w],
+            Layout::Cfhw => [CHANNELS, f, h, w],
+        }
+    }
+
+    /// The element index of `(frame, channel, row, column)` in a sequence of `(frames, h, w)`.
+    #[inline]
+    pub(crate) fn index(
+        self,
+        dims: (usize, usize, usize),
+        at: (usize, usize, usize, usize),
+    ) -> usize {
+        let (frames, h, w) = dims;
+        let (f, c, y, x) = at;
+        match self {
+            Layout::Fhwc => ((f * h + y) * w + x) * CHANNELS + c,
+            Layout::Fchw => ((f * CHANNELS + c) * h + y) * w + x,
+            Layout::Cfhw => ((c * frames + f) * h + y) * w + x,
+        }
+    }
+
+    /// The name used in the CLI (`fhwc`, `fchw`, `cfhw`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Fhwc => "fhwc",
+            Layout::Fchw => "fchw",
+            Layout::Cfhw => "cfhw",
+        }
+    }
+}
+
+/// Per-channel normalization: `(value - mean) / std`, in the units of the chosen [`DType`] (0-255 for
+/// [`DType::F32`], 0-1 for [`DType::F32Unit`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Normalize {
+    /// Per-channel mean (R, G, B).
+    pub mean: [f32; CHANNELS],
+    /// Per-channel standard deviation (R, G, B), each non-zero.
+    pub std: [f32; CHANNELS],
+}
+
+/// The transforms applied to every sequence, configured once with [`Config::transforms`](crate::Config).
+/// Order: resize, then crop (in the resized frame's pixels), then type, normalization and layout. The crop and
+/// resize happen while converting from the decoder's YUV planes: pixels cropped away are never converted.
+///
+/// ```
+/// use framefeed::{Config, Crop, CropPosition, DType, Layout, Resize, Transforms, VideoInput};
+/// let transforms = Transforms::new()
+///     .resize(Resize::Shorter(128))
+///     .crop(Crop::new(112, 112).position(CropPosition::Random))
+///     .dtype(DType::F32Unit)
+///     .normalize([0.45, 0.45, 0.45], [0.225, 0.225, 0.225])
+///     .layout(Layout::Cfhw)
+///     .seed(7);
+/// let input = VideoInput::new(Config::new(8, 2).transforms(transforms))?;
+/// input.feed(framefeed::SAMPLE_MP4)?;
+/// input.close();
+/// let batch = input.next_batch()?.unwrap();
+/// assert_eq!(batch.shape(), Some([2, 3, 8, 112, 112])); // N, C, F, H, W
+/// let floats: &[f32] = batch.data_f32().unwrap();
+/// assert_eq!(floats.len(), 2 * 3 * 8 * 112 * 112);
+/// # Ok::<(), framefeed::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Transforms {
+    pub(crate) resize: Option<Resize>,
+    pub(crate) interpolation: Interpolation,
+    pub(crate) crop: Option<Crop>,
+    pub(crate) dtype: DType,
+    pub(crate) normalize: Option<Normalize>,
+    pub(crate) layout: Layout,
+    pub(crate) seed: u64,
+}
+
+impl Transforms {
+    /// No transform: full frames, u8, FHWC.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Resize every frame before the crop.
+    pub fn resize(mut self, resize: Resize) -> Self {
+        self.resize = Some(resize);
+        self
+    }
+
+    /// The resize filter (default bilinear).
+    pub fn interpolation(mut self, interpolation: Interpolation) -> Self {
+        self.interpolation = interpolation;
+        self
+    }
+
+    /// Crop one window per sequence.
+    pub fn crop(mut self, crop: Crop) -> Self {
+        self.crop = Some(crop);
+        self
+    }
+
+    /// The element type (default u8).
+    pub fn dtype(mut self, dtype: DType) -> Self {
+        self.dtype = dtype;
+        self
+    }
+
+    /// Per-channel normalization (needs a float [`DType`]).
+    pub fn normalize(mut self, mean: [f32; CHANNELS], std: [f32; CHANNELS]) -> Self {
+        self.normalize = Some(Normalize { mean, std });
+        self
+    }
+
+    /// The layout of each sequence (default FHWC).
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// The seed of the random crop positions (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Whether frames are output as decoded: full size, u8, FHWC.
+    pub(crate) fn is_identity(&self) -> bool {
+        self.resize.is_none()
+            && self.crop.is_none()
+            && self.dtype == DType::U8
+            && self.normalize.is_none()
+            && self.layout == Layout::Fhwc
+    }
+
+    /// Checks the values, naming the first one out of range.
+    pub(crate) fn validate(&self, max_dimension: u32) -> Result<(), String> {
+        let side = |name: &str, v: u32| {
+            if v == 0 || v > max_dimension {
+                Err(format!("{name} is {v}; allowed: 1 to {max_dimension}"))
+            } else {
+                Ok(())
+            }
+        };
+        match self.resize {
+            Some(Resize::Exact { width, height }) => {
+                side("resize width", width)?;
+                side("resize height", height)?;
+            }
+            Some(Resize::Shorter(s)) => side("resize shorter side", s)?,
+            None => {}
+        }
+        if let Some(crop) = &self.crop {
+            side("crop width", crop.width)?;
+            side("crop height", crop.height)?;
+            if let CropPosition::Fixed { x, y } = crop.position {
+                for (name, v) in [("crop position x", x), ("crop position y", y)] {
+                    if !(0.0..=1.0).contains(&v) {
+                        return Err(format!("{name} is {v}; allowed: 0 to 1"));
+                    }
+                }
+            }
+            if let OutOfBounds::Pad(fill) = crop.out_of_bounds {
+                if fill.iter().any(|v| !v.is_finite()) {
+                    return Err(format!("crop fill values {fill:?} must be finite"));
+                }
+            }
+        }
+        if let Some(n) = &self.normalize {
+            if self.dtype == DType::U8 {
+                return Err(
+                    "normalize needs a float dtype (f32); allowed with: F32, F32Unit".into(),
+                );
+            }
+            if n.std.iter().any(|s| *s == 0.0 || !s.is_finite())
+                || n.mean.iter().any(|m| !m.is_finite())
+            {
+                return Err(format!(
+                    "normalize std {:?} must be finite and non-zero, mean {:?} finite",
+                    n.std, n.mean
+                ));
+            }
+        }
+        Ok(())
+    }
+}
