@@ -10,6 +10,7 @@
 use crate::batch::{Batch, SequenceMeta, CHANNELS};
 use crate::config::LastSequencePolicy;
 use crate::error::{VideoError, VideoRef};
+use crate::ffi::scale::WRITE_SLACK;
 use crate::pool::{BufferPool, PooledBuffer};
 use crate::transform::plan::{Geometry, Planner};
 use crate::transform::write::{zero_frames, SeqOut};
@@ -34,10 +35,11 @@ impl Building {
     }
 }
 
-/// A sequence's region of a batch buffer, as elements of the output type.
+/// A sequence's region of a batch buffer, as elements of the output type. A u8 region is followed by the
+/// buffer's slack (swscale, writing a frame straight into it, may overrun its last row).
 fn seq_out(data: &mut PooledBuffer, dtype: DType, start: usize, len: usize) -> SeqOut<'_> {
     match dtype {
-        DType::U8 => SeqOut::U8(&mut data[start..start + len]),
+        DType::U8 => SeqOut::U8(&mut data.with_slack_mut()[start..start + len + WRITE_SLACK]),
         DType::F32 | DType::F32Unit => {
             SeqOut::F32(&mut data.as_f32_mut()[start / 4..(start + len) / 4])
         }

@@ -7,6 +7,9 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
+/// Spare bytes after every buffer (see [`BufferPool::acquire`]).
+const SLACK: usize = crate::ffi::scale::WRITE_SLACK;
+
 struct PoolInner {
     free: Mutex<Vec<Vec<u32>>>,
     max_free: usize,
@@ -28,9 +31,10 @@ impl BufferPool {
     }
 
     /// A buffer of `len` bytes. Its contents are unspecified (a recycled buffer keeps old bytes): the caller
-    /// overwrites every byte it exposes.
+    /// overwrites every byte it exposes. [`SLACK`] more bytes are allocated after them: swscale's SIMD code may
+    /// write a few bytes past the last row it converts.
     pub(crate) fn acquire(&self, len: usize) -> PooledBuffer {
-        let words = len.div_ceil(4);
+        let words = (len + SLACK).div_ceil(4);
         let recycled = {
             let mut free = self.0.free.lock();
             // The smallest idle buffer that is large enough.
@@ -78,6 +82,11 @@ impl PooledBuffer {
     /// Shortens the buffer (keeping its capacity for the next user).
     pub(crate) fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
+    }
+
+    /// The buffer's bytes followed by the [`SLACK`] spare bytes, for writers that may overrun the end.
+    pub(crate) fn with_slack_mut(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut(&mut self.data)[..self.len + SLACK]
     }
 
     /// The buffer as `f32` values (its length in bytes divided by 4).

@@ -33,7 +33,8 @@ pub(crate) enum Stop {
 
 /// A decoded frame, converted to RGB24 on request: whole, a window of it, or resized.
 pub(crate) trait FrameSource {
-    /// The whole frame into `dst`, exactly `width * height * 3` bytes.
+    /// The whole frame into the first `width * height * 3` bytes of `dst`, which has at least
+    /// [`WRITE_SLACK`](crate::ffi::scale::WRITE_SLACK) more bytes after them.
     fn write_rgb(&mut self, dst: &mut [u8]) -> Result<(), AvError>;
     /// Only the window `(x, y, w, h)` (inside the frame), into `out`; returns where the window starts there.
     fn window_rgb(

@@ -83,8 +83,8 @@ impl Scaler {
         }
     }
 
-    /// Converts `frame` to RGB24 rows of `width * 3` bytes written straight into `dst`, which must hold exactly
-    /// `width * height * 3` bytes.
+    /// Converts `frame` to RGB24 rows of `width * 3` bytes written straight into `dst`, which must hold
+    /// `width * height * 3` bytes plus [`WRITE_SLACK`] spare ones (swscale's SIMD code may write into them).
     ///
     /// The matrix is the frame's (BT.601 when unspecified, as swscale and the ffmpeg CLI do); the range is the
     /// frame's (limited when unspecified, full for the "J" pixel formats).
@@ -94,10 +94,9 @@ impl Scaler {
         dst: &mut [u8],
     ) -> Result<(), AvError> {
         let (width, height) = (frame.width(), frame.height());
-        assert_eq!(
-            dst.len(),
-            width as usize * 3 * height as usize,
-            "destination does not match the frame size"
+        assert!(
+            dst.len() >= width as usize * 3 * height as usize + WRITE_SLACK,
+            "destination too small for the frame and the slack"
         );
         self.scale(
             frame,
@@ -108,10 +107,12 @@ impl Scaler {
         )
     }
 
-    /// Converts the window `(x, y, w, h)` of `frame` to RGB24 in `out` (resized to fit), converting only that
-    /// window's pixels. The window's left and top edges are moved down to the chroma grid (even for 4:2:0) so
-    /// that every pixel gets the chroma sample a full-frame conversion gives it; the returned region says
-    /// where the asked window starts in `out`.
+    /// Converts the window `(x, y, w, h)` of `frame` to RGB24 in `out`, converting little more than that
+    /// window's pixels, with exactly the values a full-frame conversion gives them: the converted region is
+    /// the window plus a margin of [`WINDOW_MARGIN`] pixels (so chroma filters see the same neighbours), its
+    /// left edge on a 16-pixel grid and its top on the chroma grid, and its width and height of the same
+    /// residues as the frame's (swscale picks its code path from them). The returned region says where the
+    /// asked window starts in `out`.
     pub(crate) fn convert_window(
         &mut self,
         frame: &Frame,
@@ -119,15 +120,32 @@ impl Scaler {
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
         let (x, y, w, h) = window;
+        let (fw, fh) = (frame.width(), frame.height());
         assert!(
-            x + w <= frame.width() && y + h <= frame.height() && w > 0 && h > 0,
+            x + w <= fw && y + h <= fh && w > 0 && h > 0,
             "window outside the frame"
         );
-        let (align_x, align_y) = chroma_alignment(frame);
-        let (x0, y0) = (x - x % align_x, y - y % align_y);
-        let (rw, rh) = (w + (x - x0), h + (y - y0));
+        let (_, align_y) = chroma_alignment(frame);
+        let mut x0 = x.saturating_sub(WINDOW_MARGIN) / 16 * 16;
+        let mut y0 = y.saturating_sub(WINDOW_MARGIN) / align_y.max(2) * align_y.max(2);
+        let mut x1 = (x + w + WINDOW_MARGIN).min(fw);
+        let mut y1 = (y + h + WINDOW_MARGIN).min(fh);
+        // An odd side makes swscale's chroma scale factor depend on the whole side: convert it whole.
+        if fw % 2 == 1 {
+            (x0, x1) = (0, fw);
+        }
+        if fh % 2 == 1 {
+            (y0, y1) = (0, fh);
+        }
+        while (x1 - x0) % 16 != (fw - x0) % 16 && x1 < fw {
+            x1 += 1;
+        }
+        while (y1 - y0) % 2 != fh % 2 && y1 < fh {
+            y1 += 1;
+        }
+        let (rw, rh) = (x1 - x0, y1 - y0);
         let stride = rw as usize * 3;
-        out.resize(stride * rh as usize, 0);
+        sized_with_slack(out, stride * rh as usize);
         self.scale(frame, (x0, y0, rw, rh), (rw, rh), sys::SWS_BICUBIC, out)?;
         Ok(RgbRegion {
             offset: (y - y0) as usize * stride + (x - x0) as usize * 3,
@@ -144,7 +162,7 @@ impl Scaler {
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
         let stride = size.0 as usize * 3;
-        out.resize(stride * size.1 as usize, 0);
+        sized_with_slack(out, stride * size.1 as usize);
         let (fw, fh) = (frame.width(), frame.height());
         self.scale(frame, (0, 0, fw, fh), size, filter.flags(), out)?;
         Ok(RgbRegion { offset: 0, stride })
@@ -162,7 +180,10 @@ impl Scaler {
     ) -> Result<(), AvError> {
         let (x0, y0, width, height) = src;
         let row = out_size.0 as usize * 3;
-        assert_eq!(dst.len(), row * out_size.1 as usize, "destination size");
+        assert!(
+            dst.len() >= row * out_size.1 as usize + WRITE_SLACK,
+            "destination size"
+        );
         if width == 0 || height == 0 || out_size.0 == 0 || out_size.1 == 0 {
             return Err(av_error(sys::AVERROR_INVALIDDATA, "sws_scale"));
         }
@@ -207,8 +228,9 @@ impl Scaler {
         ];
         let dst_strides = [row as c_int, 0, 0, 0];
         // SAFETY: the source planes point at the window's top-left in each plane, with the frame's strides and
-        // at least `height` rows below; the destination holds `out_size.1` rows of `row` bytes (asserted
-        // above), and the context was built for exactly these sizes and format.
+        // at least `height` rows below; the destination holds `out_size.1` rows of `row` bytes plus the slack
+        // swscale may overrun into (asserted above), and the context was built for exactly these sizes and
+        // format.
         let out_rows = unsafe {
             sys::sws_scale(
                 ctx,
@@ -283,6 +305,19 @@ impl Scaler {
         self.key = Some(key);
         Ok(())
     }
+}
+
+/// Pixels converted around a window on each side, so that chroma upsampling filters near the window's edges
+/// read the same neighbours as in a full-frame conversion.
+const WINDOW_MARGIN: u32 = 8;
+
+/// Bytes swscale's SIMD converters may write past the end of the last row.
+pub(crate) const WRITE_SLACK: usize = 64;
+
+/// Resizes `out` to `len` bytes with [`WRITE_SLACK`] spare bytes after them (the view the caller uses stops at
+/// `len`; swscale may write into the slack).
+fn sized_with_slack(out: &mut Vec<u8>, len: usize) {
+    out.resize(len + WRITE_SLACK, 0);
 }
 
 /// How far a window's left and top must be aligned so that chroma planes start on a whole sample: 2 for

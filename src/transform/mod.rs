@@ -29,7 +29,8 @@ pub(crate) fn apply(
             unreachable!("identity output is u8")
         };
         let size = geometry.frame.0 * geometry.frame.1 * CHANNELS;
-        return source.write_rgb(&mut out[f * size..(f + 1) * size]);
+        // The rest of the region (and its slack) follows: swscale may overrun the frame's last row.
+        return source.write_rgb(&mut out[f * size..]);
     }
     let region = match geometry.visible() {
         None => None,

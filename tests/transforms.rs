@@ -1,0 +1,419 @@
+//! Sequence transforms: the fused crop equals cropping the full-frame output (odd anchors on subsampled chroma
+//! included), the fused resize matches a plain bilinear reference within a stated tolerance, one window per
+//! sequence (random ones differ across sequences, the same seed repeats them), out-of-bounds policies, and
+//! the layouts and float output are exactly the transpose and cast of the default output.
+
+mod common;
+
+use common::{decode_all, read_fixture};
+use framefeed::{
+    Batch, Config, Crop, CropPosition, DType, Error, LastSequencePolicy, Layout, OutOfBounds,
+    Resize, Transforms, VideoError, VideoInput,
+};
+
+fn batches(config: Config, name: &str) -> Vec<Batch> {
+    decode_all(config, vec![read_fixture(name)])
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("{name}: {e}")))
+        .collect()
+}
+
+/// Every real frame of the default (full-size, u8, FHWC) decode: (width, height, rgb bytes).
+fn full_frames(name: &str) -> Vec<(usize, usize, Vec<u8>)> {
+    batches(Config::new(1, 1), name)
+        .iter()
+        .flat_map(|b| {
+            let [h, w, _] = b.frame_shape();
+            b.sequences()[0]
+                .frames()
+                .map(|f| (w, h, f.data().to_vec()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The window (x, y, w, h) of an RGB frame `fw` wide.
+fn crop_ref(frame: &[u8], fw: usize, x: usize, y: usize, w: usize, h: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(w * h * 3);
+    for row in y..y + h {
+        out.extend_from_slice(&frame[(row * fw + x) * 3..(row * fw + x + w) * 3]);
+    }
+    out
+}
+
+/// Checks every sequence of `got` against the reference frames cropped with the sequence's reported window;
+/// returns the windows.
+fn check_crops(got: &[Batch], reference: &[(usize, usize, Vec<u8>)]) -> Vec<(i64, i64)> {
+    let mut windows = Vec::new();
+    for batch in got {
+        for seq in batch.sequences() {
+            let win = seq.crop_window().expect("a crop window");
+            windows.push((win.x, win.y));
+            for frame in seq.frames() {
+                let (fw, _, full) = &reference[frame.index() as usize];
+                let expected = crop_ref(
+                    full,
+                    *fw,
+                    win.x as usize,
+                    win.y as usize,
+                    win.width,
+                    win.height,
+                );
+                assert!(
+                    frame.data() == expected.as_slice(),
+                    "frame {} differs from the cropped full frame (window {win:?})",
+                    frame.index()
+                );
+            }
+        }
+    }
+    windows
+}
+
+#[test]
+fn fused_crop_equals_cropping_the_full_frame_at_every_anchor_parity() {
+    for name in [
+        "h264.mp4",
+        "hevc_10bit.mp4",
+        "vp9_odd_35x19.webm",
+        "mpeg4.avi",
+        "h264_bt709.mp4",
+    ] {
+        let reference = full_frames(name);
+        let (fw, fh, _) = reference[0];
+        // Positions giving even and odd anchors on both axes.
+        for (px, py) in [
+            (0.0, 0.0),
+            (1.0, 1.0),
+            (0.5, 0.5),
+            (0.37, 0.61),
+            (0.13, 0.9),
+        ] {
+            let (cw, ch) = ((fw * 2 / 3) as u32 | 1, (fh / 2) as u32 | 1);
+            let crop = Crop::new(cw, ch).position(CropPosition::Fixed { x: px, y: py });
+            let got = batches(
+                Config::new(4, 2).transforms(Transforms::new().crop(crop)),
+                name,
+            );
+            let windows = check_crops(&got, &reference);
+            let expected_x = (f64::from(px) * (fw as f64 - f64::from(cw))).round() as i64;
+            assert!(
+                windows.iter().all(|w| w.0 == expected_x),
+                "{name}: {windows:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn random_windows_one_per_sequence_differ_across_sequences_and_repeat_with_the_seed() {
+    let name = "h264_live.ts"; // 100 frames of 96x64
+    let reference = full_frames(name);
+    let transforms = |seed| {
+        Transforms::new()
+            .crop(Crop::new(41, 27).position(CropPosition::Random))
+            .seed(seed)
+    };
+    let run = |seed| batches(Config::new(5, 2).transforms(transforms(seed)), name);
+    // check_crops compares every frame with its sequence's one window.
+    let a = check_crops(&run(3), &reference);
+    assert_eq!(a.len(), 20);
+    let distinct: std::collections::HashSet<_> = a.iter().collect();
+    assert!(
+        distinct.len() > 10,
+        "windows should vary across sequences: {a:?}"
+    );
+    assert_eq!(
+        check_crops(&run(3), &reference),
+        a,
+        "same seed, same windows"
+    );
+    assert_ne!(
+        check_crops(&run(4), &reference),
+        a,
+        "another seed, other windows"
+    );
+}
+
+/// A plain bilinear resize of RGB bytes: a triangle filter over source pixel centres, widened by the
+/// downscale factor when shrinking (antialiased, as swscale's bilinear is), separable, edges clamped.
+fn bilinear_ref(src: &[u8], sw: usize, sh: usize, dw: usize, dh: usize) -> Vec<u8> {
+    fn weights(src: usize, dst: usize) -> Vec<Vec<(usize, f64)>> {
+        let scale = src as f64 / dst as f64;
+        let support = scale.max(1.0);
+        (0..dst)
+            .map(|d| {
+                let centre = (d as f64 + 0.5) * scale - 0.5;
+                let lo = (centre - support).floor() as i64;
+                let hi = (centre + support).ceil() as i64;
+                let mut taps: Vec<(usize, f64)> = (lo..=hi)
+                    .map(|t| {
+                        let w = (1.0 - (t as f64 - centre).abs() / support).max(0.0);
+                        (t.clamp(0, src as i64 - 1) as usize, w)
+                    })
+                    .filter(|(_, w)| *w > 0.0)
+                    .collect();
+                let sum: f64 = taps.iter().map(|(_, w)| w).sum();
+                taps.iter_mut().for_each(|(_, w)| *w /= sum);
+                taps
+            })
+            .collect()
+    }
+    let (wx, wy) = (weights(sw, dw), weights(sh, dh));
+    let mut rows = vec![0f64; sh * dw * 3];
+    for y in 0..sh {
+        for (x, taps) in wx.iter().enumerate() {
+            for c in 0..3 {
+                rows[(y * dw + x) * 3 + c] = taps
+                    .iter()
+                    .map(|&(t, w)| w * f64::from(src[(y * sw + t) * 3 + c]))
+                    .sum();
+            }
+        }
+    }
+    let mut out = vec![0u8; dw * dh * 3];
+    for (y, taps) in wy.iter().enumerate() {
+        for x in 0..dw {
+            for c in 0..3 {
+                let v: f64 = taps
+                    .iter()
+                    .map(|&(t, w)| w * rows[(t * dw + x) * 3 + c])
+                    .sum();
+                out[(y * dw + x) * 3 + c] = v.round().clamp(0.0, 255.0) as u8;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fused_resize_then_crop_matches_ffmpeg_and_a_plain_bilinear_reference() {
+    // Against the ffmpeg CLI's own scale+crop of the same file: >= 45 dB (in practice identical). Against a
+    // plain float bilinear of the full-size RGB frames: >= 25 dB, the stated tolerance, since swscale scales
+    // the YUV planes (chroma at half resolution) in fixed point before converting, so edges of saturated
+    // colours (testsrc2 is made of them) differ by several levels.
+    let name = "h264.mp4"; // 96x64
+    let reference = full_frames(name);
+    let ffmpeg = common::ffmpeg_stdout(
+        &common::fixture(name),
+        &[
+            "-vf",
+            "scale=72:48:flags=bilinear,crop=40:40:8:8",
+            "-pix_fmt",
+            "rgb24",
+            "-f",
+            "rawvideo",
+            "-",
+        ],
+    );
+    let transforms = Transforms::new()
+        .resize(Resize::Shorter(48)) // 72x48
+        .crop(Crop::new(40, 40).position(CropPosition::Fixed { x: 0.25, y: 1.0 }));
+    for batch in batches(Config::new(4, 1).transforms(transforms), name) {
+        for seq in batch.sequences() {
+            assert_eq!(seq.resized(), Some((72, 48)));
+            let win = seq.crop_window().unwrap();
+            assert_eq!((win.x, win.y, win.width, win.height), (8, 8, 40, 40));
+            for frame in seq.frames() {
+                let i = frame.index() as usize;
+                let cli = &ffmpeg[i * 4800..(i + 1) * 4800];
+                let psnr = common::psnr(frame.data(), cli);
+                assert!(psnr >= 45.0, "frame {i} vs ffmpeg: {psnr:.1} dB");
+                let (fw, fh, full) = &reference[i];
+                let resized = bilinear_ref(full, *fw, *fh, 72, 48);
+                let expected = crop_ref(&resized, 72, 8, 8, 40, 40);
+                let psnr = common::psnr(frame.data(), &expected);
+                assert!(psnr >= 25.0, "frame {i} vs plain bilinear: {psnr:.1} dB");
+            }
+        }
+    }
+}
+
+/// (frames, h, w) u8 FHWC data of each sequence under `config`, plus the sequences' data under `layout`/`dtype`.
+#[test]
+fn cfhw_and_fchw_f32_are_exactly_the_transpose_and_cast_of_fhwc_u8() {
+    let name = "vp9.webm"; // 23 frames: with L=5, Partial, the last sequence has 3 frames
+    let crop = Crop::new(33, 21).position(CropPosition::Fixed { x: 0.3, y: 0.6 });
+    let base = Transforms::new().crop(crop);
+    for policy in [LastSequencePolicy::Partial, LastSequencePolicy::Pad] {
+        let u8s = batches(
+            Config::new(5, 2)
+                .last_sequence_policy(policy)
+                .transforms(base.clone()),
+            name,
+        );
+        for layout in [Layout::Fchw, Layout::Cfhw] {
+            for (dtype, unit) in [(DType::F32, 1.0f32), (DType::F32Unit, 1.0 / 255.0)] {
+                let t = base.clone().layout(layout).dtype(dtype);
+                let floats = batches(
+                    Config::new(5, 2).last_sequence_policy(policy).transforms(t),
+                    name,
+                );
+                assert_eq!(floats.len(), u8s.len());
+                for (a, b) in u8s.iter().zip(&floats) {
+                    assert_eq!(b.layout(), layout);
+                    for (sa, sb) in a.sequences().iter().zip(b.sequences()) {
+                        let [f, h, w, c] = sa.shape();
+                        assert_eq!(sb.shape(), layout.shape(f, h, w));
+                        let src = sa.data();
+                        let dst = sb.data_f32().unwrap();
+                        assert_eq!(dst.len(), src.len());
+                        for fi in 0..f {
+                            for y in 0..h {
+                                for x in 0..w {
+                                    for ch in 0..c {
+                                        let v = src[((fi * h + y) * w + x) * c + ch];
+                                        let i = match layout {
+                                            Layout::Fchw => ((fi * c + ch) * h + y) * w + x,
+                                            _ => ((ch * f + fi) * h + y) * w + x,
+                                        };
+                                        assert_eq!(
+                                            dst[i],
+                                            f32::from(v) * unit,
+                                            "{layout:?} {dtype:?}"
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn normalization_arithmetic() {
+    let mean = [0.485, 0.456, 0.406];
+    let std = [0.229, 0.224, 0.225];
+    let crop = Crop::new(32, 32);
+    let plain = batches(
+        Config::new(4, 1).transforms(Transforms::new().crop(crop)),
+        "h264.mkv",
+    );
+    let norm = batches(
+        Config::new(4, 1).transforms(
+            Transforms::new()
+                .crop(crop)
+                .dtype(DType::F32Unit)
+                .normalize(mean, std),
+        ),
+        "h264.mkv",
+    );
+    for (a, b) in plain.iter().zip(&norm) {
+        for (&level, (i, &v)) in a
+            .data()
+            .iter()
+            .zip(b.data_f32().unwrap().iter().enumerate())
+        {
+            let c = i % 3;
+            let expected = (f32::from(level) / 255.0 - mean[c]) / std[c];
+            assert!((v - expected).abs() < 1e-5, "{v} vs {expected}");
+        }
+    }
+}
+
+#[test]
+fn out_of_bounds_error_pad_and_trim() {
+    // 96x64 frames, crop 120x40.
+    let crop = Crop::new(120, 40);
+    let input =
+        VideoInput::new(Config::new(4, 1).transforms(Transforms::new().crop(crop))).unwrap();
+    input
+        .feed_with_label(read_fixture("h264.mp4"), "small")
+        .unwrap();
+    input.close();
+    let err = input.next_batch().unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::Video {
+                error: VideoError::CropOutOfBounds {
+                    crop: (120, 40),
+                    frame: (96, 64)
+                },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("crop 120x40 does not fit in the 96x64 frame"),
+        "{err}"
+    );
+
+    let reference = full_frames("h264.mp4");
+    let fill = [10.0, 20.0, 30.0];
+    let padded = batches(
+        Config::new(4, 1)
+            .transforms(Transforms::new().crop(crop.out_of_bounds(OutOfBounds::Pad(fill)))),
+        "h264.mp4",
+    );
+    for batch in &padded {
+        assert_eq!(batch.frame_shape(), [40, 120, 3]);
+        for seq in batch.sequences() {
+            let win = seq.crop_window().unwrap();
+            assert_eq!((win.x, win.y), (-12, 12));
+            for frame in seq.frames() {
+                let (fw, _, full) = &reference[frame.index() as usize];
+                let data = frame.data();
+                for y in 0..40 {
+                    for x in 0..120 {
+                        let px = &data[(y * 120 + x) * 3..][..3];
+                        if (12..108).contains(&x) {
+                            let s = ((y + 12) * fw + x - 12) * 3;
+                            assert_eq!(px, &full[s..s + 3]);
+                        } else {
+                            assert_eq!(px, [10, 20, 30]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    let trimmed = batches(
+        Config::new(4, 1).transforms(Transforms::new().crop(crop.out_of_bounds(OutOfBounds::Trim))),
+        "h264.mp4",
+    );
+    assert_eq!(trimmed[0].frame_shape(), [40, 96, 3]);
+    check_crops(&trimmed, &reference);
+}
+
+#[test]
+fn invalid_transform_settings_are_rejected_with_the_allowed_range() {
+    let bad = [
+        (
+            Transforms::new().crop(Crop::new(0, 10)),
+            "crop width is 0; allowed: 1 to 16384",
+        ),
+        (
+            Transforms::new()
+                .crop(Crop::new(10, 10).position(CropPosition::Fixed { x: 1.5, y: 0.0 })),
+            "crop position x is 1.5; allowed: 0 to 1",
+        ),
+        (
+            Transforms::new().resize(Resize::Shorter(0)),
+            "resize shorter side is 0",
+        ),
+        (
+            Transforms::new().normalize([0.0; 3], [1.0; 3]),
+            "normalize needs a float dtype",
+        ),
+        (
+            Transforms::new()
+                .dtype(DType::F32)
+                .normalize([0.0; 3], [1.0, 0.0, 1.0]),
+            "must be finite and non-zero",
+        ),
+    ];
+    for (t, message) in bad {
+        let err = VideoInput::new(Config::new(4, 1).transforms(t))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains(message), "{err}");
+    }
+}
