@@ -7,7 +7,9 @@ use crate::batch::Batch;
 use crate::error::{Error, VideoError, VideoRef};
 
 /// A batch as a JSON object: `video`, `label`, `batch` (index within the video), `last`, and `sequences`, each
-/// with `shape` (F,H,W,C), `valid_frames`, `first_frame` and `pts` (seconds, per real frame).
+/// with `shape` (in the configured layout, (F,H,W,C) by default), `valid_frames`, `first_frame`, `pts`
+/// (seconds, per real frame), and, when configured, `resize` (`[w, h]`) and `crop` (`[x, y, w, h]` in the
+/// pixels of the resized frame).
 ///
 /// ```
 /// use framefeed::{Config, VideoInput};
@@ -23,12 +25,19 @@ pub fn batch_json(batch: &Batch) -> Value {
         .sequences()
         .iter()
         .map(|seq| {
-            json!({
+            let mut s = json!({
                 "shape": seq.shape(),
                 "valid_frames": seq.valid_frames(),
                 "first_frame": seq.first_frame(),
                 "pts": seq.pts(),
-            })
+            });
+            if let Some((w, h)) = seq.resized() {
+                s["resize"] = json!([w, h]);
+            }
+            if let Some(c) = seq.crop_window() {
+                s["crop"] = json!([c.x, c.y, c.width, c.height]);
+            }
+            s
         })
         .collect();
     json!({

@@ -200,3 +200,104 @@ fn info_describes_the_container() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn transform_flags_shape_the_json_and_the_raw_output() {
+    // 96x64, 23 frames; resize to 48x32 is skipped here so the bytes can be checked against ffmpeg's crop.
+    let path = fixture("h264.mp4");
+    let raw = std::env::temp_dir().join(format!("framefeed-cli-cfhw-{}.f32", std::process::id()));
+    let out = framefeed()
+        .args([
+            "run",
+            "--json",
+            "-L",
+            "8",
+            "-B",
+            "2",
+            "--crop",
+            "40x30",
+            "--crop-pos",
+            "1,0",
+        ])
+        .args(["--layout", "cfhw", "--dtype", "f32", "--raw-out"])
+        .arg(&raw)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    let mut frames = Vec::new();
+    for line in lines.iter().filter(|l| l.get("batch").is_some()) {
+        for seq in line["sequences"].as_array().unwrap() {
+            assert_eq!(seq["crop"], serde_json::json!([56, 0, 40, 30]));
+            assert!(seq.get("resize").is_none());
+            let f = seq["valid_frames"].as_u64().unwrap() as usize;
+            assert_eq!(seq["shape"], serde_json::json!([3, f, 30, 40]));
+            frames.push(f);
+        }
+    }
+    // The raw output is exactly the CFHW f32 tensors: ffmpeg's crop, transposed and cast.
+    let bytes = std::fs::read(&raw).unwrap();
+    std::fs::remove_file(&raw).ok();
+    let values: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
+        .collect();
+    let rgb = ffmpeg_stdout(
+        &path,
+        &[
+            "-vf",
+            "crop=40:30:56:0",
+            "-pix_fmt",
+            "rgb24",
+            "-f",
+            "rawvideo",
+            "-",
+        ],
+    );
+    let plane = 40 * 30;
+    assert_eq!(values.len(), rgb.len());
+    let (mut at, mut first) = (0, 0);
+    for f in frames {
+        for c in 0..3 {
+            for i in 0..f {
+                for p in 0..plane {
+                    let expected = f32::from(rgb[((first + i) * plane + p) * 3 + c]);
+                    assert_eq!(
+                        values[at],
+                        expected,
+                        "frame {} channel {c} pixel {p}",
+                        first + i
+                    );
+                    at += 1;
+                }
+            }
+        }
+        first += f;
+    }
+}
+
+#[test]
+fn bad_transform_flags_exit_2_with_the_reason() {
+    for (args, message) in [
+        (&["--crop", "10"][..], "expected WIDTHxHEIGHT"),
+        (
+            &["--crop", "10x10", "--crop-pos", "2,0"],
+            "crop position x is 2; allowed: 0 to 1",
+        ),
+        (&["--normalize", "1,2/3"], "expected"),
+        (
+            &["--normalize", "0,0,0/1,1,1"],
+            "normalize needs a float dtype",
+        ),
+    ] {
+        let out = framefeed().arg("run").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}

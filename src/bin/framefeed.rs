@@ -15,7 +15,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use md5::{Digest, Md5};
 use serde_json::{json, Value};
 
-use framefeed::{Batch, Config, Error, LastSequencePolicy, VideoInput};
+use framefeed::{
+    Batch, Config, Crop, CropPosition, DType, Error, LastSequencePolicy, Layout, Resize,
+    Transforms, VideoInput,
+};
 
 #[derive(Parser)]
 #[command(
@@ -72,9 +75,130 @@ struct RunArgs {
     /// With --json: the MD5 of each real frame's RGB bytes.
     #[arg(long)]
     md5: bool,
-    /// Write the bytes of every output sequence, padding included, to this file.
+    /// Write the bytes of every output tensor (each batch's buffer, padding included, in the chosen layout and
+    /// type, f32 as native-endian bytes) to this file.
     #[arg(long, value_name = "FILE")]
     raw_out: Option<PathBuf>,
+    /// Crop every sequence to WIDTHxHEIGHT (one window per sequence), in the pixels of the resized frame.
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    crop: Option<(u32, u32)>,
+    /// Where the crop window sits: center, random (per sequence, seeded by --seed) or X,Y in [0,1].
+    #[arg(long, value_name = "POS", default_value = "center", value_parser = parse_crop_pos)]
+    crop_pos: CropPosition,
+    /// The seed of random crop positions.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Resize frames to WIDTHxHEIGHT before the crop.
+    #[arg(long, value_name = "WxH", value_parser = parse_size, conflicts_with = "resize_shorter")]
+    resize: Option<(u32, u32)>,
+    /// Resize frames so that their shorter side is S pixels (aspect ratio kept) before the crop.
+    #[arg(long, value_name = "S")]
+    resize_shorter: Option<u32>,
+    /// Output element type: u8, f32 (levels cast to 0-255 floats) or f32-unit (levels / 255).
+    #[arg(long, value_enum, default_value_t = DTypeArg::U8)]
+    dtype: DTypeArg,
+    /// Per-channel normalization "M,M,M/S,S,S": (value - mean) / std, in the units of --dtype.
+    #[arg(long, value_name = "MEAN/STD", value_parser = parse_normalize)]
+    normalize: Option<([f32; 3], [f32; 3])>,
+    /// Layout of each sequence.
+    #[arg(long, value_enum, default_value_t = LayoutArg::Fhwc)]
+    layout: LayoutArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DTypeArg {
+    /// 8-bit levels.
+    U8,
+    /// 32-bit floats, 0.0-255.0.
+    F32,
+    /// 32-bit floats, 0.0-1.0.
+    F32Unit,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LayoutArg {
+    /// Frames, rows, columns, channels.
+    Fhwc,
+    /// Frames, channels, rows, columns.
+    Fchw,
+    /// Channels, frames, rows, columns.
+    Cfhw,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected WIDTHxHEIGHT, got '{s}'"))?;
+    let side = |v: &str| {
+        v.parse::<u32>()
+            .map_err(|_| format!("expected WIDTHxHEIGHT with positive integers, got '{s}'"))
+    };
+    Ok((side(w)?, side(h)?))
+}
+
+fn parse_crop_pos(s: &str) -> Result<CropPosition, String> {
+    match s {
+        "center" | "centre" => Ok(CropPosition::Center),
+        "random" => Ok(CropPosition::Random),
+        xy => {
+            let (x, y) = xy
+                .split_once(',')
+                .ok_or_else(|| format!("expected center, random or X,Y, got '{xy}'"))?;
+            let unit = |v: &str| {
+                v.trim()
+                    .parse::<f32>()
+                    .map_err(|_| format!("expected X,Y numbers in [0,1], got '{xy}'"))
+            };
+            Ok(CropPosition::Fixed {
+                x: unit(x)?,
+                y: unit(y)?,
+            })
+        }
+    }
+}
+
+fn parse_normalize(s: &str) -> Result<([f32; 3], [f32; 3]), String> {
+    let three = |part: &str| -> Result<[f32; 3], String> {
+        let v: Vec<f32> = part
+            .split(',')
+            .map(|x| x.trim().parse::<f32>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| format!("expected M,M,M/S,S,S numbers, got '{s}'"))?;
+        v.try_into()
+            .map_err(|_| format!("expected three means and three stds, got '{s}'"))
+    };
+    let (mean, std) = s
+        .split_once('/')
+        .ok_or_else(|| format!("expected M,M,M/S,S,S, got '{s}'"))?;
+    Ok((three(mean)?, three(std)?))
+}
+
+impl RunArgs {
+    fn transforms(&self) -> Transforms {
+        let mut t = Transforms::new().seed(self.seed);
+        if let Some((width, height)) = self.resize {
+            t = t.resize(Resize::Exact { width, height });
+        }
+        if let Some(s) = self.resize_shorter {
+            t = t.resize(Resize::Shorter(s));
+        }
+        if let Some((w, h)) = self.crop {
+            t = t.crop(Crop::new(w, h).position(self.crop_pos));
+        }
+        t = t.dtype(match self.dtype {
+            DTypeArg::U8 => DType::U8,
+            DTypeArg::F32 => DType::F32,
+            DTypeArg::F32Unit => DType::F32Unit,
+        });
+        if let Some((mean, std)) = self.normalize {
+            t = t.normalize(mean, std);
+        }
+        t.layout(match self.layout {
+            LayoutArg::Fhwc => Layout::Fhwc,
+            LayoutArg::Fchw => Layout::Fchw,
+            LayoutArg::Cfhw => Layout::Cfhw,
+        })
+    }
 }
 
 fn main() -> ExitCode {
@@ -180,7 +304,8 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         .last_sequence_policy(policy)
         .decoder_threads(args.threads)
         .prefetch_batches(args.prefetch)
-        .max_queued(1, usize::MAX);
+        .max_queued(1, usize::MAX)
+        .transforms(args.transforms());
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
     let mut raw_out = match &args.raw_out {
         Some(path) => {
@@ -350,7 +475,15 @@ fn batch_json(batch: &Batch, md5: bool) -> Value {
         ) {
             let sums: Vec<String> = seq
                 .frames()
-                .map(|f| format!("{:x}", Md5::digest(f.data())))
+                .map(|f| {
+                    let mut md5 = Md5::new();
+                    if batch.layout() == Layout::Cfhw {
+                        (0..3).for_each(|c| md5.update(f.plane(c)));
+                    } else {
+                        md5.update(f.data());
+                    }
+                    format!("{:x}", md5.finalize())
+                })
                 .collect();
             value["md5"] = json!(sums);
         }
