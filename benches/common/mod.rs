@@ -1,4 +1,5 @@
 //! Shared by the benchmarks: the clips, one framefeed run and one ffmpeg run.
+#![allow(dead_code)] // each benchmark uses part of these
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
