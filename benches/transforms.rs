@@ -104,7 +104,10 @@ fn main() {
             let (t, n) = fused(&data, output(Transforms::new()));
             crop.push(t);
             frames = n;
-            let (t, n) = fused(&data, output(Transforms::new().resize(Resize::Shorter(256))));
+            let (t, n) = fused(
+                &data,
+                output(Transforms::new().resize(Resize::Shorter(256))),
+            );
             assert_eq!(n, frames);
             resize.push(t);
             let (t, n) = unfused(&data);

@@ -17,6 +17,10 @@ const MAX_CONSECUTIVE_RECEIVE_ERRORS: usize = 64;
 struct CpuFrame<'a> {
     frame: &'a Frame,
     scaler: &'a mut Scaler,
+    /// Resizes in YUV before the RGB conversion.
+    resizer: &'a mut Scaler,
+    /// The resized YUV picture, reused while its size stays.
+    resized: &'a mut Option<Frame>,
 }
 
 impl FrameSource for CpuFrame<'_> {
@@ -32,13 +36,17 @@ impl FrameSource for CpuFrame<'_> {
         self.scaler.convert_window(self.frame, window, out)
     }
 
-    fn resized_rgb(
+    fn resized_window_rgb(
         &mut self,
         size: (u32, u32),
         filter: Filter,
+        window: (u32, u32, u32, u32),
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
-        self.scaler.resize(self.frame, size, filter, out)
+        let resized = self
+            .resizer
+            .resize_yuv(self.frame, size, filter, self.resized)?;
+        self.scaler.convert_window(resized, window, out)
     }
 }
 
@@ -47,6 +55,8 @@ pub(crate) struct CpuDecoder {
     codec: CodecContext,
     frame: Frame,
     scaler: Scaler,
+    resizer: Scaler,
+    resized: Option<Frame>,
     /// Seconds per timestamp unit.
     time_base: f64,
     /// Nominal frame duration, for frames without a timestamp.
@@ -81,6 +91,8 @@ impl CpuDecoder {
             codec,
             frame: Frame::new()?,
             scaler: Scaler::new(),
+            resizer: Scaler::new(),
+            resized: None,
             time_base: if den > 0 {
                 f64::from(num) / f64::from(den)
             } else {
@@ -122,6 +134,8 @@ impl CpuDecoder {
                         &mut CpuFrame {
                             frame: &self.frame,
                             scaler: &mut self.scaler,
+                            resizer: &mut self.resizer,
+                            resized: &mut self.resized,
                         },
                     )?;
                 }

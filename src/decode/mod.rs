@@ -42,11 +42,12 @@ pub(crate) trait FrameSource {
         window: (u32, u32, u32, u32),
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError>;
-    /// The whole frame resized to `size` with `filter`, into `out`.
-    fn resized_rgb(
+    /// The window `(x, y, w, h)` of the frame resized to `size` with `filter`, into `out`.
+    fn resized_window_rgb(
         &mut self,
         size: (u32, u32),
         filter: Filter,
+        window: (u32, u32, u32, u32),
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError>;
 }

@@ -4,7 +4,7 @@ use std::ptr::NonNull;
 
 use ffmpeg_sys_next as sys;
 
-use super::out_of_memory;
+use super::{check, out_of_memory};
 use crate::error::AvError;
 
 /// An owned `AVFrame`, reused for every decoded picture.
@@ -20,6 +20,32 @@ impl Frame {
         NonNull::new(unsafe { sys::av_frame_alloc() })
             .map(Self)
             .ok_or_else(|| out_of_memory("av_frame_alloc"))
+    }
+
+    /// A frame owning a YUV 4:2:0 8-bit picture of `width` x `height` (aligned, padded planes), tagged with
+    /// `like`'s colour matrix and with `full_range`, to hold a resized copy of `like`.
+    pub(crate) fn yuv420p_like(
+        like: &Frame,
+        width: u32,
+        height: u32,
+        full_range: bool,
+    ) -> Result<Self, AvError> {
+        let frame = Self::new()?;
+        // SAFETY: a fresh frame's fields may be set before av_frame_get_buffer allocates its planes for them.
+        unsafe {
+            let raw = frame.0.as_ptr();
+            (*raw).format = sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32;
+            (*raw).width = width.min(i32::MAX as u32) as i32;
+            (*raw).height = height.min(i32::MAX as u32) as i32;
+            (*raw).colorspace = like.raw().colorspace;
+            (*raw).color_range = if full_range {
+                sys::AVColorRange::AVCOL_RANGE_JPEG
+            } else {
+                sys::AVColorRange::AVCOL_RANGE_MPEG
+            };
+            check(sys::av_frame_get_buffer(raw, 0), "av_frame_get_buffer")?;
+        }
+        Ok(frame)
     }
 
     pub(crate) fn as_ptr(&self) -> *mut sys::AVFrame {

@@ -21,6 +21,8 @@ struct Key {
     out_width: u32,
     out_height: u32,
     flags: c_int,
+    /// Output pixel format (RGB24, or YUV420P for a resize in YUV).
+    out_format: i32,
 }
 
 /// The resampling filter of a resize, as swscale flags.
@@ -153,19 +155,67 @@ impl Scaler {
         })
     }
 
-    /// Resizes the whole `frame` to `size` with `filter`, as RGB24 in `out`.
-    pub(crate) fn resize(
+    /// Resizes the whole `frame` to `size` with `filter` into a YUV 4:2:0 frame (allocated on first use and
+    /// when the size changes), keeping the frame's matrix and range: the scaling runs on the small chroma
+    /// planes with swscale's SIMD filters, and the RGB conversion that follows takes its fast unscaled path
+    /// on the window only.
+    pub(crate) fn resize_yuv<'a>(
         &mut self,
         frame: &Frame,
         size: (u32, u32),
         filter: Filter,
-        out: &mut Vec<u8>,
-    ) -> Result<RgbRegion, AvError> {
-        let stride = size.0 as usize * 3;
-        sized_with_slack(out, stride * size.1 as usize);
-        let (fw, fh) = (frame.width(), frame.height());
-        self.scale(frame, (0, 0, fw, fh), size, filter.flags(), out)?;
-        Ok(RgbRegion { offset: 0, stride })
+        into: &'a mut Option<Frame>,
+    ) -> Result<&'a Frame, AvError> {
+        // SAFETY: the integer came from the decoder's own AVFrame.format, so it is a valid AVPixelFormat.
+        let src_format =
+            unsafe { std::mem::transmute::<c_int, sys::AVPixelFormat>(frame.format()) };
+        let (src_format, jpeg) = dejpeg(src_format);
+        let full_range = jpeg || frame.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32;
+        let reuse = into.as_ref().is_some_and(|f| {
+            (f.width(), f.height()) == size
+                && f.colorspace() == frame.colorspace()
+                && (f.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32) == full_range
+        });
+        if !reuse {
+            *into = Some(Frame::yuv420p_like(frame, size.0, size.1, full_range)?);
+        }
+        let out = into.as_ref().expect("set above");
+        let key = Key {
+            width: frame.width(),
+            height: frame.height(),
+            format: src_format as i32,
+            colorspace: frame.colorspace(),
+            full_range,
+            out_width: size.0,
+            out_height: size.1,
+            flags: filter.flags(),
+            out_format: sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32,
+        };
+        if self.key != Some(key) {
+            self.rebuild(key, src_format)?;
+        }
+        let ctx = self.ctx.expect("built above").as_ptr();
+        let (src, dst) = (frame.as_ptr(), out.as_ptr());
+        // SAFETY: both frames are valid with allocated planes of their sizes (the output's from
+        // av_frame_get_buffer, padded), and the context was built for exactly these sizes and formats.
+        let rows = unsafe {
+            sys::sws_scale(
+                ctx,
+                (*src).data.as_ptr() as *const *const u8,
+                (*src).linesize.as_ptr(),
+                0,
+                frame.height() as c_int,
+                (*dst).data.as_ptr(),
+                (*dst).linesize.as_ptr(),
+            )
+        };
+        if rows != size.1 as c_int {
+            return Err(av_error(
+                if rows < 0 { rows } else { sys::AVERROR_BUG },
+                "sws_scale",
+            ));
+        }
+        Ok(out)
     }
 
     /// Converts the source window `src` (its left and top on the chroma grid) to `out_size` RGB24 into `dst`
@@ -201,6 +251,7 @@ impl Scaler {
             out_width: out_size.0,
             out_height: out_size.1,
             flags,
+            out_format: sys::AVPixelFormat::AV_PIX_FMT_RGB24 as i32,
         };
         if self.key != Some(key) {
             self.rebuild(key, src_format)?;
@@ -270,7 +321,8 @@ impl Scaler {
                 src_format,
                 ow,
                 oh,
-                sys::AVPixelFormat::AV_PIX_FMT_RGB24,
+                // SAFETY (of the transmute): the value came from a valid AVPixelFormat in `key`.
+                std::mem::transmute::<c_int, sys::AVPixelFormat>(key.out_format),
                 key.flags,
                 ptr::null_mut(),
                 ptr::null_mut(),
@@ -291,12 +343,18 @@ impl Scaler {
         unsafe {
             let src_table = sys::sws_getCoefficients(colorspace);
             let dst_table = sys::sws_getCoefficients(sys::SWS_CS_DEFAULT);
+            // RGB output is full range; a YUV output keeps the input's range (no level change).
+            let yuv_out = key.out_format != sys::AVPixelFormat::AV_PIX_FMT_RGB24 as i32;
             sys::sws_setColorspaceDetails(
                 ctx.as_ptr(),
                 src_table,
                 c_int::from(key.full_range),
-                dst_table,
-                1,
+                if yuv_out { src_table } else { dst_table },
+                if yuv_out {
+                    c_int::from(key.full_range)
+                } else {
+                    1
+                },
                 0,
                 1 << 16,
                 1 << 16,

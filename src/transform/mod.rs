@@ -8,7 +8,7 @@ pub(crate) mod write;
 use crate::batch::CHANNELS;
 use crate::decode::FrameSource;
 use crate::error::AvError;
-use crate::ffi::scale::{Filter, RgbRegion};
+use crate::ffi::scale::Filter;
 use plan::Geometry;
 use write::{write_frame, RgbView, SeqOut};
 
@@ -36,11 +36,12 @@ pub(crate) fn apply(
         None => None,
         Some(v) if geometry.resized => {
             let size = (geometry.frame.0 as u32, geometry.frame.1 as u32);
-            let r = source.resized_rgb(size, transforms.interpolation.filter(), scratch)?;
-            Some(RgbRegion {
-                offset: r.offset + v.y * r.stride + v.x * CHANNELS,
-                stride: r.stride,
-            })
+            Some(source.resized_window_rgb(
+                size,
+                transforms.interpolation.filter(),
+                (v.x as u32, v.y as u32, v.w as u32, v.h as u32),
+                scratch,
+            )?)
         }
         Some(v) => {
             Some(source.window_rgb((v.x as u32, v.y as u32, v.w as u32, v.h as u32), scratch)?)

@@ -37,7 +37,8 @@ fn affine(t: &Transforms) -> ([f32; CHANNELS], [f32; CHANNELS]) {
 }
 
 /// Writes frame `f` of a sequence of `frames` frames: `src` holds the visible part of `geom`'s window (none
-/// when the window misses the frame).
+/// when the window misses the frame). Works row by row and channel by channel, so that the inner loops are
+/// plain strided copies the compiler vectorizes.
 pub(crate) fn write_frame(
     out: &mut SeqOut<'_>,
     frames: usize,
@@ -51,47 +52,55 @@ pub(crate) fn write_frame(
         Some(OutOfBounds::Pad(fill)) => fill,
         _ => [0.0; CHANNELS],
     };
-    let visible = geom.visible();
-    let inside = |x: usize, y: usize| match visible {
-        Some(v) => x >= v.out_x && x < v.out_x + v.w && y >= v.out_y && y < v.out_y + v.h,
-        None => false,
+    // The visible span: output columns [x0, x1) of output rows [y0, y1), read from `src`.
+    let (x0, x1, y0, y1) = match (geom.visible(), &src) {
+        (Some(v), Some(_)) => (v.out_x, v.out_x + v.w, v.out_y, v.out_y + v.h),
+        _ => (0, 0, 0, 0),
     };
-    let (ox, oy) = visible.map_or((0, 0), |v| (v.out_x, v.out_y));
-    let dims = (frames, h, w);
     let layout = t.layout;
+    let dims = (frames, h, w);
+    // Where row `y` of channel `c` starts, and the distance between its pixels.
+    let row = |c: usize, y: usize| match layout {
+        Layout::Fhwc => (layout.index(dims, (f, 0, y, 0)) + c, CHANNELS),
+        _ => (layout.index(dims, (f, c, y, 0)), 1),
+    };
+    let src_row = |y: usize| -> Option<&[u8]> {
+        let src = src.as_ref()?;
+        (y >= y0 && y < y1).then(|| &src.data[(y - y0) * src.stride..][..(x1 - x0) * CHANNELS])
+    };
     match out {
         SeqOut::U8(out) => {
             let fill = fill.map(|v| v.round().clamp(0.0, 255.0) as u8);
-            if layout == Layout::Fhwc {
-                // Rows are contiguous: copy the visible span of each row, fill the rest.
-                for y in 0..h {
-                    let row_start = layout.index(dims, (f, 0, y, 0));
-                    let row = &mut out[row_start..row_start + w * CHANNELS];
-                    for (x, px) in row.chunks_exact_mut(CHANNELS).enumerate() {
-                        if !inside(x, y) {
+            for y in 0..h {
+                let line = src_row(y);
+                if layout == Layout::Fhwc {
+                    let (start, _) = row(0, y);
+                    let dst = &mut out[start..start + w * CHANNELS];
+                    for (x, px) in dst.chunks_exact_mut(CHANNELS).enumerate() {
+                        if line.is_none() || x < x0 || x >= x1 {
                             px.copy_from_slice(&fill);
                         }
                     }
-                    if let (Some(v), Some(src)) = (visible, &src) {
-                        if y >= oy && y < oy + v.h {
-                            let s = (y - oy) * src.stride;
-                            row[ox * CHANNELS..(ox + v.w) * CHANNELS]
-                                .copy_from_slice(&src.data[s..s + v.w * CHANNELS]);
-                        }
+                    if let Some(line) = line {
+                        dst[x0 * CHANNELS..x1 * CHANNELS].copy_from_slice(line);
                     }
+                    continue;
                 }
-                return;
-            }
-            for y in 0..h {
-                for x in 0..w {
-                    for c in 0..CHANNELS {
-                        let v = match &src {
-                            Some(src) if inside(x, y) => {
-                                src.data[(y - oy) * src.stride + (x - ox) * CHANNELS + c]
+                for c in 0..CHANNELS {
+                    let (start, _) = row(c, y);
+                    let dst = &mut out[start..start + w];
+                    match line {
+                        Some(line) => {
+                            dst[..x0].fill(fill[c]);
+                            dst[x1..].fill(fill[c]);
+                            for (d, s) in dst[x0..x1]
+                                .iter_mut()
+                                .zip(line.iter().skip(c).step_by(CHANNELS))
+                            {
+                                *d = *s;
                             }
-                            _ => fill[c],
-                        };
-                        out[layout.index(dims, (f, c, y, x))] = v;
+                        }
+                        None => dst.fill(fill[c]),
                     }
                 }
             }
@@ -99,17 +108,34 @@ pub(crate) fn write_frame(
         SeqOut::F32(out) => {
             let (scale, bias) = affine(t);
             for y in 0..h {
-                for x in 0..w {
-                    for c in 0..CHANNELS {
-                        let v = match &src {
-                            Some(src) if inside(x, y) => {
-                                f32::from(src.data[(y - oy) * src.stride + (x - ox) * CHANNELS + c])
-                                    * scale[c]
-                                    + bias[c]
+                let line = src_row(y);
+                for c in 0..CHANNELS {
+                    let (start, step) = row(c, y);
+                    let (a, b) = (scale[c], bias[c]);
+                    let at = |x: usize| start + x * step;
+                    match line {
+                        Some(line) => {
+                            for x in (0..x0).chain(x1..w) {
+                                out[at(x)] = fill[c];
                             }
-                            _ => fill[c],
-                        };
-                        out[layout.index(dims, (f, c, y, x))] = v;
+                            if step == 1 {
+                                let dst = &mut out[start + x0..start + x1];
+                                for (d, s) in
+                                    dst.iter_mut().zip(line.iter().skip(c).step_by(CHANNELS))
+                                {
+                                    *d = f32::from(*s) * a + b;
+                                }
+                            } else {
+                                for (i, s) in line.iter().skip(c).step_by(CHANNELS).enumerate() {
+                                    out[at(x0 + i)] = f32::from(*s) * a + b;
+                                }
+                            }
+                        }
+                        None => {
+                            for x in 0..w {
+                                out[at(x)] = fill[c];
+                            }
+                        }
                     }
                 }
             }
