@@ -86,13 +86,13 @@ pub(crate) fn write_frame(
                     }
                     continue;
                 }
-                for c in 0..CHANNELS {
+                for (c, &fill) in fill.iter().enumerate() {
                     let (start, _) = row(c, y);
                     let dst = &mut out[start..start + w];
                     match line {
                         Some(line) => {
-                            dst[..x0].fill(fill[c]);
-                            dst[x1..].fill(fill[c]);
+                            dst[..x0].fill(fill);
+                            dst[x1..].fill(fill);
                             for (d, s) in dst[x0..x1]
                                 .iter_mut()
                                 .zip(line.iter().skip(c).step_by(CHANNELS))
@@ -100,7 +100,7 @@ pub(crate) fn write_frame(
                                 *d = *s;
                             }
                         }
-                        None => dst.fill(fill[c]),
+                        None => dst.fill(fill),
                     }
                 }
             }
