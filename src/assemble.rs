@@ -12,7 +12,9 @@ use crate::config::LastSequencePolicy;
 use crate::error::{VideoError, VideoRef};
 use crate::ffi::scale::WRITE_SLACK;
 use crate::pool::{BufferPool, PooledBuffer};
-use crate::transform::plan::{Geometry, Planner};
+use std::sync::Arc;
+
+use crate::transform::plan::{Geometry, OutputSize, Planner};
 use crate::transform::write::{zero_frames, SeqOut};
 use crate::transform::{DType, Layout, Transforms};
 
@@ -105,9 +107,14 @@ impl Assembler {
         self
     }
 
-    /// The transforms planned per sequence (the random crop positions follow the video's id).
-    pub(crate) fn transforms(mut self, transforms: &Transforms) -> Self {
-        self.planner = Planner::new(transforms, self.video.id.0);
+    /// The transforms planned per sequence (the random crop positions follow the video's id), with an output
+    /// size that may change while running.
+    pub(crate) fn transforms(
+        mut self,
+        transforms: &Transforms,
+        output_size: Arc<OutputSize>,
+    ) -> Self {
+        self.planner = Planner::with_output_size(transforms, self.video.id.0, output_size);
         self.transforms = transforms.clone();
         self
     }
@@ -150,6 +157,13 @@ impl Assembler {
             Some(geometry) => geometry,
             None => self.planner.plan(width, height)?,
         };
+        if let Some(b) = &self.building {
+            if open.is_none() && (b.width, b.height) != geometry.out() {
+                // The output size changed (set while running): the new size starts a new batch.
+                let batch = self.finish_building(false).expect("building is Some");
+                emit(batch)?;
+            }
+        }
         let dtype = self.transforms.dtype;
         let (max_batch, pool) = (self.max_batch_size, &self.pool);
         let b = self.building.get_or_insert_with(|| {

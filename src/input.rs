@@ -18,6 +18,7 @@ use crate::error::{Error, Result, TryFeedError};
 use crate::feed::{FeedQueue, Label, Refused, Source, VideoId};
 use crate::live::{LiveShared, LiveVideo};
 use crate::pool::BufferPool;
+use crate::transform::plan::OutputSize;
 use crate::worker::{Item, Shared, Worker};
 
 /// How long dropping an operator waits for its decoding thread to stop.
@@ -36,6 +37,7 @@ pub struct VideoInput {
     out: Receiver<Item>,
     shared: Arc<Shared>,
     pool: BufferPool,
+    output_size: Arc<OutputSize>,
     worker: Option<JoinHandle<()>>,
     /// Videos whose final batch or error a poll has returned.
     finished: AtomicU64,
@@ -57,12 +59,14 @@ impl VideoInput {
         // Batches alive at once: the channel's, the one being built, a held full one, and a few the consumer
         // keeps; more idle buffers than that are freed.
         let pool = BufferPool::new(config.prefetch_batches + 4);
+        let output_size = Arc::new(OutputSize::default());
         let worker = Worker {
             config: config.clone(),
             feed: feed.clone(),
             out: out_tx,
             shared: shared.clone(),
             pool: pool.clone(),
+            output_size: output_size.clone(),
         };
         let handle = std::thread::Builder::new()
             .name("framefeed-decode".into())
@@ -74,6 +78,7 @@ impl VideoInput {
             out: out_rx,
             shared,
             pool,
+            output_size,
             worker: Some(handle),
             finished: AtomicU64::new(0),
             depleted: AtomicBool::new(true),
@@ -201,6 +206,33 @@ impl VideoInput {
         self.feed
             .try_push(Source::Whole(data), label)
             .map_err(|(refused, _)| refused_to_try(refused))
+    }
+
+    /// Changes the output size of a sized resize ([`Resize::Exact`](crate::Resize), `Fill` or `Letterbox`)
+    /// while running, for progressive-resizing schedules: sequences started from now on get the new size (a
+    /// batch never mixes sizes: the change starts a new one). Fails with [`Error::Config`] when no sized
+    /// resize is configured or a side is outside 1 to `max_dimension`.
+    pub fn set_output_size(&self, width: u32, height: u32) -> Result<()> {
+        let sized = self
+            .config
+            .transforms
+            .resize
+            .is_some_and(|r| r.target().is_some());
+        if !sized {
+            return Err(Error::Config(
+                "set_output_size needs a sized resize: Resize::Exact, Resize::Fill or Resize::Letterbox".into(),
+            ));
+        }
+        let max = self.config.max_dimension;
+        for (name, v) in [("width", width), ("height", height)] {
+            if v == 0 || v > max {
+                return Err(Error::Config(format!(
+                    "output {name} is {v}; allowed: 1 to {max}"
+                )));
+            }
+        }
+        self.output_size.set(width, height);
+        Ok(())
     }
 
     /// Videos and bytes waiting in the feed queue (fed, not yet taken by the decoding thread).

@@ -22,6 +22,7 @@ use crate::ffi::packet::Packet;
 use crate::live::{Failure, LiveReader, LiveShared, Mp4Layout};
 use crate::pool::BufferPool;
 use crate::transform;
+use crate::transform::plan::OutputSize;
 use crate::wakers::WakerSet;
 
 /// One message of the output channel.
@@ -63,6 +64,8 @@ pub(crate) struct Worker {
     pub(crate) out: Sender<Item>,
     pub(crate) shared: Arc<Shared>,
     pub(crate) pool: BufferPool,
+    /// The output size set while running, if any.
+    pub(crate) output_size: Arc<OutputSize>,
 }
 
 impl Worker {
@@ -181,7 +184,7 @@ impl Worker {
             video.clone(),
         )
         .eager(!self.config.hold_last_batch)
-        .transforms(&self.config.transforms);
+        .transforms(&self.config.transforms, self.output_size.clone());
         let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
         let error = match (outcome, live_failure()) {
             (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),

@@ -418,3 +418,112 @@ fn invalid_transform_settings_are_rejected_with_the_allowed_range() {
         assert!(err.contains(message), "{err}");
     }
 }
+
+#[test]
+fn fill_and_letterbox_give_one_shape_for_videos_of_every_size() {
+    let fill = [5.0, 6.0, 7.0];
+    for resize in [
+        Resize::Fill {
+            width: 64,
+            height: 48,
+        },
+        Resize::Letterbox {
+            width: 64,
+            height: 48,
+            fill,
+        },
+    ] {
+        let input = VideoInput::new(Config::new(4, 2).transforms(Transforms::new().resize(resize)))
+            .unwrap();
+        for name in ["h264.mp4", "vp9_odd_35x19.webm", "hevc.hevc"] {
+            input.feed_with_label(read_fixture(name), name).unwrap();
+        }
+        input
+            .feed_with_label(framefeed::SAMPLE_MP4, "sample")
+            .unwrap();
+        input.close();
+        let mut frames = 0;
+        for batch in input.iter() {
+            let batch = batch.unwrap();
+            assert_eq!(batch.frame_shape(), [48, 64, 3], "{resize:?}");
+            frames += batch.valid_frames();
+            let seq = batch.sequence(0);
+            let label = batch.label().unwrap().to_string();
+            let (rw, rh) = seq.resized().unwrap();
+            let win = seq.crop_window().unwrap();
+            assert_eq!((win.width, win.height), (64, 48));
+            match resize {
+                Resize::Fill { .. } => {
+                    // Covers the output, centred.
+                    assert!(
+                        rw >= 64 && rh >= 48 && (rw == 64 || rh == 48),
+                        "{label}: {rw}x{rh}"
+                    );
+                    assert_eq!(win.x, ((rw as f64 - 64.0) / 2.0).round() as i64, "{label}");
+                }
+                _ => {
+                    // Fits inside, centred, the rest padded with the fill values.
+                    assert!(
+                        rw <= 64 && rh <= 48 && (rw == 64 || rh == 48),
+                        "{label}: {rw}x{rh}"
+                    );
+                    if label == "h264.mp4" {
+                        assert_eq!((rw, rh, win.y), (64, 43, -3));
+                        let data = seq.frames().next().unwrap().data();
+                        let row = |y: usize| &data[y * 64 * 3..(y + 1) * 64 * 3];
+                        for y in [0, 1, 2, 46, 47] {
+                            assert!(row(y).chunks(3).all(|p| p == [5, 6, 7]), "row {y}");
+                        }
+                        assert!(!row(10).chunks(3).all(|p| p == [5, 6, 7]));
+                    }
+                }
+            }
+        }
+        assert_eq!(frames, 23 + 23 + 23 + 60);
+    }
+}
+
+#[test]
+fn output_size_changes_while_running_from_the_next_sequence_on() {
+    let t = Transforms::new().resize(Resize::Exact {
+        width: 32,
+        height: 32,
+    });
+    let input = VideoInput::new(Config::new(4, 2).transforms(t)).unwrap();
+    input.feed(read_fixture("h264_live.ts")).unwrap(); // 100 frames
+    input.close();
+    let first = input.next_batch().unwrap().unwrap();
+    assert_eq!(first.frame_shape(), [32, 32, 3]);
+    input.set_output_size(16, 24).unwrap();
+    let mut shapes = vec![first.frame_shape()];
+    let mut frames = first.valid_frames();
+    for batch in input.iter() {
+        let batch = batch.unwrap();
+        frames += batch.valid_frames();
+        for seq in batch.sequences() {
+            assert_eq!(
+                seq.resized(),
+                Some((batch.frame_shape()[1], batch.frame_shape()[0]))
+            );
+        }
+        shapes.push(batch.frame_shape());
+    }
+    assert_eq!(frames, 100);
+    // Once the new size appears it stays; the old one is only at the start (batches decoded ahead).
+    let switch = shapes
+        .iter()
+        .position(|s| *s == [24, 16, 3])
+        .expect("the new size");
+    assert!(shapes[..switch].iter().all(|s| *s == [32, 32, 3]));
+    assert!(shapes[switch..].iter().all(|s| *s == [24, 16, 3]));
+    assert!(switch <= 4, "the change took effect late: {shapes:?}");
+
+    let plain = VideoInput::new(Config::new(4, 2)).unwrap();
+    let err = plain.set_output_size(16, 16).unwrap_err().to_string();
+    assert!(err.contains("needs a sized resize"), "{err}");
+    let err = input.set_output_size(0, 16).unwrap_err().to_string();
+    assert!(
+        err.contains("output width is 0; allowed: 1 to 16384"),
+        "{err}"
+    );
+}

@@ -56,7 +56,7 @@ pub(crate) fn apply(
 }
 
 /// How frames are resized before the crop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Resize {
     /// To exactly `width` x `height` (the aspect ratio may change).
     Exact {
@@ -67,6 +67,57 @@ pub enum Resize {
     },
     /// The shorter side to this many pixels, the other in proportion (rounded), as in "resize 256, crop 224".
     Shorter(u32),
+    /// One output size for videos of every size, filled: resized (aspect kept) to cover `width` x `height`,
+    /// then the centre `width` x `height` is kept. Not combined with a [`Crop`].
+    Fill {
+        /// Output width.
+        width: u32,
+        /// Output height.
+        height: u32,
+    },
+    /// One output size for videos of every size, letterboxed: resized (aspect kept) to fit inside `width` x
+    /// `height`, then centred and padded with `fill` (per channel, in the output's units). Not combined with
+    /// a [`Crop`].
+    Letterbox {
+        /// Output width.
+        width: u32,
+        /// Output height.
+        height: u32,
+        /// The padding's value per channel.
+        fill: [f32; CHANNELS],
+    },
+}
+
+impl Resize {
+    /// The output size this resize fixes, for the variants that fix one.
+    pub(crate) fn target(self) -> Option<(u32, u32)> {
+        match self {
+            Resize::Exact { width, height }
+            | Resize::Fill { width, height }
+            | Resize::Letterbox { width, height, .. } => Some((width, height)),
+            Resize::Shorter(_) => None,
+        }
+    }
+
+    /// The same resize with its output size replaced (for the variants that have one).
+    pub(crate) fn with_target(self, (w, h): (u32, u32)) -> Self {
+        match self {
+            Resize::Exact { .. } => Resize::Exact {
+                width: w,
+                height: h,
+            },
+            Resize::Fill { .. } => Resize::Fill {
+                width: w,
+                height: h,
+            },
+            Resize::Letterbox { fill, .. } => Resize::Letterbox {
+                width: w,
+                height: h,
+                fill,
+            },
+            shorter => shorter,
+        }
+    }
 }
 
 /// The resampling filter of a resize.
@@ -347,11 +398,25 @@ impl Transforms {
             }
         };
         match self.resize {
-            Some(Resize::Exact { width, height }) => {
+            Some(Resize::Shorter(s)) => side("resize shorter side", s)?,
+            Some(r) => {
+                let (width, height) = r.target().expect("sized variants");
                 side("resize width", width)?;
                 side("resize height", height)?;
+                if let Resize::Letterbox { fill, .. } = r {
+                    if fill.iter().any(|v| !v.is_finite()) {
+                        return Err(format!("letterbox fill values {fill:?} must be finite"));
+                    }
+                }
+                if matches!(r, Resize::Fill { .. } | Resize::Letterbox { .. })
+                    && self.crop.is_some()
+                {
+                    return Err(
+                        "Resize::Fill and Resize::Letterbox set the output size themselves; allowed: no crop with them"
+                            .into(),
+                    );
+                }
             }
-            Some(Resize::Shorter(s)) => side("resize shorter side", s)?,
             None => {}
         }
         if let Some(crop) = &self.crop {

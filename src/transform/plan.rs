@@ -1,10 +1,14 @@
 //! Planning a sequence's geometry: the resized frame size and the crop window (anchor from the reference
 //! formula, a seeded random position per sequence, and the out-of-bounds policy). Pure arithmetic.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{CropPosition, OutOfBounds, Resize, Transforms};
+use super::{Crop, CropPosition, OutOfBounds, Resize, Transforms};
+use crate::batch::CHANNELS;
 use crate::error::VideoError;
 
 /// A rectangle in pixels; `x`, `y` may be negative (a padded window reaching out of the frame).
@@ -30,7 +34,7 @@ pub(crate) struct Visible {
 }
 
 /// One sequence's geometry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Geometry {
     /// The frame size after the resize (the decoded size when there is none), `(w, h)`.
     pub(crate) frame: (usize, usize),
@@ -38,8 +42,10 @@ pub(crate) struct Geometry {
     pub(crate) resized: bool,
     /// The window taken from the (resized) frame: the output size is its size.
     pub(crate) window: Window,
-    /// Whether a crop was configured.
+    /// Whether a crop was configured (or a fill/letterbox resize made one).
     pub(crate) cropped: bool,
+    /// The value, per channel, of output pixels outside the frame.
+    pub(crate) fill: [f32; CHANNELS],
 }
 
 impl Geometry {
@@ -76,6 +82,36 @@ pub(crate) fn resized_size(w: usize, h: usize, resize: Option<Resize>) -> (usize
         Some(Resize::Exact { width, height }) => (width as usize, height as usize),
         Some(Resize::Shorter(s)) if w <= h => (s as usize, scale(h, w, s)),
         Some(Resize::Shorter(s)) => (scale(w, h, s), s as usize),
+        Some(Resize::Fill { width, height }) => {
+            let s = (f64::from(width) / w as f64).max(f64::from(height) / h as f64);
+            let side = |v: usize, min: u32| ((v as f64 * s).round() as usize).max(min as usize);
+            (side(w, width), side(h, height))
+        }
+        Some(Resize::Letterbox { width, height, .. }) => {
+            let s = (f64::from(width) / w as f64).min(f64::from(height) / h as f64);
+            let side =
+                |v: usize, max: u32| ((v as f64 * s).round() as usize).clamp(1, max as usize);
+            (side(w, width), side(h, height))
+        }
+    }
+}
+
+/// An output size set while running ([`VideoInput::set_output_size`](crate::VideoInput::set_output_size)),
+/// shared by the operator and its planners: 0 for none, else `width << 32 | height`.
+#[derive(Debug, Default)]
+pub(crate) struct OutputSize(AtomicU64);
+
+impl OutputSize {
+    pub(crate) fn set(&self, width: u32, height: u32) {
+        self.0.store(
+            u64::from(width) << 32 | u64::from(height),
+            Ordering::Release,
+        );
+    }
+
+    pub(crate) fn get(&self) -> Option<(u32, u32)> {
+        let v = self.0.load(Ordering::Acquire);
+        (v != 0).then_some(((v >> 32) as u32, v as u32))
     }
 }
 
@@ -89,17 +125,28 @@ pub(crate) fn anchor(pos: f64, input: usize, crop: usize) -> i64 {
 pub(crate) struct Planner {
     transforms: Transforms,
     rng: ChaCha8Rng,
+    output_size: Arc<OutputSize>,
 }
 
 impl Planner {
     /// The planner of video number `video` (its id): random positions come from the seed and the video id,
     /// so they do not depend on how videos interleave across threads.
     pub(crate) fn new(transforms: &Transforms, video: u64) -> Self {
+        Self::with_output_size(transforms, video, Arc::default())
+    }
+
+    /// Like [`new`](Self::new), following an output size that may change while running.
+    pub(crate) fn with_output_size(
+        transforms: &Transforms,
+        video: u64,
+        output_size: Arc<OutputSize>,
+    ) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(transforms.seed);
         rng.set_stream(video);
         Self {
             transforms: transforms.clone(),
             rng,
+            output_size,
         }
     }
 
@@ -109,9 +156,23 @@ impl Planner {
 
     /// The geometry of the next sequence, whose frames are `w` x `h` as decoded.
     pub(crate) fn plan(&mut self, w: usize, h: usize) -> Result<Geometry, VideoError> {
-        let frame = resized_size(w, h, self.transforms.resize);
-        let resized = self.transforms.resize.is_some();
-        let Some(crop) = self.transforms.crop else {
+        let resize = match (self.transforms.resize, self.output_size.get()) {
+            (Some(r), Some(size)) => Some(r.with_target(size)),
+            (r, _) => r,
+        };
+        let frame = resized_size(w, h, resize);
+        let resized = resize.is_some();
+        // Fill and letterbox end in a centred window of the output size, padded for the letterbox.
+        let crop = match resize {
+            Some(Resize::Fill { width, height }) => Some(Crop::new(width, height)),
+            Some(Resize::Letterbox {
+                width,
+                height,
+                fill,
+            }) => Some(Crop::new(width, height).out_of_bounds(OutOfBounds::Pad(fill))),
+            _ => self.transforms.crop,
+        };
+        let Some(crop) = crop else {
             return Ok(Geometry {
                 frame,
                 resized,
@@ -122,7 +183,12 @@ impl Planner {
                     h: frame.1,
                 },
                 cropped: false,
+                fill: [0.0; CHANNELS],
             });
+        };
+        let fill = match crop.out_of_bounds {
+            OutOfBounds::Pad(fill) => fill,
+            _ => [0.0; CHANNELS],
         };
         let (px, py) = match crop.position {
             CropPosition::Center => (0.5, 0.5),
@@ -155,6 +221,7 @@ impl Planner {
                 h: h_out,
             },
             cropped: true,
+            fill,
         })
     }
 }

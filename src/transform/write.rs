@@ -2,7 +2,7 @@
 //! output, in the configured element type, normalization and layout; out-of-frame pixels get the fill values.
 
 use super::plan::Geometry;
-use super::{DType, Layout, OutOfBounds, Transforms};
+use super::{DType, Layout, Transforms};
 use crate::batch::CHANNELS;
 
 /// Packed RGB24 rows of the visible part of a window.
@@ -48,10 +48,7 @@ pub(crate) fn write_frame(
     t: &Transforms,
 ) {
     let (w, h) = geom.out();
-    let fill = match t.crop.map(|c| c.out_of_bounds) {
-        Some(OutOfBounds::Pad(fill)) => fill,
-        _ => [0.0; CHANNELS],
-    };
+    let fill = geom.fill;
     // The visible span: output columns [x0, x1) of output rows [y0, y1), read from `src`.
     let (x0, x1, y0, y1) = match (geom.visible(), &src) {
         (Some(v), Some(_)) => (v.out_x, v.out_x + v.w, v.out_y, v.out_y + v.h),
