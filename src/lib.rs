@@ -71,6 +71,7 @@ mod demux;
 mod error;
 mod feed;
 mod ffi;
+mod files;
 mod info;
 mod input;
 mod live;
@@ -87,6 +88,7 @@ pub use config::{limits, Config, LastSequencePolicy, MoovAtEnd, StreamSelection,
 pub use demux::probe;
 pub use error::{AvError, Error, Result, TryFeedError, VideoError, VideoRef};
 pub use feed::{Label, VideoId};
+pub use files::{EpochFeed, FileList};
 pub use info::{ContainerInfo, MediaKind, StreamInfo};
 pub use input::{BatchStream, Batches, FeedVideo, NextBatch, VideoInput};
 pub use live::{LiveVideo, PushChunk};
