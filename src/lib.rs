@@ -34,6 +34,12 @@
 //! ([`VideoInput`]: blocking, non-blocking, timeout, iterator, async future and stream). All `unsafe` code
 //! lives in `ffi`.
 //!
+//! ## Transforms
+//! [`Config::transforms`] takes [`Transforms`]: resize ([`Resize`]), crop ([`Crop`], one window per sequence,
+//! seeded random positions), element type ([`DType`]), normalization and layout ([`Layout`]), applied while
+//! converting from the decoder's planes (only the crop window's pixels are converted). [`FileList`] feeds
+//! shuffled, sharded epochs of files for training loops.
+//!
 //! ## Live input
 //! [`VideoInput::feed_live`] returns a [`LiveVideo`]: push chunks as they arrive (blocking, non-blocking or
 //! async, with backpressure), then finish it. Batches come out while the video is still arriving, memory stays

@@ -43,10 +43,11 @@ impl FrameSource for CpuFrame<'_> {
         window: (u32, u32, u32, u32),
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
-        let resized = self
-            .resizer
-            .resize_yuv(self.frame, size, filter, self.resized)?;
-        self.scaler.convert_window(resized, window, out)
+        let (resized, (x, y)) =
+            self.resizer
+                .resize_yuv(self.frame, size, filter, window, self.resized)?;
+        self.scaler
+            .convert_window(resized, (x, y, window.2, window.3), out)
     }
 }
 

@@ -155,39 +155,49 @@ impl Scaler {
         })
     }
 
-    /// Resizes the whole `frame` to `size` with `filter` into a YUV 4:2:0 frame (allocated on first use and
-    /// when the size changes), keeping the frame's matrix and range: the scaling runs on the small chroma
-    /// planes with swscale's SIMD filters, and the RGB conversion that follows takes its fast unscaled path
-    /// on the window only.
+    /// Resizes `frame` to `size` with `filter` into a YUV 4:2:0 frame (allocated on first use and when its
+    /// size changes), keeping the frame's matrix and range, but only the part of the resized picture around
+    /// `window` (in resized pixels): whole blocks of the resize's pixel grid (where a source pixel edge meets
+    /// an output pixel edge, on the chroma grid), with a margin for the filter, so each output pixel gets the
+    /// filter taps it gets in a full resize. Returns the picture and where `window` starts in it.
     pub(crate) fn resize_yuv<'a>(
         &mut self,
         frame: &Frame,
         size: (u32, u32),
         filter: Filter,
+        window: (u32, u32, u32, u32),
         into: &'a mut Option<Frame>,
-    ) -> Result<&'a Frame, AvError> {
+    ) -> Result<(&'a Frame, (u32, u32)), AvError> {
         // SAFETY: the integer came from the decoder's own AVFrame.format, so it is a valid AVPixelFormat.
         let src_format =
             unsafe { std::mem::transmute::<c_int, sys::AVPixelFormat>(frame.format()) };
         let (src_format, jpeg) = dejpeg(src_format);
         let full_range = jpeg || frame.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32;
+        let (align_x, align_y) = chroma_alignment(frame);
+        let (fw, fh) = (frame.width(), frame.height());
+        let (x, y, w, h) = window;
+        let (ox0, ox1, sx0, sx1) = grid_span(fw, size.0, align_x, x, x + w);
+        let (oy0, oy1, sy0, sy1) = grid_span(fh, size.1, align_y, y, y + h);
+        let out_size = (ox1 - ox0, oy1 - oy0);
         let reuse = into.as_ref().is_some_and(|f| {
-            (f.width(), f.height()) == size
+            (f.width(), f.height()) == out_size
                 && f.colorspace() == frame.colorspace()
                 && (f.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32) == full_range
         });
         if !reuse {
-            *into = Some(Frame::yuv420p_like(frame, size.0, size.1, full_range)?);
+            *into = Some(Frame::yuv420p_like(
+                frame, out_size.0, out_size.1, full_range,
+            )?);
         }
         let out = into.as_ref().expect("set above");
         let key = Key {
-            width: frame.width(),
-            height: frame.height(),
+            width: sx1 - sx0,
+            height: sy1 - sy0,
             format: src_format as i32,
             colorspace: frame.colorspace(),
             full_range,
-            out_width: size.0,
-            out_height: size.1,
+            out_width: out_size.0,
+            out_height: out_size.1,
             flags: filter.flags(),
             out_format: sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32,
         };
@@ -196,26 +206,39 @@ impl Scaler {
         }
         let ctx = self.ctx.expect("built above").as_ptr();
         let (src, dst) = (frame.as_ptr(), out.as_ptr());
-        // SAFETY: both frames are valid with allocated planes of their sizes (the output's from
-        // av_frame_get_buffer, padded), and the context was built for exactly these sizes and formats.
+        let mut planes = [ptr::null::<u8>(); 4];
+        // SAFETY: (sx0, sy0) is inside the frame and on its chroma grid, so each plane offset stays inside its
+        // plane; the region below and right of it lies inside the frame.
+        unsafe {
+            let offsets = plane_offsets(frame, sx0, sy0);
+            for (p, plane) in planes.iter_mut().enumerate() {
+                let base = (*src).data[p];
+                if !base.is_null() {
+                    *plane = base.offset(offsets[p]);
+                }
+            }
+        }
+        // SAFETY: the source planes point at the region's top-left with the frame's strides and `sy1 - sy0`
+        // rows below; the output frame's planes were allocated (padded) for `out_size`; the context was built
+        // for exactly these sizes and formats.
         let rows = unsafe {
             sys::sws_scale(
                 ctx,
-                (*src).data.as_ptr() as *const *const u8,
+                planes.as_ptr(),
                 (*src).linesize.as_ptr(),
                 0,
-                frame.height() as c_int,
+                (sy1 - sy0) as c_int,
                 (*dst).data.as_ptr(),
                 (*dst).linesize.as_ptr(),
             )
         };
-        if rows != size.1 as c_int {
+        if rows != out_size.1 as c_int {
             return Err(av_error(
                 if rows < 0 { rows } else { sys::AVERROR_BUG },
                 "sws_scale",
             ));
         }
-        Ok(out)
+        Ok((out, (x - ox0, y - oy0)))
     }
 
     /// Converts the source window `src` (its left and top on the chroma grid) to `out_size` RGB24 into `dst`
@@ -365,6 +388,36 @@ impl Scaler {
     }
 }
 
+/// Output pixels resized around a window on each side, so that the resize filter's taps near the window are
+/// those of a full resize.
+const RESIZE_MARGIN: u32 = 4;
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// On one axis of a resize from `src` to `dst` pixels, the output span `[o0, o1)` covering `[lo, hi)` plus
+/// [`RESIZE_MARGIN`], both ends on the grid where source and output pixel edges meet (the source end on a
+/// multiple of the source's chroma `align`, the output end even, for the 4:2:0 output's chroma), and its source
+/// span `[s0, s1)`: the same scale, the same filter phases.
+fn grid_span(src: u32, dst: u32, align: u32, lo: u32, hi: u32) -> (u32, u32, u32, u32) {
+    let g = gcd(src, dst);
+    let (src_step, dst_step) = (src / g, dst / g);
+    // The smallest whole number of grid steps whose source length is a multiple of `align` and whose output
+    // length is even.
+    let (ks, kd) = (align / gcd(src_step, align), 2 / gcd(dst_step, 2));
+    let k = ks * kd / gcd(ks, kd);
+    let block = dst_step * k;
+    let o0 = lo.saturating_sub(RESIZE_MARGIN) / block * block;
+    let o1 = ((hi + RESIZE_MARGIN).div_ceil(block) * block).min(dst);
+    let to_src = |o: u32| (u64::from(o) * u64::from(src) / u64::from(dst)) as u32;
+    (o0, o1, to_src(o0), if o1 == dst { src } else { to_src(o1) })
+}
+
 /// Pixels converted around a window on each side, so that chroma upsampling filters near the window's edges
 /// read the same neighbours as in a full-frame conversion.
 const WINDOW_MARGIN: u32 = 8;
@@ -441,6 +494,31 @@ impl Drop for Scaler {
         if let Some(ctx) = self.ctx.take() {
             // SAFETY: our context, freed once.
             unsafe { sys::sws_freeContext(ctx.as_ptr()) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn resize_spans_sit_on_the_shared_pixel_grid(
+            src in 2u32..4000, dst in 2u32..2000, align in prop::sample::select(vec![1u32, 2, 4]),
+            lo_frac in 0.0f64..1.0, len_frac in 0.0f64..1.0,
+        ) {
+            let lo = ((dst - 1) as f64 * lo_frac) as u32;
+            let hi = (lo + 1 + ((dst - lo - 1) as f64 * len_frac) as u32).min(dst);
+            let (o0, o1, s0, s1) = grid_span(src, dst, align, lo, hi);
+            prop_assert!(o0 <= lo.saturating_sub(RESIZE_MARGIN) && o1 >= (hi + RESIZE_MARGIN).min(dst));
+            prop_assert!(o1 <= dst && s1 <= src && o0 < o1 && s0 < s1);
+            // Same scale and phase: the span's ends map exactly onto source pixel edges.
+            prop_assert_eq!(u64::from(s0) * u64::from(dst), u64::from(o0) * u64::from(src));
+            prop_assert!(o1 == dst || u64::from(s1) * u64::from(dst) == u64::from(o1) * u64::from(src));
+            prop_assert_eq!(s0 % align, 0);
+            prop_assert_eq!(o0 % 2, 0);
         }
     }
 }
