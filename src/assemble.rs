@@ -57,6 +57,8 @@ pub(crate) enum Finished {
     AlreadyDelivered,
     /// The video gave no frame.
     NoFrames,
+    /// Packed batches: the video's last sequence waits in a batch with room for the next video's.
+    Pending,
 }
 
 /// Assembles one video's frames into batches.
@@ -73,7 +75,9 @@ pub(crate) struct Assembler {
     eager: bool,
     transforms: Transforms,
     planner: Planner,
+    output_size: Arc<OutputSize>,
     next_batch_index: u64,
+    /// Frames of the current video so far.
     frames: u64,
 }
 
@@ -95,6 +99,7 @@ impl Assembler {
             eager: false,
             planner: Planner::new(&Transforms::default(), video.id.0),
             transforms: Transforms::default(),
+            output_size: Arc::default(),
             video,
             next_batch_index: 0,
             frames: 0,
@@ -114,9 +119,24 @@ impl Assembler {
         transforms: &Transforms,
         output_size: Arc<OutputSize>,
     ) -> Self {
-        self.planner = Planner::with_output_size(transforms, self.video.id.0, output_size);
+        self.planner = Planner::with_output_size(transforms, self.video.id.0, output_size.clone());
         self.transforms = transforms.clone();
+        self.output_size = output_size;
         self
+    }
+
+    /// Packed batches: the next video's frames go on into the batch being built (when their shape matches),
+    /// after the previous video's last sequence. Resets the per-video state.
+    pub(crate) fn start_video(&mut self, video: VideoRef) {
+        self.planner =
+            Planner::with_output_size(&self.transforms, video.id.0, self.output_size.clone());
+        self.video = video;
+        self.frames = 0;
+    }
+
+    /// Whether a batch is being built or held (packed batches waiting for the next video).
+    pub(crate) fn has_pending(&self) -> bool {
+        self.building.is_some() || self.held.is_some()
     }
 
     /// Frames received so far.
@@ -140,7 +160,11 @@ impl Assembler {
             emit(batch)?;
         }
         if let Some(b) = &self.building {
-            if b.input != (width, height) {
+            let same_video = b
+                .sequences
+                .last()
+                .is_some_and(|s| s.video.id == self.video.id);
+            if same_video && b.input != (width, height) {
                 // Resolution change: the frames so far end their sequence (per the policy) and their batch.
                 let batch = self.finish_building(false).expect("building is Some");
                 emit(batch)?;
@@ -151,7 +175,7 @@ impl Assembler {
             .building
             .as_ref()
             .and_then(|b| b.sequences.last())
-            .filter(|s| s.frames < l)
+            .filter(|s| s.frames < l && !s.ends_video)
             .map(|s| s.geometry);
         let geometry = match open {
             Some(geometry) => geometry,
@@ -178,6 +202,7 @@ impl Assembler {
             }
         });
         if open.is_none() {
+            b.input = (width, height);
             b.sequences.push(SequenceMeta {
                 frames: 0,
                 valid_frames: 0,
@@ -185,6 +210,9 @@ impl Assembler {
                 pts: Vec::with_capacity(l),
                 offset: b.used,
                 geometry,
+                video: self.video.clone(),
+                ends_video: false,
+                error_follows: false,
             });
         }
         let region = l * b.frame_bytes(dtype);
@@ -221,61 +249,141 @@ impl Assembler {
     }
 
     /// Ends the video: emits what is held or being built, as the last batch.
+    #[cfg(test)]
     pub(crate) fn finish<E>(
         &mut self,
         emit: &mut impl FnMut(Batch) -> Result<(), E>,
     ) -> Result<Finished, E> {
-        let last = match self.held.take() {
-            Some(mut batch) => {
-                batch.last = true;
-                Some(batch)
+        self.end_video(emit, true, false)
+    }
+
+    /// Ends the current video: its open sequence is closed per the policy and its last sequence is marked as
+    /// the video's end (`error_follows`: the video's error, sent next, is what ends it for the counts). With
+    /// `flush`, what is held or being built is emitted as the video's last batch; without (packed batches), a
+    /// batch with room is kept for the next video's sequences and [`Finished::Pending`] is returned.
+    pub(crate) fn end_video<E>(
+        &mut self,
+        emit: &mut impl FnMut(Batch) -> Result<(), E>,
+        flush: bool,
+        error_follows: bool,
+    ) -> Result<Finished, E> {
+        if let Some(mut batch) = self.held.take() {
+            // A full batch waiting: it ends with this video's last sequence.
+            if let Some(seq) = batch.sequences.last_mut() {
+                seq.ends_video = true;
+                seq.error_follows = error_follows;
             }
-            None => self.finish_building(true),
+            batch.last = true;
+            emit(batch)?;
+            return Ok(Finished::LastEmitted);
+        }
+        let ours = self
+            .building
+            .as_ref()
+            .and_then(|b| b.sequences.last())
+            .is_some_and(|s| s.video.id == self.video.id);
+        if !ours {
+            return Ok(if self.frames > 0 {
+                Finished::AlreadyDelivered
+            } else {
+                Finished::NoFrames
+            });
+        }
+        let b = self.building.as_mut().expect("ours implies building");
+        Self::close_open_sequence(
+            b,
+            self.sequence_length,
+            self.policy,
+            self.transforms.dtype,
+            self.transforms.layout,
+        );
+        let last = b.sequences.last_mut().expect("ours");
+        last.ends_video = true;
+        last.error_follows = error_follows;
+        if flush || b.sequences.len() == self.max_batch_size {
+            let batch = self.finish_building(true).expect("building is Some");
+            emit(batch)?;
+            Ok(Finished::LastEmitted)
+        } else {
+            Ok(Finished::Pending)
+        }
+    }
+
+    /// Emits the batch being built (packed batches: no more video follows now).
+    pub(crate) fn flush<E>(
+        &mut self,
+        emit: &mut impl FnMut(Batch) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if let Some(batch) = self.held.take() {
+            emit(batch)?;
+        }
+        let last = self
+            .building
+            .as_ref()
+            .and_then(|b| b.sequences.last())
+            .is_some_and(|s| s.ends_video);
+        match self.finish_building(last) {
+            Some(batch) => emit(batch),
+            None => Ok(()),
+        }
+    }
+
+    /// Closes the last sequence if it is short: padded with zero frames, or shortened (its region compacted
+    /// for CFHW), and counts it in the batch's used bytes.
+    fn close_open_sequence(
+        b: &mut Building,
+        l: usize,
+        policy: LastSequencePolicy,
+        dtype: DType,
+        layout: Layout,
+    ) {
+        let frame_bytes = b.frame_bytes(dtype);
+        let Some(seq) = b
+            .sequences
+            .last_mut()
+            .filter(|s| s.frames < l && s.frames > 0)
+        else {
+            return;
         };
-        match last {
-            Some(batch) => emit(batch).map(|()| Finished::LastEmitted),
-            None if self.frames > 0 => Ok(Finished::AlreadyDelivered),
-            None => Ok(Finished::NoFrames),
+        if b.used > seq.offset {
+            return; // already closed
+        }
+        let region = l * frame_bytes;
+        let mut out = seq_out(&mut b.data, dtype, seq.offset, region);
+        if policy == LastSequencePolicy::Pad {
+            zero_frames(&mut out, l, seq.frames, b.width, b.height, layout);
+            seq.frames = l;
+            b.used += region;
+        } else {
+            if layout == Layout::Cfhw {
+                // Written for L frames per channel: close the gaps between the channel blocks.
+                let plane = b.width * b.height * dtype.size();
+                let start = seq.offset;
+                for c in 1..CHANNELS {
+                    let from = start + c * l * plane;
+                    b.data.copy_within(
+                        from..from + seq.frames * plane,
+                        start + c * seq.frames * plane,
+                    );
+                }
+            }
+            b.used += seq.frames * frame_bytes;
         }
     }
 
     /// Closes the batch being built: pads or shortens its open sequence per the policy.
     fn finish_building(&mut self, last: bool) -> Option<Batch> {
         let mut b = self.building.take()?;
-        let (dtype, layout, l) = (
-            self.transforms.dtype,
-            self.transforms.layout,
-            self.sequence_length,
-        );
-        let frame_bytes = b.frame_bytes(dtype);
-        if let Some(seq) = b.sequences.last_mut().filter(|s| s.frames < l) {
-            let region = l * frame_bytes;
-            let mut out = seq_out(&mut b.data, dtype, seq.offset, region);
-            if self.policy == LastSequencePolicy::Pad {
-                zero_frames(&mut out, l, seq.frames, b.width, b.height, layout);
-                seq.frames = l;
-                b.used += region;
-            } else {
-                if layout == Layout::Cfhw {
-                    // Written for L frames per channel: close the gaps between the channel blocks.
-                    let plane = b.width * b.height * dtype.size();
-                    let start = seq.offset;
-                    for c in 1..CHANNELS {
-                        let from = start + c * l * plane;
-                        b.data.copy_within(
-                            from..from + seq.frames * plane,
-                            start + c * seq.frames * plane,
-                        );
-                    }
-                }
-                b.used += seq.frames * frame_bytes;
-            }
-        }
+        let (dtype, layout) = (self.transforms.dtype, self.transforms.layout);
+        Self::close_open_sequence(&mut b, self.sequence_length, self.policy, dtype, layout);
         b.data.truncate(b.used);
         let index = self.next_batch_index;
         self.next_batch_index += 1;
         Some(Batch {
-            video: self.video.clone(),
+            video: b
+                .sequences
+                .first()
+                .map_or_else(|| self.video.clone(), |s| s.video.clone()),
             index,
             last,
             width: b.width,

@@ -26,6 +26,12 @@ pub(crate) struct SequenceMeta {
     pub(crate) offset: usize,
     /// The sequence's resize and crop window.
     pub(crate) geometry: Geometry,
+    /// The video the sequence comes from (packed batches hold several).
+    pub(crate) video: VideoRef,
+    /// This is the video's last sequence.
+    pub(crate) ends_video: bool,
+    /// The video's error follows its last sequence (the error, not the batch, ends the video).
+    pub(crate) error_follows: bool,
 }
 
 /// The crop window a sequence received, in the pixels of the (resized) frame; `x`, `y` are negative when a
@@ -98,9 +104,24 @@ impl Batch {
         self.index
     }
 
-    /// Whether this is the video's last batch.
+    /// Whether this is the video's last batch (with packed batches: whether its last sequence is its video's
+    /// last).
     pub fn is_last(&self) -> bool {
         self.last
+    }
+
+    /// Whether the batch holds sequences of more than one video (only with
+    /// [`Config::pack_batches`](crate::Config::pack_batches)).
+    pub fn is_packed(&self) -> bool {
+        self.sequences.iter().any(|s| s.video.id != self.video.id)
+    }
+
+    /// How many videos end in this batch (their last sequence is here).
+    pub(crate) fn videos_ended(&self) -> u64 {
+        self.sequences
+            .iter()
+            .filter(|s| s.ends_video && !s.error_follows)
+            .count() as u64
     }
 
     /// Number of sequences (at most `max_batch_size`; fewer in a video's last batch or before a resolution
@@ -233,6 +254,16 @@ impl<'a> Sequence<'a> {
     pub fn resized(&self) -> Option<(usize, usize)> {
         let g = &self.meta.geometry;
         g.resized.then_some(g.frame)
+    }
+
+    /// The video this sequence comes from (the batch's own, except in packed batches).
+    pub fn video(&self) -> &'a VideoRef {
+        &self.meta.video
+    }
+
+    /// Whether this is its video's last sequence (known when the video ended before the batch was delivered).
+    pub fn ends_video(&self) -> bool {
+        self.meta.ends_video
     }
 
     /// How many frames are real (decoded); the rest, at the end, are zeros. Equal to F except for a video's

@@ -82,6 +82,7 @@ pub struct Config {
     pub(crate) moov_at_end: MoovAtEnd,
     pub(crate) hold_last_batch: bool,
     pub(crate) transforms: Transforms,
+    pub(crate) pack_batches: bool,
 }
 
 /// Limits on the configuration, named in the validation messages.
@@ -136,7 +137,22 @@ impl Config {
             moov_at_end: MoovAtEnd::default(),
             hold_last_batch: true,
             transforms: Transforms::default(),
+            pack_batches: false,
         }
+    }
+
+    /// Packed batches: `false` (default) follows the reference contract, a batch never spans two videos.
+    /// `true` fills each batch with sequences from consecutive videos when their frame shapes match (use a
+    /// crop or a [`Resize::Fill`](crate::Resize)/`Letterbox` for one shape), so that many short clips still
+    /// give full batches; each sequence tells its video ([`Sequence::video`](crate::Sequence::video)). A
+    /// video's last sequence is closed per the policy first. A batch with room waits for the next video's
+    /// sequences, so the batches are the same whatever the feeding's timing; it is delivered short only when
+    /// the shape changes, a video fails, or the input is closed ([`close`](crate::VideoInput::close)).
+    /// [`Batch::index`](crate::Batch::index) then counts the operator's batches, and
+    /// [`Batch::video_id`](crate::Batch::video_id) is its first sequence's video.
+    pub fn pack_batches(mut self, pack: bool) -> Self {
+        self.pack_batches = pack;
+        self
     }
 
     /// The transforms applied to every sequence (resize, crop, type, normalization, layout); none by default.

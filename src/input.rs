@@ -67,6 +67,7 @@ impl VideoInput {
             shared: shared.clone(),
             pool: pool.clone(),
             output_size: output_size.clone(),
+            packer: Default::default(),
         };
         let handle = std::thread::Builder::new()
             .name("framefeed-decode".into())
@@ -396,10 +397,10 @@ impl VideoInput {
 
     /// Accounts for a message; `None` for an end-of-video marker (nothing to return: poll again).
     fn take(&self, item: Item) -> Option<Result<Option<Batch>>> {
-        if item.ends_video {
-            self.finished.fetch_add(1, Ordering::AcqRel);
+        if item.ended > 0 {
+            self.finished.fetch_add(item.ended, Ordering::AcqRel);
         }
-        self.depleted.store(item.ends_video, Ordering::Release);
+        self.depleted.store(item.ended > 0, Ordering::Release);
         item.result.map(|r| r.map(Some))
     }
 

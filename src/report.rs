@@ -9,7 +9,7 @@ use crate::error::{Error, VideoError, VideoRef};
 /// A batch as a JSON object: `video`, `label`, `batch` (index within the video), `last`, and `sequences`, each
 /// with `shape` (in the configured layout, (F,H,W,C) by default), `valid_frames`, `first_frame`, `pts`
 /// (seconds, per real frame), and, when configured, `resize` (`[w, h]`) and `crop` (`[x, y, w, h]` in the
-/// pixels of the resized frame).
+/// pixels of the resized frame); in a packed batch each sequence also has its `video` and `label`.
 ///
 /// ```
 /// use framefeed::{Config, VideoInput};
@@ -36,6 +36,10 @@ pub fn batch_json(batch: &Batch) -> Value {
             }
             if let Some(c) = seq.crop_window() {
                 s["crop"] = json!([c.x, c.y, c.width, c.height]);
+            }
+            if batch.is_packed() {
+                s["video"] = json!(seq.video().id.0);
+                s["label"] = json!(seq.video().label.as_ref().map(|l| l.to_string()));
             }
             s
         })

@@ -2,6 +2,7 @@
 //! incrementally, and sends its batches (then its error, if any) into the bounded output channel, whose
 //! capacity is the prefetch depth.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -30,8 +31,9 @@ pub(crate) struct Item {
     /// A batch or an error; `None` only marks the end of a video whose batches were all delivered already
     /// (eager delivery), and is never shown to the caller.
     pub(crate) result: Option<Result<Batch, Error>>,
-    /// This is the video's final message: nothing more will come from it.
-    pub(crate) ends_video: bool,
+    /// How many videos this message ends (their final message: nothing more will come from them). A packed
+    /// batch can end several.
+    pub(crate) ended: u64,
 }
 
 /// State shared by the operator's handle and its thread.
@@ -66,17 +68,25 @@ pub(crate) struct Worker {
     pub(crate) pool: BufferPool,
     /// The output size set while running, if any.
     pub(crate) output_size: Arc<OutputSize>,
+    /// Packed batches: the assembler kept from one video to the next.
+    pub(crate) packer: RefCell<Option<Assembler>>,
 }
 
 impl Worker {
     /// Runs until the feed queue is closed and empty, or the operator is dropped.
     pub(crate) fn run(self) {
+        let mut shut_down = false;
         while let Some(video) = self.feed.pop(&self.shared.stop) {
             let span = tracing::debug_span!("video", id = video.video.id.0);
             let _enter = span.enter();
             if let Err(Shutdown) = self.process(video) {
+                shut_down = true;
                 break;
             }
+        }
+        if !shut_down && !self.shared.stop.load(Ordering::Relaxed) {
+            // Packed batches: the last one waits for no further video.
+            let _ = self.flush_packer();
         }
         self.shared.exited_cleanly.store(true, Ordering::Release);
         // Disconnect the channel before waking, so that woken async pollers see the end.
@@ -84,11 +94,21 @@ impl Worker {
         self.shared.wake_all();
     }
 
-    fn send(&self, result: Result<Batch, Error>, ends_video: bool) -> Result<(), Shutdown> {
+    fn send_batch(&self, batch: Batch) -> Result<(), Shutdown> {
+        let ended = batch.videos_ended();
         self.send_item(Item {
-            result: Some(result),
-            ends_video,
+            result: Some(Ok(batch)),
+            ended,
         })
+    }
+
+    /// Delivers a packed batch still being built (before an error or at the end of the input).
+    fn flush_packer(&self) -> Result<(), Shutdown> {
+        let mut packer = self.packer.borrow_mut();
+        match packer.as_mut() {
+            Some(asm) if asm.has_pending() => asm.flush(&mut |batch| self.send_batch(batch)),
+            _ => Ok(()),
+        }
     }
 
     fn send_item(&self, item: Item) -> Result<(), Shutdown> {
@@ -133,13 +153,15 @@ impl Worker {
     }
 
     fn fail(&self, video: &VideoRef, error: VideoError) -> Result<(), Shutdown> {
-        self.send(
-            Err(Error::Video {
+        // Packed batches of earlier videos come first.
+        self.flush_packer()?;
+        self.send_item(Item {
+            result: Some(Err(Error::Video {
                 video: video.clone(),
                 error,
-            }),
-            true,
-        )
+            })),
+            ended: 1,
+        })
     }
 
     fn live_failed(&self, video: &VideoRef, failure: Failure) -> Result<(), Shutdown> {
@@ -176,15 +198,22 @@ impl Worker {
                 }
             }
         };
-        let mut asm = Assembler::new(
-            self.config.sequence_length,
-            self.config.max_batch_size,
-            self.config.last_sequence_policy,
-            self.pool.clone(),
-            video.clone(),
-        )
-        .eager(!self.config.hold_last_batch)
-        .transforms(&self.config.transforms, self.output_size.clone());
+        let pack = self.config.pack_batches;
+        let mut asm = match self.packer.borrow_mut().take() {
+            Some(mut asm) if pack => {
+                asm.start_video(video.clone());
+                asm
+            }
+            _ => Assembler::new(
+                self.config.sequence_length,
+                self.config.max_batch_size,
+                self.config.last_sequence_policy,
+                self.pool.clone(),
+                video.clone(),
+            )
+            .eager(!self.config.hold_last_batch)
+            .transforms(&self.config.transforms, self.output_size.clone()),
+        };
         let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
         let error = match (outcome, live_failure()) {
             (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
@@ -214,22 +243,22 @@ impl Worker {
             }),
             (Ok(_), None) => None,
         };
-        // Whatever was decoded is delivered before the error.
+        // Whatever was decoded is delivered before the error. A packed batch with room waits for the next
+        // video's sequences (or the input's close).
         let error_follows = error.is_some();
-        let delivered = asm
-            .finish(&mut |batch: Batch| {
-                let ends = batch.is_last() && !error_follows;
-                self.send(Ok(batch), ends)
-            })
-            .map_err(|_| Shutdown)?;
+        let flush = !pack || error_follows;
+        let delivered = asm.end_video(&mut |batch| self.send_batch(batch), flush, error_follows)?;
+        if pack {
+            *self.packer.borrow_mut() = Some(asm);
+        }
         match (error, delivered) {
             (Some(error), _) => self.fail(video, error),
             (None, Finished::NoFrames) => self.fail(video, VideoError::NoFrames),
             (None, Finished::AlreadyDelivered) => self.send_item(Item {
                 result: None,
-                ends_video: true,
+                ended: 1,
             }),
-            (None, Finished::LastEmitted) => Ok(()),
+            (None, Finished::LastEmitted | Finished::Pending) => Ok(()),
         }
     }
 
@@ -258,7 +287,7 @@ impl Worker {
                     transform::apply(source, geometry, transforms, out, f, frames, &mut scratch)
                         .map_err(|e| Stop::Video(e.into()))
                 },
-                &mut |batch| self.send(Ok(batch), false).map_err(|_| Stop::Shutdown),
+                &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown),
             )
         };
         loop {

@@ -301,3 +301,33 @@ fn bad_transform_flags_exit_2_with_the_reason() {
         assert!(err.contains(message), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn pack_fills_batches_across_files_and_names_each_sequence_video() {
+    let out = framefeed()
+        .args(["run", "--json", "-L", "4", "-B", "4", "--pack"])
+        .arg(fixture("h264.mp4"))
+        .arg(fixture("h264.mkv"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    let batches: Vec<&Value> = lines.iter().filter(|l| l.get("batch").is_some()).collect();
+    assert_eq!(batches.len(), 3, "12 sequences in 3 full batches");
+    let videos: Vec<u64> = batches[1]["sequences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["video"].as_u64().unwrap())
+        .collect();
+    assert_eq!(videos, [0, 0, 1, 1]);
+    assert!(
+        batches[0]["sequences"][0].get("video").is_none(),
+        "single-video batches keep their shape"
+    );
+    assert_eq!(lines.last().unwrap()["summary"]["frames"], 46);
+}

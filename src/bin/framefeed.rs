@@ -103,6 +103,10 @@ struct RunArgs {
     /// Layout of each sequence.
     #[arg(long, value_enum, default_value_t = LayoutArg::Fhwc)]
     layout: LayoutArg,
+    /// Pack sequences of consecutive videos of the same frame shape into full batches (each sequence in the
+    /// JSON then names its video).
+    #[arg(long)]
+    pack: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -305,6 +309,7 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         .decoder_threads(args.threads)
         .prefetch_batches(args.prefetch)
         .max_queued(1, usize::MAX)
+        .pack_batches(args.pack)
         .transforms(args.transforms());
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
     let mut raw_out = match &args.raw_out {
