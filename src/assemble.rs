@@ -42,6 +42,9 @@ impl Building {
 fn seq_out(data: &mut PooledBuffer, dtype: DType, start: usize, len: usize) -> SeqOut<'_> {
     match dtype {
         DType::U8 => SeqOut::U8(&mut data.with_slack_mut()[start..start + len + WRITE_SLACK]),
+        DType::F16 | DType::F16Unit => {
+            SeqOut::F16(&mut data.as_f16_mut()[start / 2..(start + len) / 2])
+        }
         DType::F32 | DType::F32Unit => {
             SeqOut::F32(&mut data.as_f32_mut()[start / 4..(start + len) / 4])
         }

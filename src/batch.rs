@@ -157,9 +157,14 @@ impl Batch {
         &self.data
     }
 
-    /// The whole batch as `f32` values, when the [`DType`] is a float one.
+    /// The whole batch as `f32` values, when the [`DType`] is `F32` or `F32Unit`.
     pub fn data_f32(&self) -> Option<&[f32]> {
-        (self.dtype != DType::U8).then(|| self.data.as_f32())
+        matches!(self.dtype, DType::F32 | DType::F32Unit).then(|| self.data.as_f32())
+    }
+
+    /// The whole batch as `f16` values, when the [`DType`] is `F16` or `F16Unit`.
+    pub fn data_f16(&self) -> Option<&[half::f16]> {
+        matches!(self.dtype, DType::F16 | DType::F16Unit).then(|| self.data.as_f16())
     }
 
     /// `[N, ...]` with the sequence shape of the layout (`[N, F, H, W, 3]` by default) when every sequence has
@@ -231,11 +236,18 @@ impl<'a> Sequence<'a> {
         &self.batch.data[self.meta.offset..self.meta.offset + len]
     }
 
-    /// The sequence's values when the [`DType`] is a float one, padding included.
+    /// The sequence's values when the [`DType`] is `F32` or `F32Unit`, padding included.
     pub fn data_f32(&self) -> Option<&'a [f32]> {
         let values = self.batch.data_f32()?;
         let start = self.meta.offset / 4;
         Some(&values[start..start + self.meta.frames * self.batch.frame_bytes() / 4])
+    }
+
+    /// The sequence's values when the [`DType`] is `F16` or `F16Unit`, padding included.
+    pub fn data_f16(&self) -> Option<&'a [half::f16]> {
+        let values = self.batch.data_f16()?;
+        let start = self.meta.offset / 2;
+        Some(&values[start..start + self.meta.frames * self.batch.frame_bytes() / 2])
     }
 
     /// The crop window this sequence received (in the pixels of the resized frame), when a crop is

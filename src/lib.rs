@@ -95,6 +95,8 @@ pub use demux::probe;
 pub use error::{AvError, Error, Result, TryFeedError, VideoError, VideoRef};
 pub use feed::{Label, VideoId};
 pub use files::{EpochFeed, FileList};
+/// The 16-bit float type of [`DType::F16`] output (from the `half` crate).
+pub use half::f16;
 pub use info::{ContainerInfo, MediaKind, StreamInfo};
 pub use input::{BatchStream, Batches, FeedVideo, NextBatch, VideoInput};
 pub use live::{LiveVideo, PushChunk};

@@ -89,6 +89,16 @@ impl PooledBuffer {
         &mut bytemuck::cast_slice_mut(&mut self.data)[..self.len + SLACK]
     }
 
+    /// The buffer as `f16` values (its length in bytes divided by 2).
+    pub(crate) fn as_f16(&self) -> &[half::f16] {
+        &bytemuck::cast_slice(&self.data)[..self.len / 2]
+    }
+
+    /// The buffer as mutable `f16` values.
+    pub(crate) fn as_f16_mut(&mut self) -> &mut [half::f16] {
+        &mut bytemuck::cast_slice_mut(&mut self.data)[..self.len / 2]
+    }
+
     /// The buffer as `f32` values (its length in bytes divided by 4).
     pub(crate) fn as_f32(&self) -> &[f32] {
         &bytemuck::cast_slice(&self.data)[..self.len / 4]

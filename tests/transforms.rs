@@ -527,3 +527,28 @@ fn output_size_changes_while_running_from_the_next_sequence_on() {
         "{err}"
     );
 }
+
+#[test]
+fn f16_output_is_the_f32_output_rounded_to_half_precision() {
+    for (f16_type, f32_type) in [(DType::F16, DType::F32), (DType::F16Unit, DType::F32Unit)] {
+        let t = |dtype| {
+            Transforms::new()
+                .crop(Crop::new(40, 30))
+                .dtype(dtype)
+                .normalize([0.2, 0.3, 0.4], [0.5, 0.6, 0.7])
+                .layout(Layout::Fchw)
+        };
+        let halves = batches(Config::new(4, 2).transforms(t(f16_type)), "h264.mkv");
+        let floats = batches(Config::new(4, 2).transforms(t(f32_type)), "h264.mkv");
+        for (h, f) in halves.iter().zip(&floats) {
+            assert_eq!(h.dtype(), f16_type);
+            assert!(h.data_f32().is_none());
+            let (hv, fv) = (h.data_f16().unwrap(), f.data_f32().unwrap());
+            assert_eq!(hv.len(), fv.len());
+            assert_eq!(h.data().len(), fv.len() * 2);
+            for (a, b) in hv.iter().zip(fv) {
+                assert_eq!(*a, framefeed::f16::from_f32(*b));
+            }
+        }
+    }
+}

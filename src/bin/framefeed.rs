@@ -94,7 +94,7 @@ struct RunArgs {
     /// Resize frames so that their shorter side is S pixels (aspect ratio kept) before the crop.
     #[arg(long, value_name = "S")]
     resize_shorter: Option<u32>,
-    /// Output element type: u8, f32 (levels cast to 0-255 floats) or f32-unit (levels / 255).
+    /// Output element type: u8, f32 / f16 (levels cast to 0-255 floats) or f32-unit / f16-unit (levels / 255).
     #[arg(long, value_enum, default_value_t = DTypeArg::U8)]
     dtype: DTypeArg,
     /// Per-channel normalization "M,M,M/S,S,S": (value - mean) / std, in the units of --dtype.
@@ -117,6 +117,10 @@ enum DTypeArg {
     F32,
     /// 32-bit floats, 0.0-1.0.
     F32Unit,
+    /// 16-bit floats, 0.0-255.0.
+    F16,
+    /// 16-bit floats, 0.0-1.0.
+    F16Unit,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -193,6 +197,8 @@ impl RunArgs {
             DTypeArg::U8 => DType::U8,
             DTypeArg::F32 => DType::F32,
             DTypeArg::F32Unit => DType::F32Unit,
+            DTypeArg::F16 => DType::F16,
+            DTypeArg::F16Unit => DType::F16Unit,
         });
         if let Some((mean, std)) = self.normalize {
             t = t.normalize(mean, std);

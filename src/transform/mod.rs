@@ -220,6 +220,10 @@ pub enum DType {
     F32,
     /// 32-bit floats scaled to [0, 1] (level / 255), then normalized if asked.
     F32Unit,
+    /// 16-bit floats ([`half::f16`](crate::f16)): the levels cast (0-255, exact), then normalized if asked.
+    F16,
+    /// 16-bit floats scaled to [0, 1], then normalized if asked.
+    F16Unit,
 }
 
 impl DType {
@@ -227,6 +231,7 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::U8 => 1,
+            DType::F16 | DType::F16Unit => 2,
             DType::F32 | DType::F32Unit => 4,
         }
     }
@@ -235,6 +240,7 @@ impl DType {
     pub fn as_str(self) -> &'static str {
         match self {
             DType::U8 => "u8",
+            DType::F16 | DType::F16Unit => "f16",
             DType::F32 | DType::F32Unit => "f32",
         }
     }

@@ -3,6 +3,8 @@
 
 use super::plan::Geometry;
 use super::{DType, Layout, Transforms};
+use half::f16;
+
 use crate::batch::CHANNELS;
 
 /// Packed RGB24 rows of the visible part of a window.
@@ -16,11 +18,12 @@ pub(crate) struct RgbView<'a> {
 pub(crate) enum SeqOut<'a> {
     U8(&'a mut [u8]),
     F32(&'a mut [f32]),
+    F16(&'a mut [f16]),
 }
 
 /// Per-channel `level * scale + bias`, from the type and normalization.
 fn affine(t: &Transforms) -> ([f32; CHANNELS], [f32; CHANNELS]) {
-    let unit = if t.dtype == DType::F32Unit {
+    let unit = if matches!(t.dtype, DType::F32Unit | DType::F16Unit) {
         1.0 / 255.0
     } else {
         1.0
@@ -39,12 +42,12 @@ fn affine(t: &Transforms) -> ([f32; CHANNELS], [f32; CHANNELS]) {
 /// Writes frame `f` of a sequence of `frames` frames: `src` holds the visible part of `geom`'s window (none
 /// when the window misses the frame). Works row by row and channel by channel, so that the inner loops are
 /// plain strided copies the compiler vectorizes.
-pub(crate) fn write_frame(
+pub(crate) fn write_frame<'a>(
     out: &mut SeqOut<'_>,
     frames: usize,
     f: usize,
     geom: &Geometry,
-    src: Option<RgbView<'_>>,
+    src: Option<RgbView<'a>>,
     t: &Transforms,
 ) {
     let (w, h) = geom.out();
@@ -61,9 +64,18 @@ pub(crate) fn write_frame(
         Layout::Fhwc => (layout.index(dims, (f, 0, y, 0)) + c, CHANNELS),
         _ => (layout.index(dims, (f, c, y, 0)), 1),
     };
-    let src_row = |y: usize| -> Option<&[u8]> {
+    let src_row = |y: usize| -> Option<&'a [u8]> {
         let src = src.as_ref()?;
         (y >= y0 && y < y1).then(|| &src.data[(y - y0) * src.stride..][..(x1 - x0) * CHANNELS])
+    };
+    let rows = Rows {
+        w,
+        h,
+        x0,
+        x1,
+        row,
+        src_row,
+        _marker: std::marker::PhantomData,
     };
     match out {
         SeqOut::U8(out) => {
@@ -102,37 +114,63 @@ pub(crate) fn write_frame(
                 }
             }
         }
-        SeqOut::F32(out) => {
-            let (scale, bias) = affine(t);
-            for y in 0..h {
-                let line = src_row(y);
-                for c in 0..CHANNELS {
-                    let (start, step) = row(c, y);
-                    let (a, b) = (scale[c], bias[c]);
-                    let at = |x: usize| start + x * step;
-                    match line {
-                        Some(line) => {
-                            for x in (0..x0).chain(x1..w) {
-                                out[at(x)] = fill[c];
-                            }
-                            if step == 1 {
-                                let dst = &mut out[start + x0..start + x1];
-                                for (d, s) in
-                                    dst.iter_mut().zip(line.iter().skip(c).step_by(CHANNELS))
-                                {
-                                    *d = f32::from(*s) * a + b;
-                                }
-                            } else {
-                                for (i, s) in line.iter().skip(c).step_by(CHANNELS).enumerate() {
-                                    out[at(x0 + i)] = f32::from(*s) * a + b;
-                                }
-                            }
+        SeqOut::F32(out) => write_floats(out, |v| v, &rows, t, fill),
+        SeqOut::F16(out) => write_floats(out, f16::from_f32, &rows, t, fill),
+    }
+}
+
+/// What the float writer needs of a frame: its output size, visible span and rows.
+struct Rows<'a, R, S> {
+    w: usize,
+    h: usize,
+    x0: usize,
+    x1: usize,
+    /// Start and pixel step of row `y` of channel `c`.
+    row: R,
+    /// The source row for output row `y`, when it is visible.
+    src_row: S,
+    _marker: std::marker::PhantomData<&'a ()>,
+}
+
+/// Writes float values (`convert`ed from f32) row by row and channel by channel.
+fn write_floats<'a, T: Copy, R, S>(
+    out: &mut [T],
+    convert: impl Fn(f32) -> T,
+    rows: &Rows<'a, R, S>,
+    t: &Transforms,
+    fill: [f32; CHANNELS],
+) where
+    R: Fn(usize, usize) -> (usize, usize),
+    S: Fn(usize) -> Option<&'a [u8]>,
+{
+    let (scale, bias) = affine(t);
+    let (w, x0, x1) = (rows.w, rows.x0, rows.x1);
+    let fill = fill.map(&convert);
+    for y in 0..rows.h {
+        let line = (rows.src_row)(y);
+        for c in 0..CHANNELS {
+            let (start, step) = (rows.row)(c, y);
+            let (a, b) = (scale[c], bias[c]);
+            let at = |x: usize| start + x * step;
+            match line {
+                Some(line) => {
+                    for x in (0..x0).chain(x1..w) {
+                        out[at(x)] = fill[c];
+                    }
+                    let values = line.iter().skip(c).step_by(CHANNELS);
+                    if step == 1 {
+                        for (d, s) in out[start + x0..start + x1].iter_mut().zip(values) {
+                            *d = convert(f32::from(*s) * a + b);
                         }
-                        None => {
-                            for x in 0..w {
-                                out[at(x)] = fill[c];
-                            }
+                    } else {
+                        for (i, s) in values.enumerate() {
+                            out[at(x0 + i)] = convert(f32::from(*s) * a + b);
                         }
+                    }
+                }
+                None => {
+                    for x in 0..w {
+                        out[at(x)] = fill[c];
                     }
                 }
             }
@@ -153,6 +191,7 @@ pub(crate) fn zero_frames(
     let mut zero = |range: std::ops::Range<usize>| match out {
         SeqOut::U8(o) => o[range].fill(0),
         SeqOut::F32(o) => o[range].fill(0.0),
+        SeqOut::F16(o) => o[range].fill(f16::ZERO),
     };
     match layout {
         Layout::Fhwc | Layout::Fchw => zero(from * plane * CHANNELS..frames * plane * CHANNELS),
