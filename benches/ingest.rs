@@ -7,6 +7,7 @@
 //!    different 1080p clips, total frames/s, against one `framefeed run` over the same 8 files, in interleaved
 //!    rounds (`ROUNDS`, default 5), medians.
 
+mod common;
 #[path = "../tests/common/http_client.rs"]
 mod http_client;
 #[path = "../examples/ingest_server/service.rs"]
@@ -20,14 +21,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use common::{clip, median, rounds};
 use framefeed::{Config, VideoInput};
-
-fn clip(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/bench-clips")
-        .join(name);
-    path.is_file().then_some(path)
-}
 
 /// (byte position, pts in ms) of each video packet, in file (decode) order, from ffprobe.
 fn packets(path: &Path) -> Vec<(usize, i64)> {
@@ -126,11 +121,6 @@ fn live_latency(path: &Path, config: Config) -> Latency {
         first_batch_after_its_frames_ms,
         batches: latencies,
     }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// One `framefeed run` over the files (release CLI, defaults but L=8 B=2): (frames, seconds).
@@ -244,10 +234,7 @@ fn main() {
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         (addr, service)
     });
-    let rounds: usize = std::env::var("ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(5);
+    let rounds = rounds(5);
     let (mut cli, mut svc) = (Vec::new(), Vec::new());
     let mut frames = (0, 0);
     for _ in 0..rounds {

@@ -12,16 +12,11 @@ mod common;
 
 use std::time::Instant;
 
-use common::{clip, ffmpeg_threads2};
+use common::{clip, ffmpeg_threads2, median, rounds};
 use framefeed::{Config, Crop, DType, Layout, Resize, Transforms, VideoInput};
 
 const MEAN: [f32; 3] = [0.485, 0.456, 0.406];
 const STD: [f32; 3] = [0.229, 0.224, 0.225];
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn fused(data: &bytes::Bytes, transforms: Transforms) -> (f64, u64) {
     let start = Instant::now();
@@ -77,10 +72,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let rounds: usize = std::env::var("ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3);
+    let rounds = rounds(3);
     let output = |t: Transforms| {
         t.crop(Crop::new(224, 224))
             .dtype(DType::F32Unit)

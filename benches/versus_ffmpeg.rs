@@ -10,12 +10,7 @@ mod common;
 use std::path::Path;
 use std::time::Instant;
 
-use common::{clip, ffmpeg_threads2, framefeed_frames};
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+use common::{clip, ffmpeg_threads2, framefeed_frames, median, rounds};
 
 fn time_ffmpeg(path: &Path, tail: &[&str]) -> f64 {
     let start = Instant::now();
@@ -34,10 +29,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let rounds: usize = std::env::var("ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(7);
+    let rounds = rounds(7);
     println!("| clip | frames | framefeed s (fps) | ffmpeg rgb24 s (fps) | ffmpeg null s (fps) | ratio vs rgb24 | ratio vs null |");
     println!("|---|---|---|---|---|---|---|");
     for name in ["1080p.mp4", "4k.mp4"] {

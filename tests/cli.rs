@@ -12,6 +12,21 @@ fn framefeed() -> Command {
     Command::new(env!("CARGO_BIN_EXE_framefeed"))
 }
 
+/// Runs `framefeed` with `args`, expects success, and returns its JSON lines.
+fn run_json<I, S>(args: I) -> Vec<Value>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = framefeed().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_lines(&out.stdout)
+}
+
 fn json_lines(out: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(out)
         .lines()
@@ -304,18 +319,18 @@ fn bad_transform_flags_exit_2_with_the_reason() {
 
 #[test]
 fn pack_fills_batches_across_files_and_names_each_sequence_video() {
-    let out = framefeed()
-        .args(["run", "--json", "-L", "4", "-B", "4", "--pack"])
-        .arg(fixture("h264.mp4"))
-        .arg(fixture("h264.mkv"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines = json_lines(&out.stdout);
+    let (a, b) = (fixture("h264.mp4"), fixture("h264.mkv"));
+    let lines = run_json([
+        "run".as_ref(),
+        "--json".as_ref(),
+        "-L".as_ref(),
+        "4".as_ref(),
+        "-B".as_ref(),
+        "4".as_ref(),
+        "--pack".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+    ]);
     let batches: Vec<&Value> = lines.iter().filter(|l| l.get("batch").is_some()).collect();
     assert_eq!(batches.len(), 3, "12 sequences in 3 full batches");
     let videos: Vec<u64> = batches[1]["sequences"]

@@ -36,3 +36,17 @@ pub fn ffmpeg_threads2(path: &Path, tail: &[&str]) {
         .expect("run ffmpeg");
     assert!(status.success());
 }
+
+/// The median of some timings.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The number of interleaved rounds: `ROUNDS` from the environment, else `default`.
+pub fn rounds(default: usize) -> usize {
+    std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(default)
+}
