@@ -221,30 +221,25 @@ fn transform_flags_shape_the_json_and_the_raw_output() {
     // 96x64, 23 frames; resize to 48x32 is skipped here so the bytes can be checked against ffmpeg's crop.
     let path = fixture("h264.mp4");
     let raw = std::env::temp_dir().join(format!("framefeed-cli-cfhw-{}.f32", std::process::id()));
-    let out = framefeed()
-        .args([
-            "run",
-            "--json",
-            "-L",
-            "8",
-            "-B",
-            "2",
-            "--crop",
-            "40x30",
-            "--crop-pos",
-            "1,0",
-        ])
-        .args(["--layout", "cfhw", "--dtype", "f32", "--raw-out"])
-        .arg(&raw)
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines = json_lines(&out.stdout);
+    let flags = [
+        "run",
+        "--json",
+        "-L",
+        "8",
+        "-B",
+        "2",
+        "--crop",
+        "40x30",
+        "--crop-pos",
+        "1,0",
+        "--layout",
+        "cfhw",
+        "--dtype",
+        "f32",
+        "--raw-out",
+    ]
+    .map(std::ffi::OsStr::new);
+    let lines = run_json(flags.into_iter().chain([raw.as_os_str(), path.as_os_str()]));
     let mut frames = Vec::new();
     for line in lines.iter().filter(|l| l.get("batch").is_some()) {
         for seq in line["sequences"].as_array().unwrap() {
@@ -320,17 +315,8 @@ fn bad_transform_flags_exit_2_with_the_reason() {
 #[test]
 fn pack_fills_batches_across_files_and_names_each_sequence_video() {
     let (a, b) = (fixture("h264.mp4"), fixture("h264.mkv"));
-    let lines = run_json([
-        "run".as_ref(),
-        "--json".as_ref(),
-        "-L".as_ref(),
-        "4".as_ref(),
-        "-B".as_ref(),
-        "4".as_ref(),
-        "--pack".as_ref(),
-        a.as_os_str(),
-        b.as_os_str(),
-    ]);
+    let flags = ["run", "--json", "-L", "4", "-B", "4", "--pack"].map(std::ffi::OsStr::new);
+    let lines = run_json(flags.into_iter().chain([a.as_os_str(), b.as_os_str()]));
     let batches: Vec<&Value> = lines.iter().filter(|l| l.get("batch").is_some()).collect();
     assert_eq!(batches.len(), 3, "12 sequences in 3 full batches");
     let videos: Vec<u64> = batches[1]["sequences"]
