@@ -10,16 +10,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::{clip, ffmpeg_threads2, framefeed_frames};
+use common::{ffmpeg_threads2, framefeed_frames, h264_clips};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 fn bench(c: &mut Criterion) {
-    for name in ["1080p.mp4", "4k.mp4"] {
-        let Some(path) = clip(name) else {
-            eprintln!("skipping {name}: run `bash benches/clips.sh` first");
-            continue;
-        };
-        let data = bytes::Bytes::from(std::fs::read(&path).unwrap());
+    for (name, path, data) in h264_clips() {
         let frames = framefeed_frames(&data);
         let mut group = c.benchmark_group(name);
         group

@@ -12,7 +12,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{clip, ffmpeg_threads2, median, rounds};
+use common::{ffmpeg_threads2, h264_clips, median, rounds};
 use framefeed::{Config, Crop, DType, Layout, Resize, Transforms, VideoInput};
 
 const MEAN: [f32; 3] = [0.485, 0.456, 0.406];
@@ -81,12 +81,7 @@ fn main() {
     };
     println!("| clip | frames | floor fps | crop fps (ratio) | resize+crop fps (ratio) | unfused crop fps | fused / unfused |");
     println!("|---|---|---|---|---|---|---|");
-    for name in ["1080p.mp4", "4k.mp4"] {
-        let Some(path) = clip(name) else {
-            eprintln!("skipping {name}: run `bash benches/clips.sh` first");
-            continue;
-        };
-        let data = bytes::Bytes::from(std::fs::read(&path).unwrap());
+    for (name, path, data) in h264_clips() {
         let (mut floor, mut crop, mut resize, mut late, mut frames) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), 0);
         for _ in 0..rounds {

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::time::Instant;
 
-use common::{clip, ffmpeg_threads2, framefeed_frames, median, rounds};
+use common::{ffmpeg_threads2, framefeed_frames, h264_clips, median, rounds};
 
 fn time_ffmpeg(path: &Path, tail: &[&str]) -> f64 {
     let start = Instant::now();
@@ -32,12 +32,7 @@ fn main() {
     let rounds = rounds(7);
     println!("| clip | frames | framefeed s (fps) | ffmpeg rgb24 s (fps) | ffmpeg null s (fps) | ratio vs rgb24 | ratio vs null |");
     println!("|---|---|---|---|---|---|---|");
-    for name in ["1080p.mp4", "4k.mp4"] {
-        let Some(path) = clip(name) else {
-            eprintln!("skipping {name}: run `bash benches/clips.sh` first");
-            continue;
-        };
-        let data = bytes::Bytes::from(std::fs::read(&path).unwrap());
+    for (name, path, data) in h264_clips() {
         let (mut ours, mut rgb, mut null, mut frames) = (Vec::new(), Vec::new(), Vec::new(), 0);
         for _ in 0..rounds {
             let (t, n) = time_framefeed(&data);

@@ -285,8 +285,9 @@ impl Config {
         self.max_batch_size
     }
 
-    /// Checks every field, naming the first one out of range and its allowed range.
-    pub(crate) fn validate(&self) -> Result<()> {
+    /// Checks every field, naming the first one out of range and its allowed range (what
+    /// [`VideoInput::new`](crate::VideoInput::new) does first), without creating an operator.
+    pub fn validate(&self) -> Result<()> {
         use limits::*;
         fn range<T: PartialOrd + std::fmt::Display>(
             name: &str,

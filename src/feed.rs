@@ -253,7 +253,7 @@ impl FeedQueue {
         };
         for video in &dropped {
             if let Source::Live(live) = &video.source {
-                live.operator_gone();
+                live.close();
             }
         }
         drop(dropped);

@@ -111,11 +111,6 @@ impl LiveShared {
         self.wake_pushers();
     }
 
-    /// The operator was dropped before this video was decoded.
-    pub(crate) fn operator_gone(&self) {
-        self.close();
-    }
-
     /// Keeps why reading failed and stops taking data (the producer learns at its next push).
     fn record_failure(state: &mut State, failure: &Failure) {
         state.failure = Some(failure.clone());

@@ -21,6 +21,7 @@ use crate::error::{Error, VideoError, VideoRef};
 /// # Ok::<(), framefeed::Error>(())
 /// ```
 pub fn batch_json(batch: &Batch) -> Value {
+    let packed = batch.is_packed();
     let sequences: Vec<Value> = batch
         .sequences()
         .iter()
@@ -37,7 +38,7 @@ pub fn batch_json(batch: &Batch) -> Value {
             if let Some(c) = seq.crop_window() {
                 s["crop"] = json!([c.x, c.y, c.width, c.height]);
             }
-            if batch.is_packed() {
+            if packed {
                 s["video"] = json!(seq.video().id.0);
                 s["label"] = json!(seq.video().label.as_ref().map(|l| l.to_string()));
             }

@@ -308,36 +308,18 @@ async fn limits_are_answered_with_400_413_429_and_503() {
     assert!(text.contains("the limit is 50000"), "{text}");
 
     // 429: a second upload from a client that already has one open.
-    let (_keep1, hold1) = tokio::sync::oneshot::channel::<()>();
-    let open1 = upload(
-        addr,
-        "127.0.0.1",
-        "",
-        chunks_of(&data[..1000], 1000),
-        Duration::ZERO,
-        Some(hold1),
-    )
-    .await;
-    wait_for_active(addr, 1).await;
-    let up = upload(addr, "127.0.0.1", "", vec![], Duration::ZERO, None).await;
-    let (status, _) = status_of(up).await;
-    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    let open1 = hold_open(addr, "127.0.0.1", &data[..1000], 1).await;
+    assert_eq!(
+        refused(addr, "127.0.0.1").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
 
     // 503: the server-wide limit, reached from a second client address.
-    let (_keep2, hold2) = tokio::sync::oneshot::channel::<()>();
-    let open2 = upload(
-        addr,
-        "127.0.0.2",
-        "",
-        chunks_of(&data[..1000], 1000),
-        Duration::ZERO,
-        Some(hold2),
-    )
-    .await;
-    wait_for_active(addr, 2).await;
-    let up = upload(addr, "127.0.0.3", "", vec![], Duration::ZERO, None).await;
-    let (status, _) = status_of(up).await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    let open2 = hold_open(addr, "127.0.0.2", &data[..1000], 2).await;
+    assert_eq!(
+        refused(addr, "127.0.0.3").await,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
 
     // Shutting down: health says so and new uploads get 503.
     service.begin_shutdown();
@@ -352,8 +334,40 @@ async fn limits_are_answered_with_400_413_429_and_503() {
         metrics.contains("framefeed_requests_rejected_total{status=\"413\"} 1"),
         "{metrics}"
     );
-    open1.response.abort();
-    open2.response.abort();
+    open1.0.response.abort();
+    open2.0.response.abort();
+}
+
+/// Starts an upload from `from` that sends `data` and then holds its body open (until the returned sender is
+/// dropped), and waits until the server counts `active` uploads.
+async fn hold_open(
+    addr: SocketAddr,
+    from: &str,
+    data: &[u8],
+    active: u64,
+) -> (Upload, tokio::sync::oneshot::Sender<()>) {
+    let (keep, hold) = tokio::sync::oneshot::channel();
+    let up = upload(
+        addr,
+        from,
+        "",
+        chunks_of(data, data.len()),
+        Duration::ZERO,
+        Some(hold),
+    )
+    .await;
+    wait_for_active(addr, active).await;
+    (up, keep)
+}
+
+/// The status of an empty upload from `from` (expected to be refused).
+async fn refused(addr: SocketAddr, from: &str) -> StatusCode {
+    let up = upload(addr, from, "", vec![], Duration::ZERO, None).await;
+    tokio::time::timeout(BOUND, up.response)
+        .await
+        .unwrap()
+        .unwrap()
+        .0
 }
 
 async fn wait_for_active(addr: SocketAddr, n: u64) {

@@ -14,6 +14,21 @@ pub fn clip(name: &str) -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
+/// The 1080p and 4K H.264 clips that exist, as (name, path, bytes); a missing one is reported and skipped.
+pub fn h264_clips() -> Vec<(&'static str, PathBuf, bytes::Bytes)> {
+    ["1080p.mp4", "4k.mp4"]
+        .into_iter()
+        .filter_map(|name| {
+            let Some(path) = clip(name) else {
+                eprintln!("skipping {name}: run `bash benches/clips.sh` first");
+                return None;
+            };
+            let data = bytes::Bytes::from(std::fs::read(&path).expect("read the clip"));
+            Some((name, path, data))
+        })
+        .collect()
+}
+
 /// Decodes `data` with one operator (L=8, B=2, 2 decoder threads), polling and dropping every batch.
 /// Returns the number of frames.
 pub fn framefeed_frames(data: &bytes::Bytes) -> u64 {

@@ -316,14 +316,18 @@ async fn post_video(
             ),
         );
     }
-    // The configuration is checked before a slot is taken, so a bad one is a 400 whatever the load.
-    let input = match VideoInput::new(config) {
-        Ok(input) => input,
-        Err(e) => return service.reject(StatusCode::BAD_REQUEST, e.to_string()),
-    };
+    // The configuration is checked before a slot is taken, so a bad one is a 400 whatever the load; the
+    // operator (and its thread) is made only for an admitted upload.
+    if let Err(e) = config.validate() {
+        return service.reject(StatusCode::BAD_REQUEST, e.to_string());
+    }
     let slot = match service.admit(peer.ip()) {
         Ok(slot) => slot,
         Err((status, message)) => return service.reject(status, message),
+    };
+    let input = match VideoInput::new(config) {
+        Ok(input) => input,
+        Err(e) => return service.reject(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     };
     let live = match input.feed_live_with_label("upload") {
         Ok(live) => live,

@@ -235,15 +235,6 @@ impl DType {
             DType::F32 | DType::F32Unit => 4,
         }
     }
-
-    /// The name used in the CLI and JSON (`u8`, `f32`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DType::U8 => "u8",
-            DType::F16 | DType::F16Unit => "f16",
-            DType::F32 | DType::F32Unit => "f32",
-        }
-    }
 }
 
 /// The memory layout of a sequence (a batch adds a leading N).
@@ -281,15 +272,6 @@ impl Layout {
             Layout::Fhwc => ((f * h + y) * w + x) * CHANNELS + c,
             Layout::Fchw => ((f * CHANNELS + c) * h + y) * w + x,
             Layout::Cfhw => ((c * frames + f) * h + y) * w + x,
-        }
-    }
-
-    /// The name used in the CLI (`fhwc`, `fchw`, `cfhw`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::Fhwc => "fhwc",
-            Layout::Fchw => "fchw",
-            Layout::Cfhw => "cfhw",
         }
     }
 }
