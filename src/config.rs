@@ -83,6 +83,8 @@ pub struct Config {
     pub(crate) hold_last_batch: bool,
     pub(crate) transforms: Transforms,
     pub(crate) pack_batches: bool,
+    pub(crate) device: crate::Device,
+    pub(crate) cpu_fallback: bool,
 }
 
 /// Limits on the configuration, named in the validation messages.
@@ -138,6 +140,8 @@ impl Config {
             hold_last_batch: true,
             transforms: Transforms::default(),
             pack_batches: false,
+            device: crate::Device::Cpu,
+            cpu_fallback: true,
         }
     }
 
@@ -152,6 +156,24 @@ impl Config {
     /// [`Batch::video_id`](crate::Batch::video_id) is its first sequence's video.
     pub fn pack_batches(mut self, pack: bool) -> Self {
         self.pack_batches = pack;
+        self
+    }
+
+    /// Where videos are decoded and batches kept: [`Device::Cpu`](crate::Device::Cpu) (default),
+    /// [`Device::Cuda`](crate::Device::Cuda) (NVDEC, batches in GPU memory; needs the `cuda` feature) or
+    /// [`Device::Auto`](crate::Device::Auto). Resolved once by [`VideoInput::new`](crate::VideoInput::new):
+    /// CUDA asked for but unusable is an error there, never a panic.
+    pub fn device(mut self, device: crate::Device) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// With a CUDA device, what happens to a video NVDEC cannot decode (AV1 on GPUs without AV1 NVDEC, H.264
+    /// High10 or 4:2:2, 4:4:4 streams, sizes over NVDEC's limits, codecs it lacks): `true` (default) decodes it
+    /// on the CPU and uploads each batch to the GPU in one copy ([`Batch::decoded_on`](crate::Batch::decoded_on)
+    /// says so); `false` fails that video with [`VideoError::NvdecUnsupported`](crate::VideoError).
+    pub fn cpu_fallback(mut self, fallback: bool) -> Self {
+        self.cpu_fallback = fallback;
         self
     }
 

@@ -148,6 +148,21 @@ pub enum VideoError {
         /// The (resized) frame's width and height.
         frame: (u32, u32),
     },
+    /// NVDEC cannot decode this stream (codec, profile, bit depth, chroma format or size) and the
+    /// configuration forbids falling back to the CPU ([`Config::cpu_fallback`](crate::Config::cpu_fallback)).
+    #[error("NVDEC cannot decode this stream ({reason}) and CPU fallback is disabled")]
+    NvdecUnsupported {
+        /// What NVDEC does not support.
+        reason: String,
+    },
+    /// A CUDA call failed while decoding or converting on the GPU.
+    #[error("CUDA error while {operation}: {message}")]
+    Cuda {
+        /// What was being done.
+        operation: &'static str,
+        /// The driver's message.
+        message: String,
+    },
     /// Another FFmpeg failure (opening the codec, creating the colour converter...).
     #[error(transparent)]
     Ffmpeg(#[from] AvError),
@@ -188,6 +203,24 @@ pub enum Error {
         video: VideoRef,
         /// What went wrong.
         error: VideoError,
+    },
+    /// [`Device::Cuda`](crate::Device::Cuda) was asked for, but CUDA cannot be used here: the `cuda` feature is
+    /// not built, the NVIDIA driver or NVDEC's library is missing, or the device does not exist.
+    /// ([`Device::Auto`](crate::Device::Auto) picks the CPU instead.)
+    #[error("cannot use {device}: {reason}")]
+    CudaUnavailable {
+        /// The device asked for.
+        device: crate::Device,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// A CUDA call on a batch in GPU memory failed (copying it to the host, for instance).
+    #[error("CUDA error while {operation}: {message}")]
+    Cuda {
+        /// What was being done.
+        operation: &'static str,
+        /// The driver's message.
+        message: String,
     },
     /// The decoding thread stopped unexpectedly (a bug: please report it).
     #[error("the decoding thread stopped unexpectedly: {0}")]

@@ -2,6 +2,8 @@
 //! sequence), element type, normalization and layout. Configured once ([`Transforms`]), planned per sequence
 //! ([`plan`]) and applied per frame ([`write`]).
 
+#[cfg(feature = "cuda")]
+pub(crate) mod gpu;
 pub(crate) mod plan;
 pub(crate) mod write;
 

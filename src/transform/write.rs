@@ -22,7 +22,7 @@ pub(crate) enum SeqOut<'a> {
 }
 
 /// Per-channel `level * scale + bias`, from the type and normalization.
-fn affine(t: &Transforms) -> ([f32; CHANNELS], [f32; CHANNELS]) {
+pub(crate) fn affine(t: &Transforms) -> ([f32; CHANNELS], [f32; CHANNELS]) {
     let unit = if matches!(t.dtype, DType::F32Unit | DType::F16Unit) {
         1.0 / 255.0
     } else {

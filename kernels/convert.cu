@@ -1,0 +1,233 @@
+// framefeed's one CUDA kernel: an NVDEC surface (NV12, or P010/P016 for more than 8 bits) to the batch's
+// output in one pass: resize, crop window, YUV -> RGB with the stream's matrix and range, rounding to 8-bit
+// levels (as the CPU path does), then type, normalization and layout.
+//
+// Header-free on purpose: no CUDA toolkit is needed to build it. The PTX that framefeed loads
+// (src/transform/convert.ptx) is made with Debian's clang by `kernels/build.sh`. Compiled as plain C++ (no
+// __CUDA__), the same per-pixel code gives `framefeed_convert_host`, which the tests run on the CPU to check
+// the kernel's arithmetic against the CPU backend on machines without a GPU.
+//
+// The parameter block's layout must match `ConvertParams` in src/transform/gpu.rs.
+
+#ifdef __CUDA__
+#define FF_DEVICE __attribute__((device)) static inline
+#else
+#define FF_DEVICE static inline
+#endif
+
+typedef unsigned char ff_u8;
+typedef unsigned short ff_u16;
+typedef unsigned int ff_u32;
+typedef unsigned long long ff_u64;
+
+struct ConvertParams {
+    ff_u64 luma;        // device address of the Y plane
+    ff_u64 chroma;      // device address of the interleaved UV plane (half width, half height)
+    ff_u64 out;         // device address of element 0 of the sequence's output
+    int luma_pitch;     // bytes from one row to the next
+    int chroma_pitch;
+    int src_w, src_h;   // decoded size
+    int high_depth;     // 0: 8-bit samples (NV12); 1: 16-bit words, MSB-aligned (P010, P016)
+    int resized;        // 0: the frame is used at its decoded size
+    int frame_w, frame_h; // size after the resize
+    int filter;         // 0 nearest, 1 bilinear, 2 bicubic, 3 area
+    int win_x, win_y;   // the window's top-left in the (resized) frame; may be negative (padding)
+    int out_w, out_h;   // the window's size: the output frame's
+    int dtype;          // 0 u8, 1 f32, 2 f16
+    int layout;         // 0 FHWC, 1 FCHW, 2 CFHW
+    int frames;         // frames of the sequence's output (its F)
+    int frame_index;    // which of them this is
+    int chroma_cubic;   // unresized frames: 0 repeats each chroma sample over 2x2 pixels (swscale's 8-bit
+                        // fast path); 1 repeats it horizontally and interpolates it vertically (swscale's
+                        // scaled path, which the CPU backend takes for deeper samples)
+    float matrix[9];    // RGB = matrix * (YUV levels - offset), rows R, G, B; in 8-bit level units
+    float offset[3];
+    float fill[3];      // output values outside the frame (output units)
+    float scale[3];     // float outputs: level * scale + bias
+    float bias[3];
+};
+
+FF_DEVICE float ff_abs(float v) { return v < 0.0f ? -v : v; }
+FF_DEVICE float ff_min(float a, float b) { return a < b ? a : b; }
+FF_DEVICE float ff_max(float a, float b) { return a > b ? a : b; }
+FF_DEVICE int ff_clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+FF_DEVICE float ff_floor(float v) {
+    int i = (int)v;
+    return (float)(v < (float)i ? i - 1 : i);
+}
+
+// One sample of plane `base` (8-bit or 16-bit words), as an 8-bit level (fractional for deeper samples).
+FF_DEVICE float ff_sample(const ConvertParams* p, ff_u64 base, int pitch, int x, int y, int step, int comp) {
+    if (p->high_depth) {
+        const ff_u16* row = (const ff_u16*)(base + (ff_u64)y * (ff_u64)pitch);
+        return (float)row[x * step + comp] * (1.0f / 256.0f);
+    }
+    const ff_u8* row = (const ff_u8*)(base + (ff_u64)y * (ff_u64)pitch);
+    return (float)row[x * step + comp];
+}
+
+// The resampling filter's weight at distance `d` (in source pixels, already divided by the filter's stretch).
+FF_DEVICE float ff_weight(int filter, float d) {
+    d = ff_abs(d);
+    if (filter == 2) {
+        // Keys cubic with a = -0.6 (swscale's default bicubic: B = 0, C = 0.6).
+        const float a = -0.6f;
+        if (d < 1.0f) return ((a + 2.0f) * d - (a + 3.0f)) * d * d + 1.0f;
+        if (d < 2.0f) return ((a * d - 5.0f * a) * d + 8.0f * a) * d - 4.0f * a;
+        return 0.0f;
+    }
+    if (filter == 3) return d < 0.5f ? 1.0f : 0.0f;
+    return d < 1.0f ? 1.0f - d : 0.0f;
+}
+
+// Component `comp` of plane `base` (`pw` x `ph` samples, `step` components per sample) resampled at output
+// pixel `o` of an axis scaled by `sx`, `sy` (source pixels per output pixel).
+FF_DEVICE float ff_resample(const ConvertParams* p, ff_u64 base, int pitch, int pw, int ph, int step, int comp,
+                            float cx, float cy, float sx, float sy) {
+    if (p->filter == 0) {
+        int x = ff_clampi((int)ff_floor(cx + 0.5f), 0, pw - 1);
+        int y = ff_clampi((int)ff_floor(cy + 0.5f), 0, ph - 1);
+        return ff_sample(p, base, pitch, x, y, step, comp);
+    }
+    float support = p->filter == 2 ? 2.0f : (p->filter == 3 ? 0.5f : 1.0f);
+    // Downscaling stretches the filter over the source pixels an output pixel covers (antialiasing).
+    float stretch_x = ff_max(1.0f, sx), stretch_y = ff_max(1.0f, sy);
+    int x0 = (int)ff_floor(cx - support * stretch_x) + 1, x1 = (int)ff_floor(cx + support * stretch_x);
+    int y0 = (int)ff_floor(cy - support * stretch_y) + 1, y1 = (int)ff_floor(cy + support * stretch_y);
+    if (p->filter == 3) {
+        x0 = (int)ff_floor(cx - support * stretch_x + 0.5f);
+        x1 = (int)ff_floor(cx + support * stretch_x - 0.5f);
+        y0 = (int)ff_floor(cy - support * stretch_y + 0.5f);
+        y1 = (int)ff_floor(cy + support * stretch_y - 0.5f);
+        if (x1 < x0) x1 = x0;
+        if (y1 < y0) y1 = y0;
+    }
+    float sum = 0.0f, total = 0.0f;
+    for (int y = y0; y <= y1; ++y) {
+        float wy = p->filter == 3 ? 1.0f : ff_weight(p->filter, ((float)y - cy) / stretch_y);
+        if (wy == 0.0f) continue;
+        int yy = ff_clampi(y, 0, ph - 1);
+        for (int x = x0; x <= x1; ++x) {
+            float wx = p->filter == 3 ? 1.0f : ff_weight(p->filter, ((float)x - cx) / stretch_x);
+            if (wx == 0.0f) continue;
+            float w = wx * wy;
+            sum += w * ff_sample(p, base, pitch, ff_clampi(x, 0, pw - 1), yy, step, comp);
+            total += w;
+        }
+    }
+    return total != 0.0f ? sum / total : 0.0f;
+}
+
+// Chroma component `comp` of chroma column `cx`, interpolated vertically at `ky` (in chroma rows) with the
+// cubic filter: swscale's scaled path for 4:2:0 to packed RGB (chroma repeated horizontally, interpolated
+// vertically, sited between the two luma rows).
+FF_DEVICE float ff_chroma_vertical(const ConvertParams* p, int cx, int ch, int comp, float ky) {
+    int y0 = (int)ff_floor(ky) - 1;
+    float sum = 0.0f, total = 0.0f;
+    for (int y = y0; y <= y0 + 3; ++y) {
+        float w = ff_weight(2, (float)y - ky);
+        sum += w * ff_sample(p, p->chroma, p->chroma_pitch, cx, ff_clampi(y, 0, ch - 1), 2, comp);
+        total += w;
+    }
+    return sum / total;
+}
+
+// f32 to IEEE half bits, rounding to nearest even (no intrinsics, so that host and device agree).
+FF_DEVICE ff_u16 ff_f16_bits(float value) {
+    union { float f; ff_u32 u; } v;
+    v.f = value;
+    ff_u32 x = v.u;
+    ff_u32 sign = (x >> 16) & 0x8000u;
+    ff_u32 exp = (x >> 23) & 0xffu;
+    ff_u32 mant = x & 0x7fffffu;
+    if (exp == 0xffu) return (ff_u16)(sign | 0x7c00u | (mant ? 0x200u : 0u));
+    int e = (int)exp - 127 + 15;
+    if (e >= 31) return (ff_u16)(sign | 0x7c00u);
+    if (e <= 0) {
+        if (e < -10) return (ff_u16)sign;
+        mant |= 0x800000u;
+        ff_u32 shift = (ff_u32)(14 - e);
+        ff_u32 half = mant >> shift;
+        ff_u32 rest = mant & ((1u << shift) - 1u);
+        ff_u32 mid = 1u << (shift - 1u);
+        if (rest > mid || (rest == mid && (half & 1u))) half += 1u;
+        return (ff_u16)(sign | half);
+    }
+    ff_u32 half = sign | ((ff_u32)e << 10) | (mant >> 13);
+    ff_u32 rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) half += 1u;
+    return (ff_u16)half;
+}
+
+FF_DEVICE void ff_store(const ConvertParams* p, int c, int ox, int oy, float value, int is_level) {
+    ff_u64 w = (ff_u64)p->out_w, h = (ff_u64)p->out_h;
+    ff_u64 f = (ff_u64)p->frame_index, frames = (ff_u64)p->frames, x = (ff_u64)ox, y = (ff_u64)oy;
+    ff_u64 cc = (ff_u64)c;
+    ff_u64 index;
+    if (p->layout == 0) index = ((f * h + y) * w + x) * 3u + cc;
+    else if (p->layout == 1) index = ((f * 3u + cc) * h + y) * w + x;
+    else index = ((cc * frames + f) * h + y) * w + x;
+    if (p->dtype == 0) {
+        float v = ff_min(ff_max(value, 0.0f), 255.0f);
+        ((ff_u8*)p->out)[index] = (ff_u8)(int)(v + 0.5f);
+        return;
+    }
+    float out = is_level ? value * p->scale[c] + p->bias[c] : value;
+    if (p->dtype == 1) ((float*)p->out)[index] = out;
+    else ((ff_u16*)p->out)[index] = ff_f16_bits(out);
+}
+
+// Computes and stores output pixel (ox, oy) of the frame.
+FF_DEVICE void ff_convert_pixel(const ConvertParams* p, int ox, int oy) {
+    if (ox >= p->out_w || oy >= p->out_h) return;
+    int rx = p->win_x + ox, ry = p->win_y + oy;
+    if (rx < 0 || ry < 0 || rx >= p->frame_w || ry >= p->frame_h) {
+        for (int c = 0; c < 3; ++c) ff_store(p, c, ox, oy, p->fill[c], 0);
+        return;
+    }
+    int cw = (p->src_w + 1) / 2, ch = (p->src_h + 1) / 2;
+    float y, u, v;
+    if (!p->resized) {
+        y = ff_sample(p, p->luma, p->luma_pitch, rx, ry, 1, 0);
+        if (p->chroma_cubic) {
+            float ky = (float)ry * 0.5f - 0.25f;
+            u = ff_chroma_vertical(p, rx / 2, ch, 0, ky);
+            v = ff_chroma_vertical(p, rx / 2, ch, 1, ky);
+        } else {
+            u = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, 2, 0);
+            v = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, 2, 1);
+        }
+    } else {
+        float sx = (float)p->src_w / (float)p->frame_w, sy = (float)p->src_h / (float)p->frame_h;
+        float lx = ((float)rx + 0.5f) * sx - 0.5f, ly = ((float)ry + 0.5f) * sy - 0.5f;
+        y = ff_resample(p, p->luma, p->luma_pitch, p->src_w, p->src_h, 1, 0, lx, ly, sx, sy);
+        // Chroma is resized to half the output size and each sample used for 2x2 output pixels, as the CPU
+        // path does (it resizes the 4:2:0 planes, then converts).
+        int ow = (p->frame_w + 1) / 2, oh = (p->frame_h + 1) / 2;
+        float csx = (float)cw / (float)ow, csy = (float)ch / (float)oh;
+        float kx = ((float)(rx / 2) + 0.5f) * csx - 0.5f, ky = ((float)(ry / 2) + 0.5f) * csy - 0.5f;
+        u = ff_resample(p, p->chroma, p->chroma_pitch, cw, ch, 2, 0, kx, ky, csx, csy);
+        v = ff_resample(p, p->chroma, p->chroma_pitch, cw, ch, 2, 1, kx, ky, csx, csy);
+    }
+    float yuv[3] = {y - p->offset[0], u - p->offset[1], v - p->offset[2]};
+    for (int c = 0; c < 3; ++c) {
+        float level = p->matrix[3 * c] * yuv[0] + p->matrix[3 * c + 1] * yuv[1] + p->matrix[3 * c + 2] * yuv[2];
+        // Rounded to an 8-bit level first, as the CPU path does, so that both backends cast the same levels.
+        level = ff_floor(ff_min(ff_max(level, 0.0f), 255.0f) + 0.5f);
+        ff_store(p, c, ox, oy, level, 1);
+    }
+}
+
+#ifdef __CUDA__
+extern "C" __attribute__((global)) void framefeed_convert(ConvertParams p) {
+    int x = (int)(__nvvm_read_ptx_sreg_ctaid_x() * __nvvm_read_ptx_sreg_ntid_x() + __nvvm_read_ptx_sreg_tid_x());
+    int y = (int)(__nvvm_read_ptx_sreg_ctaid_y() * __nvvm_read_ptx_sreg_ntid_y() + __nvvm_read_ptx_sreg_tid_y());
+    ff_convert_pixel(&p, x, y);
+}
+#else
+// The kernel's grid, run on the CPU (tests on machines without a GPU).
+extern "C" void framefeed_convert_host(const ConvertParams* p) {
+    for (int y = 0; y < p->out_h; ++y)
+        for (int x = 0; x < p->out_w; ++x) ff_convert_pixel(p, x, y);
+}
+#endif

@@ -1,0 +1,176 @@
+//! libavcodec's CUDA hardware device, made around framefeed's own cudarc context and stream, so that NVDEC's
+//! output copies run on that stream and a kernel launched on it afterwards is ordered after them (NOTES.md
+//! section 3: FFmpeg 5.1 cannot adopt a current context by flag, so `AVCUDADeviceContext` is filled by hand).
+
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use ffmpeg_sys_next as sys;
+
+use crate::error::AvError;
+use crate::ffi::frame::Frame;
+use crate::ffi::{check, out_of_memory};
+
+/// An `AVBufferRef` holding an initialised `AVHWDeviceContext` of type CUDA.
+pub(crate) struct HwDevice(NonNull<sys::AVBufferRef>);
+
+// SAFETY: the reference is owned by this value; FFmpeg's buffer references are thread-safe to release, and
+// the device context is only read after initialisation.
+unsafe impl Send for HwDevice {}
+
+impl HwDevice {
+    /// A CUDA device context using `cuda_ctx` and `stream` (raw driver handles). The caller keeps both alive
+    /// longer than this value and every decoder and frame made with it.
+    pub(crate) fn new(cuda_ctx: *mut c_void, stream: *mut c_void) -> Result<Self, AvError> {
+        // SAFETY: av_hwdevice_ctx_alloc returns NULL or a fresh reference, checked.
+        let buf = NonNull::new(unsafe {
+            sys::av_hwdevice_ctx_alloc(sys::AVHWDeviceType::AV_HWDEVICE_TYPE_CUDA)
+        })
+        .ok_or_else(|| out_of_memory("av_hwdevice_ctx_alloc"))?;
+        let this = Self(buf);
+        // SAFETY: the buffer's data is an AVHWDeviceContext whose `hwctx` is an AVCUDADeviceContext (the
+        // layout bindgen checked for FFmpeg 5.1); both may be filled before av_hwdevice_ctx_init, which then
+        // loads FFmpeg's CUDA functions and keeps our context (it does not destroy a context it did not create).
+        unsafe {
+            let dev = (*buf.as_ptr()).data as *mut sys::AVHWDeviceContext;
+            let cu = (*dev).hwctx as *mut sys::AVCUDADeviceContext;
+            (*cu).cuda_ctx = cuda_ctx as sys::CUcontext;
+            (*cu).stream = stream as sys::CUstream;
+            check(
+                sys::av_hwdevice_ctx_init(buf.as_ptr()),
+                "av_hwdevice_ctx_init",
+            )?;
+        }
+        Ok(this)
+    }
+
+    /// A new reference for a codec context to own.
+    pub(crate) fn new_ref(&self) -> Result<*mut sys::AVBufferRef, AvError> {
+        // SAFETY: self.0 is a valid reference; av_buffer_ref returns NULL or a new one, checked.
+        let r = unsafe { sys::av_buffer_ref(self.0.as_ptr()) };
+        if r.is_null() {
+            Err(out_of_memory("av_buffer_ref"))
+        } else {
+            Ok(r)
+        }
+    }
+}
+
+impl Drop for HwDevice {
+    fn drop(&mut self) {
+        let mut raw = self.0.as_ptr();
+        // SAFETY: releases our reference; the context is freed when the last one goes.
+        unsafe { sys::av_buffer_unref(&mut raw) }
+    }
+}
+
+/// What the decoder's pixel-format negotiation chose (shared with the `get_format` callback through the codec
+/// context's `opaque`).
+#[derive(Debug, Default)]
+pub(crate) struct FormatChoice(AtomicU8);
+
+/// Values of [`FormatChoice`].
+const UNDECIDED: u8 = 0;
+const CUDA: u8 = 1;
+const SOFTWARE: u8 = 2;
+
+impl FormatChoice {
+    /// `Some(true)`: NVDEC took the stream; `Some(false)`: libavcodec offered only software formats (NVDEC
+    /// cannot decode this stream: profile, bit depth, size); `None`: not negotiated yet.
+    pub(crate) fn hardware(&self) -> Option<bool> {
+        match self.0.load(Ordering::Acquire) {
+            CUDA => Some(true),
+            SOFTWARE => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// The `get_format` callback: the CUDA format when offered, else the software one (recorded, so that the
+/// video can move to the CPU backend).
+///
+/// # Safety
+/// Called by libavcodec with its own context (whose `opaque` is a live [`FormatChoice`], set by
+/// `CodecContext::open_cuda_decoder`) and a list terminated by `AV_PIX_FMT_NONE`.
+pub(crate) unsafe extern "C" fn choose_cuda(
+    ctx: *mut sys::AVCodecContext,
+    formats: *const sys::AVPixelFormat,
+) -> sys::AVPixelFormat {
+    use sys::AVPixelFormat::{AV_PIX_FMT_CUDA, AV_PIX_FMT_NONE};
+    let choice = (*ctx).opaque as *const FormatChoice;
+    let mut software = AV_PIX_FMT_NONE;
+    let mut p = formats;
+    while *p != AV_PIX_FMT_NONE {
+        if *p == AV_PIX_FMT_CUDA {
+            if let Some(c) = choice.as_ref() {
+                c.0.store(CUDA, Ordering::Release);
+            }
+            return AV_PIX_FMT_CUDA;
+        }
+        let desc = sys::av_pix_fmt_desc_get(*p);
+        let hw = !desc.is_null() && (*desc).flags & (sys::AV_PIX_FMT_FLAG_HWACCEL as u64) != 0;
+        if !hw && software == AV_PIX_FMT_NONE {
+            software = *p;
+        }
+        p = p.add(1);
+    }
+    if let Some(c) = choice.as_ref() {
+        c.0.store(SOFTWARE, Ordering::Release);
+    }
+    software
+}
+
+/// An NVDEC frame's planes in GPU memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Surface {
+    /// Device address of the luma plane.
+    pub(crate) luma: u64,
+    /// Device address of the interleaved chroma plane.
+    pub(crate) chroma: u64,
+    pub(crate) luma_pitch: i32,
+    pub(crate) chroma_pitch: i32,
+    /// 16-bit samples (P010, P016) rather than 8-bit (NV12).
+    pub(crate) high_depth: bool,
+}
+
+/// Why a hardware frame cannot be converted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SurfaceError {
+    /// Not a CUDA frame (libavcodec decoded it in software).
+    NotCuda,
+    /// A CUDA frame of a layout the kernel does not read (4:4:4, for instance).
+    Format(String),
+}
+
+impl Frame {
+    /// The device planes of a CUDA frame (NV12, P010 or P016).
+    pub(crate) fn cuda_surface(&self) -> Result<Surface, SurfaceError> {
+        use sys::AVPixelFormat::*;
+        let raw = self.as_ptr();
+        // SAFETY: `raw` is a valid frame; a CUDA frame carries its frames context, whose data is an
+        // AVHWFramesContext, and its plane pointers are device addresses (only read as integers here).
+        unsafe {
+            if (*raw).format != AV_PIX_FMT_CUDA as i32 || (*raw).hw_frames_ctx.is_null() {
+                return Err(SurfaceError::NotCuda);
+            }
+            let frames = (*(*raw).hw_frames_ctx).data as *const sys::AVHWFramesContext;
+            let high_depth = match (*frames).sw_format {
+                AV_PIX_FMT_NV12 => false,
+                AV_PIX_FMT_P010LE | AV_PIX_FMT_P016LE => true,
+                other => {
+                    return Err(SurfaceError::Format(crate::ffi::static_str(
+                        sys::av_get_pix_fmt_name(other),
+                    )))
+                }
+            };
+            Ok(Surface {
+                luma: (*raw).data[0] as u64,
+                chroma: (*raw).data[1] as u64,
+                luma_pitch: (*raw).linesize[0],
+                chroma_pitch: (*raw).linesize[1],
+                high_depth,
+            })
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! The transforms on the GPU: one [`ConvertParams`] block per frame tells framefeed's CUDA kernel
+//! (`kernels/convert.cu`) how to turn an NVDEC surface into its slot of the batch: resize, crop window, colour
+//! matrix and range, rounding to 8-bit levels (as the CPU path does), type, normalization and layout.
+//!
+//! Pure arithmetic: no CUDA here, so it is tested on any machine (with the kernel's own code compiled for the
+//! CPU, see `ffi::cuda::kernel::host`).
+
+use super::plan::Geometry;
+use super::write::affine;
+use super::{DType, Interpolation, Layout, Transforms};
+use crate::batch::CHANNELS;
+
+/// The kernel's parameter block: the layout of `struct ConvertParams` in `kernels/convert.cu`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ConvertParams {
+    pub(crate) luma: u64,
+    pub(crate) chroma: u64,
+    pub(crate) out: u64,
+    pub(crate) luma_pitch: i32,
+    pub(crate) chroma_pitch: i32,
+    pub(crate) src_w: i32,
+    pub(crate) src_h: i32,
+    pub(crate) high_depth: i32,
+    pub(crate) resized: i32,
+    pub(crate) frame_w: i32,
+    pub(crate) frame_h: i32,
+    pub(crate) filter: i32,
+    pub(crate) win_x: i32,
+    pub(crate) win_y: i32,
+    pub(crate) out_w: i32,
+    pub(crate) out_h: i32,
+    pub(crate) dtype: i32,
+    pub(crate) layout: i32,
+    pub(crate) frames: i32,
+    pub(crate) frame_index: i32,
+    pub(crate) chroma_cubic: i32,
+    pub(crate) matrix: [f32; 9],
+    pub(crate) offset: [f32; 3],
+    pub(crate) fill: [f32; 3],
+    pub(crate) scale: [f32; 3],
+    pub(crate) bias: [f32; 3],
+}
+
+/// The decoded picture the kernel reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Source {
+    /// Device (or, in tests, host) addresses and pitches of the luma and interleaved chroma planes.
+    pub(crate) luma: u64,
+    pub(crate) chroma: u64,
+    pub(crate) luma_pitch: i32,
+    pub(crate) chroma_pitch: i32,
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    /// 16-bit samples (P010/P016).
+    pub(crate) high_depth: bool,
+    pub(crate) colour: Colour,
+}
+
+/// A stream's colour matrix and range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Colour {
+    /// `AVColorSpace` as an integer.
+    pub(crate) colorspace: i32,
+    pub(crate) full_range: bool,
+}
+
+impl Colour {
+    /// The luma weights (Kr, Kb) of the matrix, with the same choices as the CPU path's swscale: BT.601 when
+    /// unspecified or unknown.
+    fn weights(self) -> (f32, f32) {
+        match self.colorspace {
+            1 => (0.2126, 0.0722),     // BT.709
+            4 => (0.30, 0.11),         // FCC
+            7 => (0.212, 0.087),       // SMPTE 240M
+            9 | 10 => (0.2627, 0.0593), // BT.2020
+            _ => (0.299, 0.114),       // BT.601 (BT470BG, SMPTE170M, unspecified)
+        }
+    }
+
+    /// `RGB = matrix * (YUV - offset)`, in 8-bit level units: rows R, G, B.
+    pub(crate) fn matrix(self) -> ([f32; 9], [f32; 3]) {
+        let (kr, kb) = self.weights();
+        let kg = 1.0 - kr - kb;
+        let (ys, cs, yo) = if self.full_range {
+            (1.0, 1.0, 0.0)
+        } else {
+            (255.0 / 219.0, 255.0 / 224.0, 16.0)
+        };
+        let rv = 2.0 * (1.0 - kr) * cs;
+        let bu = 2.0 * (1.0 - kb) * cs;
+        let gu = -2.0 * kb * (1.0 - kb) / kg * cs;
+        let gv = -2.0 * kr * (1.0 - kr) / kg * cs;
+        (
+            [ys, 0.0, rv, ys, gu, gv, ys, bu, 0.0],
+            [yo, 128.0, 128.0],
+        )
+    }
+}
+
+fn dtype_code(d: DType) -> i32 {
+    match d {
+        DType::U8 => 0,
+        DType::F32 | DType::F32Unit => 1,
+        DType::F16 | DType::F16Unit => 2,
+    }
+}
+
+fn layout_code(l: Layout) -> i32 {
+    match l {
+        Layout::Fhwc => 0,
+        Layout::Fchw => 1,
+        Layout::Cfhw => 2,
+    }
+}
+
+fn filter_code(i: Interpolation) -> i32 {
+    match i {
+        Interpolation::Nearest => 0,
+        Interpolation::Bilinear => 1,
+        Interpolation::Bicubic => 2,
+        Interpolation::Area => 3,
+    }
+}
+
+fn int(v: usize) -> i32 {
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
+impl ConvertParams {
+    /// The block converting `src` into frame `f` of a sequence of `frames` frames at device address `out`,
+    /// per `geometry` and `transforms`.
+    pub(crate) fn new(
+        src: &Source,
+        geometry: &Geometry,
+        transforms: &Transforms,
+        out: u64,
+        f: usize,
+        frames: usize,
+    ) -> Self {
+        let (matrix, offset) = src.colour.matrix();
+        let (scale, bias) = affine(transforms);
+        let (out_w, out_h) = geometry.out();
+        Self {
+            luma: src.luma,
+            chroma: src.chroma,
+            out,
+            luma_pitch: src.luma_pitch,
+            chroma_pitch: src.chroma_pitch,
+            src_w: int(src.width),
+            src_h: int(src.height),
+            high_depth: i32::from(src.high_depth),
+            resized: i32::from(geometry.resized),
+            frame_w: int(geometry.frame.0),
+            frame_h: int(geometry.frame.1),
+            filter: filter_code(transforms.interpolation),
+            win_x: geometry.window.x.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            win_y: geometry.window.y.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            out_w: int(out_w),
+            out_h: int(out_h),
+            dtype: dtype_code(transforms.dtype),
+            layout: layout_code(transforms.layout),
+            frames: int(frames),
+            frame_index: int(f),
+            // As the CPU backend: swscale's fast path repeats 8-bit chroma; deeper samples go through its
+            // scaled path, which interpolates.
+            chroma_cubic: i32::from(src.high_depth || src.width % 2 == 1 || src.height % 2 == 1),
+            matrix,
+            offset,
+            fill: geometry.fill,
+            scale,
+            bias,
+        }
+    }
+
+    /// Bytes of the whole sequence output the kernel indexes into.
+    pub(crate) fn output_bytes(&self) -> usize {
+        let size = match self.dtype {
+            0 => 1,
+            1 => 4,
+            _ => 2,
+        };
+        self.frames as usize * self.out_w as usize * self.out_h as usize * CHANNELS * size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_size_matches_the_kernels() {
+        // 3 addresses, 17 ints (68 bytes, padded to 72 by the next float array's alignment is not needed: 4),
+        // 21 floats: the PTX declares the parameter as 176 bytes.
+        assert_eq!(std::mem::size_of::<ConvertParams>(), 176);
+        let ptx = include_str!("convert.ptx");
+        assert!(
+            ptx.contains(".param .align 8 .b8 framefeed_convert_param_0[176]"),
+            "the PTX's parameter block differs from ConvertParams: regenerate it (kernels/build.sh)"
+        );
+    }
+
+    #[test]
+    fn matrices_map_black_white_and_grey() {
+        for colorspace in [1, 5, 9] {
+            for full_range in [false, true] {
+                let (m, o) = Colour {
+                    colorspace,
+                    full_range,
+                }
+                .matrix();
+                let rgb = |y: f32, u: f32, v: f32| -> [f32; 3] {
+                    let d = [y - o[0], u - o[1], v - o[2]];
+                    [0, 1, 2].map(|r| m[3 * r] * d[0] + m[3 * r + 1] * d[1] + m[3 * r + 2] * d[2])
+                };
+                let (black, white) = if full_range { (0.0, 255.0) } else { (16.0, 235.0) };
+                for (y, want) in [(black, 0.0), (white, 255.0)] {
+                    for c in rgb(y, 128.0, 128.0) {
+                        assert!((c - want).abs() < 1e-3, "{colorspace} {full_range}: {c}");
+                    }
+                }
+                // Pure red in BT.601 limited: Y 81, U 90, V 240.
+                if colorspace == 5 && !full_range {
+                    let [r, g, b] = rgb(81.0, 90.0, 240.0);
+                    assert!((r - 255.0).abs() < 2.0 && g.abs() < 2.0 && b.abs() < 2.0, "{r} {g} {b}");
+                }
+            }
+        }
+    }
+}
+
+/// The kernel's code, compiled for the CPU, against the CPU backend on the same files: what NVDEC's surfaces
+/// hold is what libavcodec decodes (bit-exact decoders), so given the same planes both paths must agree.
+#[cfg(test)]
+mod kernel_on_cpu {
+    use super::*;
+    use crate::ffi::cuda::kernel::host::HostKernel;
+    use crate::transform::plan::Planner;
+    use crate::{Batch, Config, Crop, CropPosition, LastSequencePolicy, Resize, VideoInput};
+    use std::path::{Path, PathBuf};
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+    }
+
+    /// The file's frames as NV12 (or P010) planes, as NVDEC hands them over, made by the ffmpeg CLI (a
+    /// lossless reshuffle of the decoder's 4:2:0 planes).
+    fn surfaces(path: &Path, pix_fmt: &str, w: usize, h: usize) -> Vec<Vec<u8>> {
+        let out = std::process::Command::new("ffmpeg")
+            .args(["-v", "error", "-i"])
+            .arg(path)
+            .args(["-f", "rawvideo", "-pix_fmt", pix_fmt, "-"])
+            .output()
+            .expect("ffmpeg runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let sample = if pix_fmt == "nv12" { 1 } else { 2 };
+        let size = (w * h + w.div_ceil(2) * 2 * h.div_ceil(2)) * sample;
+        out.stdout.chunks_exact(size).map(<[u8]>::to_vec).collect()
+    }
+
+    fn cpu_batches(path: &Path, transforms: &Transforms, l: usize) -> Vec<Batch> {
+        let input = VideoInput::new(
+            Config::new(l, 2)
+                .last_sequence_policy(LastSequencePolicy::Pad)
+                .transforms(transforms.clone()),
+        )
+        .unwrap();
+        input.feed(std::fs::read(path).unwrap()).unwrap();
+        input.close();
+        input.iter().map(Result::unwrap).collect()
+    }
+
+    /// Runs the kernel on every frame with the geometry the CPU path planned (same planner, same seed and
+    /// video id) and returns the mean and largest absolute difference, in output units.
+    fn compare(
+        name: &str,
+        pix_fmt: &str,
+        (w, h): (usize, usize),
+        colour: Colour,
+        transforms: &Transforms,
+    ) -> (f64, f64) {
+        let has_ffmpeg = std::process::Command::new("ffmpeg")
+            .arg("-version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !has_ffmpeg {
+            eprintln!("SKIPPED {name}: no ffmpeg CLI");
+            return (0.0, 0.0);
+        }
+        let dir = std::env::temp_dir().join(format!("framefeed-kernel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kernel = HostKernel::build(&dir).expect("a C++ compiler builds kernels/convert.cu");
+        let path = fixture(name);
+        let frames = surfaces(&path, pix_fmt, w, h);
+        let l = 4;
+        let batches = cpu_batches(&path, transforms, l);
+        let mut planner = Planner::new(transforms, batches[0].video_id().0);
+        let high_depth = pix_fmt != "nv12";
+        let sample = if high_depth { 2 } else { 1 };
+        let (mut sum, mut max, mut count) = (0.0f64, 0.0f64, 0usize);
+        let mut frame = 0;
+        for batch in &batches {
+            for (i, seq) in batch.sequences().iter().enumerate() {
+                let geometry = planner.plan(w, h).unwrap();
+                let mut params = ConvertParams::new(
+                    &Source {
+                        luma: 0,
+                        chroma: 0,
+                        luma_pitch: (w * sample) as i32,
+                        chroma_pitch: (w.div_ceil(2) * 2 * sample) as i32,
+                        width: w,
+                        height: h,
+                        high_depth,
+                        colour,
+                    },
+                    &geometry,
+                    transforms,
+                    0,
+                    0,
+                    l,
+                );
+                let mut out = vec![0u8; params.output_bytes()];
+                for f in 0..seq.valid_frames() {
+                    params.frame_index = f as i32;
+                    let planes = frames[frame].split_at(w * h * sample);
+                    kernel.run(&params, planes, &mut out);
+                    frame += 1;
+                }
+                let theirs = values(batch.sequence(i).data(), transforms.dtype);
+                let ours = values(&out, transforms.dtype);
+                assert_eq!(theirs.len(), ours.len(), "{name}: output sizes");
+                for (a, b) in theirs.iter().zip(&ours) {
+                    let d = (a - b).abs();
+                    sum += d;
+                    max = max.max(d);
+                    count += 1;
+                }
+            }
+        }
+        assert_eq!(frame, frames.len(), "{name}: every frame compared");
+        eprintln!("{name}: mean {:.3} max {max}", sum / count as f64);
+        (sum / count as f64, max)
+    }
+
+    fn values(bytes: &[u8], dtype: DType) -> Vec<f64> {
+        match dtype {
+            DType::U8 => bytes.iter().map(|&b| f64::from(b)).collect(),
+            DType::F32 | DType::F32Unit => bytes
+                .chunks_exact(4)
+                .map(|c| f64::from(f32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
+            DType::F16 | DType::F16Unit => bytes
+                .chunks_exact(2)
+                .map(|c| f64::from(half::f16::from_ne_bytes([c[0], c[1]]).to_f32()))
+                .collect(),
+        }
+    }
+
+    const BT601: Colour = Colour {
+        colorspace: 2,
+        full_range: false,
+    };
+
+    #[test]
+    fn plain_rgb_matches_the_cpu_backend() {
+        let t = Transforms::default();
+        let (mean, max) = compare("h264.mp4", "nv12", (96, 64), BT601, &t);
+        assert!(mean <= 1.5 && max <= 8.0, "mean {mean} max {max}");
+        let bt709 = Colour {
+            colorspace: 1,
+            full_range: false,
+        };
+        let (mean, max) = compare("h264_bt709.mp4", "nv12", (96, 64), bt709, &t);
+        assert!(mean <= 1.5 && max <= 8.0, "BT.709: mean {mean} max {max}");
+        let (mean, max) = compare("hevc_10bit.mp4", "p010le", (96, 64), BT601, &t);
+        assert!(mean <= 1.5 && max <= 8.0, "10-bit: mean {mean} max {max}");
+        // Odd sizes are left out: swscale's scaled path resamples chroma on a grid of its own there (the
+        // CPU output differs from any 4:2:0 upsampling by ~10 levels on average); 35x19 is also below
+        // NVDEC's smallest size, so such a file is decoded on the CPU anyway.
+    }
+
+    #[test]
+    fn crop_type_normalization_and_layouts_match_the_cpu_backend() {
+        for (dtype, layout) in [
+            (DType::U8, Layout::Fchw),
+            (DType::F32Unit, Layout::Cfhw),
+            (DType::F16Unit, Layout::Fhwc),
+            (DType::F32, Layout::Fchw),
+        ] {
+            let mut t = Transforms::default()
+                .crop(Crop::new(40, 30).position(CropPosition::Random))
+                .dtype(dtype)
+                .layout(layout)
+                .seed(7);
+            if dtype == DType::F32Unit {
+                t = t.normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]);
+            }
+            let (mean, max) = compare("h264.mp4", "nv12", (96, 64), BT601, &t);
+            // In levels: one level of difference is 1/255 in unit outputs (over std ~0.22 when normalized).
+            let level = match dtype {
+                DType::U8 | DType::F32 => 1.0,
+                DType::F16Unit => 1.0 / 255.0,
+                _ => 1.0 / 255.0 / 0.2,
+            };
+            assert!(mean <= 1.5 * level, "{dtype:?} {layout:?}: mean {mean}");
+            assert!(max <= 8.0 * level + 1e-3, "{dtype:?} {layout:?}: max {max}");
+        }
+    }
+
+    #[test]
+    fn resize_and_padded_crop_match_the_cpu_backend_closely() {
+        for (resize, crop) in [
+            (Resize::Shorter(48), Crop::new(40, 40)),
+            (Resize::Exact { width: 160, height: 100 }, Crop::new(64, 64)),
+            (Resize::Exact { width: 60, height: 40 }, Crop::new(64, 48).out_of_bounds(crate::OutOfBounds::Pad([9.0, 99.0, 199.0]))),
+        ] {
+            let t = Transforms::default().resize(resize).crop(crop);
+            let (mean, max) = compare("h264.mp4", "nv12", (96, 64), BT601, &t);
+            // The CPU path resizes the YUV planes with swscale's fixed-point filters: close, not equal.
+            assert!(mean <= 1.5 && max <= 8.0, "{resize:?}: mean {mean} max {max}");
+        }
+    }
+}
