@@ -9,9 +9,10 @@
 
 use crate::batch::{Batch, SequenceMeta, CHANNELS};
 use crate::config::LastSequencePolicy;
+use crate::device::DecodedOn;
 use crate::error::{VideoError, VideoRef};
 use crate::ffi::scale::WRITE_SLACK;
-use crate::pool::{BufferPool, PooledBuffer};
+use crate::pool::{BatchData, BufferPool};
 use std::sync::Arc;
 
 use crate::transform::plan::{Geometry, OutputSize, Planner};
@@ -20,7 +21,7 @@ use crate::transform::{DType, Layout, Transforms};
 
 /// A batch being filled.
 struct Building {
-    data: PooledBuffer,
+    data: BatchData,
     /// Decoded frame size `(w, h)`: a change starts a new batch.
     input: (usize, usize),
     /// Output frame size `(w, h)`.
@@ -38,8 +39,28 @@ impl Building {
 }
 
 /// A sequence's region of a batch buffer, as elements of the output type. A u8 region is followed by the
-/// buffer's slack (swscale, writing a frame straight into it, may overrun its last row).
-fn seq_out(data: &mut PooledBuffer, dtype: DType, start: usize, len: usize) -> SeqOut<'_> {
+/// buffer's slack (swscale, writing a frame straight into it, may overrun its last row). In GPU memory, the
+/// region of the device buffer.
+#[cfg_attr(not(feature = "cuda"), allow(clippy::infallible_destructuring_match))]
+fn seq_out<'a>(
+    data: &'a mut BatchData,
+    #[cfg(feature = "cuda")] gpu: Option<&'a crate::decode::cuda::GpuRuntime>,
+    dtype: DType,
+    start: usize,
+    len: usize,
+) -> SeqOut<'a> {
+    let data = match data {
+        BatchData::Host(data) => data,
+        #[cfg(feature = "cuda")]
+        BatchData::Device(buffer) => {
+            return SeqOut::Device(crate::transform::write::DeviceOut {
+                buffer,
+                gpu: gpu.expect("a device buffer comes with its GPU"),
+                start,
+                len,
+            })
+        }
+    };
     match dtype {
         DType::U8 => SeqOut::U8(&mut data.with_slack_mut()[start..start + len + WRITE_SLACK]),
         DType::F16 | DType::F16Unit => {
@@ -82,6 +103,12 @@ pub(crate) struct Assembler {
     next_batch_index: u64,
     /// Frames of the current video so far.
     frames: u64,
+    /// The operator's GPU, if it has one.
+    #[cfg(feature = "cuda")]
+    gpu: Option<Arc<crate::decode::cuda::GpuRuntime>>,
+    /// New batches are built in GPU memory (the video's frames are decoded by NVDEC).
+    #[cfg(feature = "cuda")]
+    on_gpu: bool,
 }
 
 impl Assembler {
@@ -106,7 +133,60 @@ impl Assembler {
             video,
             next_batch_index: 0,
             frames: 0,
+            #[cfg(feature = "cuda")]
+            gpu: None,
+            #[cfg(feature = "cuda")]
+            on_gpu: false,
         }
+    }
+
+    /// The operator's GPU (batches of videos decoded by NVDEC are built in its memory).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn gpu(mut self, gpu: Option<Arc<crate::decode::cuda::GpuRuntime>>) -> Self {
+        self.gpu = gpu;
+        self
+    }
+
+    /// Builds the next batches in GPU memory (`true`: the video's frames are on the GPU) or in host memory. A
+    /// batch being built in the other memory is delivered first (packed batches).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn set_on_gpu<E>(
+        &mut self,
+        on_gpu: bool,
+        emit: &mut impl FnMut(Batch) -> Result<(), E>,
+    ) -> Result<(), E> {
+        assert!(
+            !on_gpu || self.gpu.is_some(),
+            "on_gpu needs the operator's GPU"
+        );
+        self.on_gpu = on_gpu;
+        if let Some(batch) = self.held.take() {
+            emit(batch)?;
+        }
+        let other = self
+            .building
+            .as_ref()
+            .is_some_and(|b| b.data.host().is_none() != on_gpu);
+        if other {
+            let last = self
+                .building
+                .as_ref()
+                .and_then(|b| b.sequences.last())
+                .is_some_and(|s| s.ends_video);
+            if let Some(batch) = self.finish_building(last) {
+                emit(batch)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A new batch buffer of `len` bytes, on the GPU or the host.
+    fn allocate(&self, len: usize) -> Result<BatchData, VideoError> {
+        #[cfg(feature = "cuda")]
+        if let Some(gpu) = self.gpu.as_ref().filter(|_| self.on_gpu) {
+            return gpu.acquire(len).map(BatchData::Device);
+        }
+        Ok(BatchData::Host(self.pool.acquire(len)))
     }
 
     /// Emit full batches as soon as they are full (they are then never marked last).
@@ -192,18 +272,23 @@ impl Assembler {
             }
         }
         let dtype = self.transforms.dtype;
-        let (max_batch, pool) = (self.max_batch_size, &self.pool);
-        let b = self.building.get_or_insert_with(|| {
+        if self.building.is_none() {
             let (w, h) = geometry.out();
-            Building {
-                data: pool.acquire(max_batch * l * w * h * CHANNELS * dtype.size()),
+            let data = self
+                .allocate(self.max_batch_size * l * w * h * CHANNELS * dtype.size())
+                .map_err(E::from)?;
+            self.building = Some(Building {
+                data,
                 input: (width, height),
                 width: w,
                 height: h,
                 sequences: Vec::new(),
                 used: 0,
-            }
-        });
+            });
+        }
+        #[cfg(feature = "cuda")]
+        let gpu = self.gpu.as_deref();
+        let b = self.building.as_mut().expect("set above");
         if open.is_none() {
             b.input = (width, height);
             b.sequences.push(SequenceMeta {
@@ -225,7 +310,14 @@ impl Assembler {
         };
         write(
             &geometry,
-            &mut seq_out(&mut b.data, dtype, offset, region),
+            &mut seq_out(
+                &mut b.data,
+                #[cfg(feature = "cuda")]
+                gpu,
+                dtype,
+                offset,
+                region,
+            ),
             f,
             l,
         )?;
@@ -295,6 +387,8 @@ impl Assembler {
         let b = self.building.as_mut().expect("ours implies building");
         Self::close_open_sequence(
             b,
+            #[cfg(feature = "cuda")]
+            self.gpu.as_deref(),
             self.sequence_length,
             self.policy,
             self.transforms.dtype,
@@ -335,6 +429,7 @@ impl Assembler {
     /// for CFHW), and counts it in the batch's used bytes.
     fn close_open_sequence(
         b: &mut Building,
+        #[cfg(feature = "cuda")] gpu: Option<&crate::decode::cuda::GpuRuntime>,
         l: usize,
         policy: LastSequencePolicy,
         dtype: DType,
@@ -352,8 +447,15 @@ impl Assembler {
             return; // already closed
         }
         let region = l * frame_bytes;
-        let mut out = seq_out(&mut b.data, dtype, seq.offset, region);
         if policy == LastSequencePolicy::Pad {
+            let mut out = seq_out(
+                &mut b.data,
+                #[cfg(feature = "cuda")]
+                gpu,
+                dtype,
+                seq.offset,
+                region,
+            );
             zero_frames(&mut out, l, seq.frames, b.width, b.height, layout);
             seq.frames = l;
             b.used += region;
@@ -364,10 +466,21 @@ impl Assembler {
                 let start = seq.offset;
                 for c in 1..CHANNELS {
                     let from = start + c * l * plane;
-                    b.data.copy_within(
+                    let (src, dst) = (
                         from..from + seq.frames * plane,
                         start + c * seq.frames * plane,
                     );
+                    match &mut b.data {
+                        BatchData::Host(data) => data.copy_within(src, dst),
+                        #[cfg(feature = "cuda")]
+                        BatchData::Device(data) => {
+                            let gpu = gpu.expect("a device buffer comes with its GPU");
+                            if let Err(e) = data.copy_within(gpu.stream(), src, dst) {
+                                // Only a broken context fails here; the next kernel launch reports it.
+                                tracing::error!("{e}");
+                            }
+                        }
+                    }
                 }
             }
             b.used += seq.frames * frame_bytes;
@@ -378,7 +491,20 @@ impl Assembler {
     fn finish_building(&mut self, last: bool) -> Option<Batch> {
         let mut b = self.building.take()?;
         let (dtype, layout) = (self.transforms.dtype, self.transforms.layout);
-        Self::close_open_sequence(&mut b, self.sequence_length, self.policy, dtype, layout);
+        Self::close_open_sequence(
+            &mut b,
+            #[cfg(feature = "cuda")]
+            self.gpu.as_deref(),
+            self.sequence_length,
+            self.policy,
+            dtype,
+            layout,
+        );
+        let decoded_on = if b.data.host().is_some() {
+            DecodedOn::Cpu
+        } else {
+            DecodedOn::Cuda
+        };
         b.data.truncate(b.used);
         let index = self.next_batch_index;
         self.next_batch_index += 1;
@@ -395,6 +521,9 @@ impl Assembler {
             layout,
             data: b.data,
             sequences: b.sequences,
+            decoded_on,
+            #[cfg(feature = "cuda")]
+            gpu: self.gpu.clone().filter(|_| decoded_on == DecodedOn::Cuda),
         })
     }
 }

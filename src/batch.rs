@@ -2,9 +2,10 @@
 
 use std::fmt;
 
+use crate::device::DecodedOn;
 use crate::error::VideoRef;
 use crate::feed::{Label, VideoId};
-use crate::pool::PooledBuffer;
+use crate::pool::{BatchData, BufferPool, PooledBuffer};
 use crate::transform::plan::Geometry;
 use crate::transform::{DType, Layout};
 
@@ -61,8 +62,12 @@ pub struct Batch {
     pub(crate) height: usize,
     pub(crate) dtype: DType,
     pub(crate) layout: Layout,
-    pub(crate) data: PooledBuffer,
+    pub(crate) data: BatchData,
     pub(crate) sequences: Vec<SequenceMeta>,
+    pub(crate) decoded_on: DecodedOn,
+    /// The GPU whose stream wrote a device batch.
+    #[cfg(feature = "cuda")]
+    pub(crate) gpu: Option<std::sync::Arc<crate::decode::cuda::GpuRuntime>>,
 }
 
 impl fmt::Debug for Batch {
@@ -151,20 +156,102 @@ impl Batch {
         self.layout
     }
 
+    /// The host buffer; panics for a batch in GPU memory.
+    fn host_data(&self) -> &PooledBuffer {
+        self.data.host().expect(
+            "this batch is in GPU memory: use Batch::cuda() there, or Batch::to_host() for a host copy",
+        )
+    }
+
     /// The whole batch as bytes: every sequence one after the other, padding included (for `f32` output, the
     /// values' native-endian bytes).
+    ///
+    /// Panics for a batch in GPU memory ([`is_on_gpu`](Self::is_on_gpu)): take
+    /// [`to_host`](Self::to_host) first (or use the device buffer).
     pub fn data(&self) -> &[u8] {
-        &self.data
+        self.host_data()
     }
 
-    /// The whole batch as `f32` values, when the [`DType`] is `F32` or `F32Unit`.
+    /// The whole batch as `f32` values, when the [`DType`] is `F32` or `F32Unit` and the batch is in host
+    /// memory.
     pub fn data_f32(&self) -> Option<&[f32]> {
-        matches!(self.dtype, DType::F32 | DType::F32Unit).then(|| self.data.as_f32())
+        let data = self.data.host()?;
+        matches!(self.dtype, DType::F32 | DType::F32Unit).then(|| data.as_f32())
     }
 
-    /// The whole batch as `f16` values, when the [`DType`] is `F16` or `F16Unit`.
+    /// The whole batch as `f16` values, when the [`DType`] is `F16` or `F16Unit` and the batch is in host
+    /// memory.
     pub fn data_f16(&self) -> Option<&[half::f16]> {
-        matches!(self.dtype, DType::F16 | DType::F16Unit).then(|| self.data.as_f16())
+        let data = self.data.host()?;
+        matches!(self.dtype, DType::F16 | DType::F16Unit).then(|| data.as_f16())
+    }
+
+    /// Where the batch's frames were decoded: on the CPU (also a video NVDEC could not decode, with a CUDA
+    /// device) or on NVDEC.
+    pub fn decoded_on(&self) -> DecodedOn {
+        self.decoded_on
+    }
+
+    /// Whether the batch is in GPU memory ([`Device::Cuda`](crate::Device::Cuda)).
+    pub fn is_on_gpu(&self) -> bool {
+        self.data.host().is_none()
+    }
+
+    /// The batch in host memory: a copy of a GPU batch (waiting for the GPU to finish writing it), or of a
+    /// host batch. For tests and debugging: a pipeline on the GPU should use the device buffer.
+    pub fn to_host(&self) -> crate::Result<Batch> {
+        let bytes: Vec<u8> = match &self.data {
+            BatchData::Host(b) => b.to_vec(),
+            #[cfg(feature = "cuda")]
+            BatchData::Device(b) => {
+                let gpu = self.gpu.as_ref().expect("a device batch knows its GPU");
+                b.to_host(gpu.stream()).map_err(|e| crate::Error::Cuda {
+                    operation: "copying a batch to the host",
+                    message: e.to_string(),
+                })?
+            }
+        };
+        let mut host = BufferPool::new(0).acquire(bytes.len());
+        host.copy_from_slice(&bytes);
+        Ok(Batch {
+            video: self.video.clone(),
+            index: self.index,
+            last: self.last,
+            width: self.width,
+            height: self.height,
+            dtype: self.dtype,
+            layout: self.layout,
+            data: BatchData::Host(host),
+            sequences: self.sequences.clone(),
+            decoded_on: self.decoded_on,
+            #[cfg(feature = "cuda")]
+            gpu: None,
+        })
+    }
+
+    /// The batch's device buffer, when it is in GPU memory: the whole batch (its first
+    /// [`byte_len`](Self::byte_len) bytes), laid out as [`data`](Self::data) would be; view it as `f32`/`f16`
+    /// per the [`DType`]. It was written on [`cuda_stream`](Self::cuda_stream): order work on another stream
+    /// after it (`your_stream.join(batch.cuda_stream())`; cudarc's own calls on this slice do so by
+    /// themselves). The buffer goes back to the operator's pool when the batch is dropped: finish reading
+    /// it first (or copy it).
+    #[cfg(feature = "cuda")]
+    pub fn cuda(&self) -> Option<&cudarc::driver::CudaSlice<u8>> {
+        match &self.data {
+            BatchData::Device(b) => Some(b.slice()),
+            BatchData::Host(_) => None,
+        }
+    }
+
+    /// The CUDA stream that wrote a GPU batch.
+    #[cfg(feature = "cuda")]
+    pub fn cuda_stream(&self) -> Option<&std::sync::Arc<cudarc::driver::CudaStream>> {
+        self.gpu.as_ref().map(|g| g.stream())
+    }
+
+    /// Bytes of the batch's data (host or device).
+    pub fn byte_len(&self) -> usize {
+        self.data.len()
     }
 
     /// `[N, ...]` with the sequence shape of the layout (`[N, F, H, W, 3]` by default) when every sequence has
@@ -233,7 +320,7 @@ impl<'a> Sequence<'a> {
     /// The sequence's bytes, padding included.
     pub fn data(&self) -> &'a [u8] {
         let len = self.meta.frames * self.batch.frame_bytes();
-        &self.batch.data[self.meta.offset..self.meta.offset + len]
+        &self.batch.host_data()[self.meta.offset..self.meta.offset + len]
     }
 
     /// The sequence's values when the [`DType`] is `F32` or `F32Unit`, padding included.
@@ -339,7 +426,7 @@ impl<'a> Frame<'a> {
         );
         let size = batch.frame_bytes();
         let start = self.seq.meta.offset + self.i * size;
-        &batch.data[start..start + size]
+        &batch.host_data()[start..start + size]
     }
 
     /// Channel `c`'s (H,W) plane as bytes (values of the configured [`DType`]), for the FCHW and CFHW layouts.
@@ -357,7 +444,7 @@ impl<'a> Frame<'a> {
             Layout::Fhwc => panic!("an FHWC frame has no planes: use Frame::data"),
         };
         let start = self.seq.meta.offset + index * plane;
-        &batch.data[start..start + plane]
+        &batch.host_data()[start..start + plane]
     }
 
     /// Width in pixels.

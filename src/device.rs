@@ -62,18 +62,10 @@ pub enum DecodedOn {
     Cuda,
 }
 
-/// Why CUDA cannot be used here, for [`Error::CudaUnavailable`](crate::Error::CudaUnavailable).
-pub(crate) fn unavailable_reason(ordinal: usize) -> Option<String> {
-    #[cfg(feature = "cuda")]
-    {
-        crate::ffi::cuda::probe::usable(ordinal).err()
-    }
-    #[cfg(not(feature = "cuda"))]
-    {
-        let _ = ordinal;
-        Some("framefeed was built without the `cuda` feature (build with `--features cuda`)".to_owned())
-    }
-}
+/// Why CUDA cannot be used in a build without the `cuda` feature.
+#[cfg(not(feature = "cuda"))]
+pub(crate) const NOT_BUILT: &str =
+    "framefeed was built without the `cuda` feature (build with `--features cuda`)";
 
 /// What is known about CUDA on this machine, for diagnostics (`framefeed info --device`): the driver's
 /// version and device count, or why CUDA cannot be used. Never panics, whatever is installed.
@@ -91,7 +83,7 @@ pub fn cuda_status() -> Result<String, String> {
     }
     #[cfg(not(feature = "cuda"))]
     {
-        Err(unavailable_reason(0).unwrap_or_default())
+        Err(NOT_BUILT.to_owned())
     }
 }
 

@@ -14,6 +14,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 
 use crate::batch::Batch;
 use crate::config::Config;
+use crate::device::Device;
 use crate::error::{Error, Result, TryFeedError};
 use crate::feed::{FeedQueue, Label, Refused, Source, VideoId};
 use crate::live::{LiveShared, LiveVideo};
@@ -43,6 +44,8 @@ pub struct VideoInput {
     finished: AtomicU64,
     /// The last poll returned a video's final item (or nothing was polled yet).
     depleted: AtomicBool,
+    /// Where videos are decoded: `Cpu` or `Cuda(n)` (never `Auto`).
+    device: Device,
 }
 
 impl VideoInput {
@@ -60,6 +63,9 @@ impl VideoInput {
         // keeps; more idle buffers than that are freed.
         let pool = BufferPool::new(config.prefetch_batches + 4);
         let output_size = Arc::new(OutputSize::default());
+        let (device, gpu) = resolve_device(config.device, config.prefetch_batches + 4)?;
+        #[cfg(not(feature = "cuda"))]
+        let () = gpu;
         let worker = Worker {
             config: config.clone(),
             feed: feed.clone(),
@@ -68,6 +74,8 @@ impl VideoInput {
             pool: pool.clone(),
             output_size: output_size.clone(),
             packer: Default::default(),
+            #[cfg(feature = "cuda")]
+            gpu,
         };
         let handle = std::thread::Builder::new()
             .name("framefeed-decode".into())
@@ -83,7 +91,13 @@ impl VideoInput {
             worker: Some(handle),
             finished: AtomicU64::new(0),
             depleted: AtomicBool::new(true),
+            device,
         })
+    }
+
+    /// Where this operator decodes: [`Device::Cpu`] or [`Device::Cuda`] (what [`Device::Auto`] chose).
+    pub fn device(&self) -> Device {
+        self.device
     }
 
     /// The configuration the operator was built with.
@@ -561,5 +575,39 @@ impl<'a> IntoIterator for &'a VideoInput {
 
     fn into_iter(self) -> Batches<'a> {
         self.iter()
+    }
+}
+
+/// The GPU runtime an operator gets (feature `cuda`), or `()`.
+#[cfg(feature = "cuda")]
+type Gpu = Option<Arc<crate::decode::cuda::GpuRuntime>>;
+#[cfg(not(feature = "cuda"))]
+type Gpu = ();
+
+/// Resolves `Auto` and sets up CUDA: `Cuda(n)` that cannot be used is an error, `Auto` then picks the CPU.
+fn resolve_device(device: Device, max_free: usize) -> Result<(Device, Gpu)> {
+    let ordinal = match device {
+        Device::Cpu => return Ok((Device::Cpu, Gpu::default())),
+        Device::Cuda(n) => n,
+        Device::Auto => 0,
+    };
+    #[cfg(feature = "cuda")]
+    let runtime = crate::decode::cuda::runtime(ordinal, max_free);
+    #[cfg(not(feature = "cuda"))]
+    let runtime: std::result::Result<(), String> = {
+        let _ = max_free;
+        let _ = ordinal;
+        Err(crate::device::NOT_BUILT.to_owned())
+    };
+    match runtime {
+        #[cfg(feature = "cuda")]
+        Ok(gpu) => Ok((Device::Cuda(ordinal), Some(gpu))),
+        #[cfg(not(feature = "cuda"))]
+        Ok(()) => unreachable!("no CUDA without the feature"),
+        Err(reason) if device == Device::Auto => {
+            tracing::info!(%reason, "Device::Auto: no usable GPU, decoding on the CPU");
+            Ok((Device::Cpu, Gpu::default()))
+        }
+        Err(reason) => Err(Error::CudaUnavailable { device, reason }),
     }
 }

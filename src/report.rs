@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::batch::Batch;
 use crate::error::{Error, VideoError, VideoRef};
+use crate::DecodedOn;
 
 /// A batch as a JSON object: `video`, `label`, `batch` (index within the video), `last`, and `sequences`, each
 /// with `shape` (in the configured layout, (F,H,W,C) by default), `valid_frames`, `first_frame`, `pts`
@@ -45,13 +46,22 @@ pub fn batch_json(batch: &Batch) -> Value {
             s
         })
         .collect();
-    json!({
+    let mut value = json!({
         "video": batch.video_id().0,
         "label": batch.label().map(|l| l.to_string()),
         "batch": batch.index(),
         "last": batch.is_last(),
         "sequences": sequences,
-    })
+    });
+    if batch.is_on_gpu() {
+        // Only GPU operators say where each batch was decoded (NVDEC, or the CPU for a video NVDEC could not
+        // take); CPU output keeps its fields.
+        value["decoded_on"] = json!(match batch.decoded_on() {
+            DecodedOn::Cuda => "cuda",
+            _ => "cpu",
+        });
+    }
+    value
 }
 
 /// One video's failure as a JSON object: `video`, `label`, `error` (the message).

@@ -70,6 +70,10 @@ pub(crate) struct Worker {
     pub(crate) output_size: Arc<OutputSize>,
     /// Packed batches: the assembler kept from one video to the next.
     pub(crate) packer: RefCell<Option<Assembler>>,
+    /// The operator's GPU ([`Device::Cuda`](crate::Device::Cuda)): videos are decoded on NVDEC and batches
+    /// kept in its memory.
+    #[cfg(feature = "cuda")]
+    pub(crate) gpu: Option<Arc<crate::decode::cuda::GpuRuntime>>,
 }
 
 impl Worker {
@@ -96,10 +100,62 @@ impl Worker {
 
     fn send_batch(&self, batch: Batch) -> Result<(), Shutdown> {
         let ended = batch.videos_ended();
+        #[cfg(feature = "cuda")]
+        let batch = match self.upload(batch) {
+            Ok(batch) => batch,
+            Err((video, error)) => {
+                return self.send_item(Item {
+                    result: Some(Err(Error::Video { video, error })),
+                    ended,
+                })
+            }
+        };
         self.send_item(Item {
             result: Some(Ok(batch)),
             ended,
         })
+    }
+
+    /// With a GPU, a batch decoded on the CPU (NVDEC could not take its video) goes to GPU memory in one copy.
+    #[cfg(feature = "cuda")]
+    fn upload(&self, mut batch: Batch) -> Result<Batch, (VideoRef, VideoError)> {
+        let Some(gpu) = &self.gpu else {
+            return Ok(batch);
+        };
+        let Some(host) = batch.data.host() else {
+            return Ok(batch);
+        };
+        let device = gpu.upload(host).map_err(|e| (batch.video.clone(), e))?;
+        batch.data = crate::pool::BatchData::Device(device);
+        batch.gpu = Some(gpu.clone());
+        Ok(batch)
+    }
+
+    /// The decoder for the demuxer's stream: NVDEC when the operator has a GPU and NVDEC takes the stream
+    /// (`true`), else the CPU (or, with fallback disabled, the video's error).
+    fn open_decoder(&self, demuxer: &Demuxer) -> Result<(Box<dyn Decoder>, bool), VideoError> {
+        #[cfg(feature = "cuda")]
+        if let Some(gpu) = &self.gpu {
+            match crate::decode::cuda::nvdec_support(demuxer.stream()) {
+                Ok(()) => {
+                    return Ok((
+                        Box::new(crate::decode::cuda::CudaDecoder::open(demuxer, gpu)?),
+                        true,
+                    ))
+                }
+                Err(reason) if !self.config.cpu_fallback => {
+                    return Err(VideoError::NvdecUnsupported { reason })
+                }
+                Err(reason) => {
+                    tracing::info!(%reason, "NVDEC cannot decode this video: decoding it on the CPU");
+                }
+            }
+        }
+        Ok((Box::new(self.open_cpu_decoder(demuxer)?), false))
+    }
+
+    fn open_cpu_decoder(&self, demuxer: &Demuxer) -> Result<CpuDecoder, VideoError> {
+        CpuDecoder::open(demuxer, self.config.decoder_threads, self.config.threading)
     }
 
     /// Delivers a packed batch still being built (before an error or at the end of the input).
@@ -185,11 +241,10 @@ impl Worker {
             Input::Live(reader) => Demuxer::open_live(reader, &self.config),
         }
         .and_then(|demuxer| {
-            let decoder =
-                CpuDecoder::open(&demuxer, self.config.decoder_threads, self.config.threading)?;
+            let decoder = self.open_decoder(&demuxer)?;
             Ok((demuxer, decoder))
         });
-        let (mut demuxer, mut decoder) = match opened {
+        let (mut demuxer, (mut decoder, on_gpu)) = match opened {
             Ok(x) => x,
             Err(error) => {
                 return match live_failure() {
@@ -199,7 +254,7 @@ impl Worker {
             }
         };
         let pack = self.config.pack_batches;
-        let mut asm = match self.packer.borrow_mut().take() {
+        let asm = match self.packer.borrow_mut().take() {
             Some(mut asm) if pack => {
                 asm.start_video(video.clone());
                 asm
@@ -214,11 +269,20 @@ impl Worker {
             .eager(!self.config.hold_last_batch)
             .transforms(&self.config.transforms, self.output_size.clone()),
         };
+        #[cfg(feature = "cuda")]
+        let asm = asm.gpu(self.gpu.clone());
+        let mut asm = asm;
+        #[cfg(feature = "cuda")]
+        asm.set_on_gpu(on_gpu, &mut |batch| self.send_batch(batch))?;
+        #[cfg(not(feature = "cuda"))]
+        let _ = on_gpu;
         let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
         let error = match (outcome, live_failure()) {
             (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
             (_, Some(Failure::Video(error))) => Some(error),
             (Err(Stop::Video(error)), None) => Some(error),
+            #[cfg(feature = "cuda")]
+            (Err(Stop::Fallback(reason)), None) => Some(VideoError::NvdecUnsupported { reason }),
             (
                 Ok(Outcome {
                     demux_error: Some(source),
@@ -263,14 +327,50 @@ impl Worker {
     }
 
     /// Reads and decodes every packet, then drains the decoder.
+    #[cfg_attr(not(feature = "cuda"), allow(clippy::never_loop))]
     fn decode_all(
         &self,
         demuxer: &mut Demuxer,
-        decoder: &mut CpuDecoder,
+        decoder: &mut Box<dyn Decoder>,
         asm: &mut Assembler,
     ) -> Result<Outcome, Stop> {
         let mut outcome = Outcome::default();
         let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
+        #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
+        let mut resend = false;
+        loop {
+            let result =
+                self.decode_packets(demuxer, decoder, asm, &mut packet, resend, &mut outcome);
+            match result {
+                // NVDEC refused the stream when decoding started (get_format offered software formats only):
+                // the video moves to the CPU decoder, from the packet NVDEC refused. Not after frames were
+                // delivered, nor while draining (nothing left to resend).
+                #[cfg(feature = "cuda")]
+                Err(Stop::Fallback(reason))
+                    if self.config.cpu_fallback && asm.frames() == 0 && !outcome.drained =>
+                {
+                    tracing::info!(%reason, "moving the video to the CPU decoder");
+                    *decoder = Box::new(self.open_cpu_decoder(demuxer).map_err(Stop::Video)?);
+                    asm.set_on_gpu(false, &mut |b| {
+                        self.send_batch(b).map_err(|_| Stop::Shutdown)
+                    })?;
+                    resend = true;
+                }
+                other => return other.map(|()| outcome),
+            }
+        }
+    }
+
+    /// Reads and decodes packets to the end (first decoding `packet` again when `resend`), then drains.
+    fn decode_packets(
+        &self,
+        demuxer: &mut Demuxer,
+        decoder: &mut Box<dyn Decoder>,
+        asm: &mut Assembler,
+        packet: &mut Packet,
+        mut resend: bool,
+        outcome: &mut Outcome,
+    ) -> Result<(), Stop> {
         let transforms = &self.config.transforms;
         let mut scratch = Vec::new();
         let mut sink = |info: FrameInfo, source: &mut dyn FrameSource| -> Result<(), Stop> {
@@ -285,7 +385,7 @@ impl Worker {
                 info.pts,
                 |geometry, out, f, frames| {
                     transform::apply(source, geometry, transforms, out, f, frames, &mut scratch)
-                        .map_err(|e| Stop::Video(e.into()))
+                        .map_err(Stop::Video)
                 },
                 &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown),
             )
@@ -294,9 +394,14 @@ impl Worker {
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
             }
-            match demuxer.next_packet(&mut packet) {
+            let read = if std::mem::take(&mut resend) {
+                Ok(true)
+            } else {
+                demuxer.next_packet(packet)
+            };
+            match read {
                 Ok(true) => {
-                    if let Some(e) = decoder.decode(Some(&packet), &mut sink)? {
+                    if let Some(e) = decoder.decode(Some(packet), &mut sink)? {
                         outcome.reject(e);
                     }
                 }
@@ -307,10 +412,11 @@ impl Worker {
                 }
             }
         }
+        outcome.drained = true;
         if let Some(e) = decoder.decode(None, &mut sink)? {
             outcome.reject(e);
         }
-        Ok(outcome)
+        Ok(())
     }
 }
 
@@ -338,6 +444,8 @@ struct Outcome {
     demux_error: Option<AvError>,
     failed_packets: u64,
     first_failure: Option<AvError>,
+    /// The decoder is being drained (every packet was sent).
+    drained: bool,
 }
 
 impl Outcome {

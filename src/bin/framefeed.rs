@@ -16,7 +16,7 @@ use md5::{Digest, Md5};
 use serde_json::{json, Value};
 
 use framefeed::{
-    Batch, Config, Crop, CropPosition, DType, Error, LastSequencePolicy, Layout, Resize,
+    Batch, Config, Crop, CropPosition, DType, Device, Error, LastSequencePolicy, Layout, Resize,
     Transforms, VideoInput,
 };
 
@@ -107,6 +107,17 @@ struct RunArgs {
     /// JSON then names its video).
     #[arg(long)]
     pack: bool,
+    /// Where to decode: cpu, cuda (NVDEC on GPU 0; needs a build with `--features cuda`), cuda:N, or auto
+    /// (CUDA when a usable GPU is present, else the CPU).
+    #[arg(long, default_value = "cpu", value_parser = parse_device)]
+    device: Device,
+    /// With a CUDA device, fail videos NVDEC cannot decode instead of decoding them on the CPU.
+    #[arg(long)]
+    no_cpu_fallback: bool,
+}
+
+fn parse_device(s: &str) -> Result<Device, String> {
+    s.parse()
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -316,6 +327,8 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         .prefetch_batches(args.prefetch)
         .max_queued(1, usize::MAX)
         .pack_batches(args.pack)
+        .device(args.device)
+        .cpu_fallback(!args.no_cpu_fallback)
         .transforms(args.transforms());
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
     let mut raw_out = match &args.raw_out {
@@ -378,6 +391,12 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
     loop {
         match input.next_batch() {
             Ok(Some(batch)) => {
+                // GPU batches are copied to the host only where their bytes are printed or written.
+                let batch = if batch.is_on_gpu() && (args.md5 || raw_out.is_some()) {
+                    batch.to_host().map_err(|e| e.to_string())?
+                } else {
+                    batch
+                };
                 totals.batches += 1;
                 totals.frames += batch.valid_frames() as u64;
                 if input.is_depleted() {

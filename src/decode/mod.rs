@@ -1,7 +1,10 @@
-//! Decoder backends behind one trait. The CPU backend ([`cpu::CpuDecoder`], libavcodec) is the only one so
-//! far; a GPU backend plugs in behind the same [`Decoder`] trait.
+//! Decoder backends behind one trait, [`Decoder`]: the CPU backend ([`cpu::CpuDecoder`], libavcodec) and,
+//! with the `cuda` feature, the NVDEC backend (`cuda::CudaDecoder`, libavcodec's hwaccel on framefeed's CUDA
+//! context). A direct nvcuvid backend could replace the latter behind the same trait.
 
 pub(crate) mod cpu;
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
 
 use crate::error::{AvError, VideoError};
 use crate::ffi::packet::Packet;
@@ -29,6 +32,10 @@ pub(crate) enum Stop {
     Shutdown,
     /// The video cannot go on.
     Video(VideoError),
+    /// NVDEC cannot decode this stream (why): the video moves to the CPU backend, or fails if the config
+    /// forbids it.
+    #[cfg(feature = "cuda")]
+    Fallback(String),
 }
 
 /// A decoded frame, converted to RGB24 on request: whole, a window of it, or resized.
@@ -50,6 +57,11 @@ pub(crate) trait FrameSource {
         window: (u32, u32, u32, u32),
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError>;
+    /// The frame's planes in GPU memory, for the CUDA kernel (`None`: a frame in host memory).
+    #[cfg(feature = "cuda")]
+    fn cuda_source(&self) -> Option<crate::transform::gpu::Source> {
+        None
+    }
 }
 
 /// Receives each decoded frame, to convert into the slot the sink chooses.

@@ -70,11 +70,11 @@ impl Colour {
     /// unspecified or unknown.
     fn weights(self) -> (f32, f32) {
         match self.colorspace {
-            1 => (0.2126, 0.0722),     // BT.709
-            4 => (0.30, 0.11),         // FCC
-            7 => (0.212, 0.087),       // SMPTE 240M
+            1 => (0.2126, 0.0722),      // BT.709
+            4 => (0.30, 0.11),          // FCC
+            7 => (0.212, 0.087),        // SMPTE 240M
             9 | 10 => (0.2627, 0.0593), // BT.2020
-            _ => (0.299, 0.114),       // BT.601 (BT470BG, SMPTE170M, unspecified)
+            _ => (0.299, 0.114),        // BT.601 (BT470BG, SMPTE170M, unspecified)
         }
     }
 
@@ -91,10 +91,7 @@ impl Colour {
         let bu = 2.0 * (1.0 - kb) * cs;
         let gu = -2.0 * kb * (1.0 - kb) / kg * cs;
         let gv = -2.0 * kr * (1.0 - kr) / kg * cs;
-        (
-            [ys, 0.0, rv, ys, gu, gv, ys, bu, 0.0],
-            [yo, 128.0, 128.0],
-        )
+        ([ys, 0.0, rv, ys, gu, gv, ys, bu, 0.0], [yo, 128.0, 128.0])
     }
 }
 
@@ -154,8 +151,14 @@ impl ConvertParams {
             frame_w: int(geometry.frame.0),
             frame_h: int(geometry.frame.1),
             filter: filter_code(transforms.interpolation),
-            win_x: geometry.window.x.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
-            win_y: geometry.window.y.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            win_x: geometry
+                .window
+                .x
+                .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            win_y: geometry
+                .window
+                .y
+                .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
             out_w: int(out_w),
             out_h: int(out_h),
             dtype: dtype_code(transforms.dtype),
@@ -190,14 +193,42 @@ mod tests {
 
     #[test]
     fn block_size_matches_the_kernels() {
-        // 3 addresses, 17 ints (68 bytes, padded to 72 by the next float array's alignment is not needed: 4),
-        // 21 floats: the PTX declares the parameter as 176 bytes.
-        assert_eq!(std::mem::size_of::<ConvertParams>(), 176);
+        // 3 addresses (24 bytes), 18 ints (72), 21 floats (84): 180, padded to 184 for the addresses'
+        // alignment, as the PTX declares it.
+        assert_eq!(std::mem::size_of::<ConvertParams>(), 184);
         let ptx = include_str!("convert.ptx");
         assert!(
-            ptx.contains(".param .align 8 .b8 framefeed_convert_param_0[176]"),
+            ptx.contains(".param .align 8 .b8 framefeed_convert_param_0[184]"),
             "the PTX's parameter block differs from ConvertParams: regenerate it (kernels/build.sh)"
         );
+    }
+
+    #[test]
+    fn committed_ptx_is_built_from_the_kernel_source() {
+        let out = std::env::temp_dir().join(format!("framefeed-{}.ptx", std::process::id()));
+        let root = env!("CARGO_MANIFEST_DIR");
+        let built = std::process::Command::new("bash")
+            .arg(format!("{root}/kernels/build.sh"))
+            .arg(&out)
+            .output();
+        match built {
+            Ok(o) if o.status.success() => {
+                let fresh = std::fs::read_to_string(&out).unwrap();
+                let _ = std::fs::remove_file(&out);
+                assert!(
+                    fresh == include_str!("convert.ptx"),
+                    "src/transform/convert.ptx is stale: run kernels/build.sh"
+                );
+            }
+            Ok(o) => eprintln!(
+                "SKIPPED: clang cannot build the PTX here ({})",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            ),
+            Err(e) => eprintln!("SKIPPED: bash/clang not found ({e})"),
+        }
     }
 
     #[test]
@@ -213,7 +244,11 @@ mod tests {
                     let d = [y - o[0], u - o[1], v - o[2]];
                     [0, 1, 2].map(|r| m[3 * r] * d[0] + m[3 * r + 1] * d[1] + m[3 * r + 2] * d[2])
                 };
-                let (black, white) = if full_range { (0.0, 255.0) } else { (16.0, 235.0) };
+                let (black, white) = if full_range {
+                    (0.0, 255.0)
+                } else {
+                    (16.0, 235.0)
+                };
                 for (y, want) in [(black, 0.0), (white, 255.0)] {
                     for c in rgb(y, 128.0, 128.0) {
                         assert!((c - want).abs() < 1e-3, "{colorspace} {full_range}: {c}");
@@ -222,7 +257,10 @@ mod tests {
                 // Pure red in BT.601 limited: Y 81, U 90, V 240.
                 if colorspace == 5 && !full_range {
                     let [r, g, b] = rgb(81.0, 90.0, 240.0);
-                    assert!((r - 255.0).abs() < 2.0 && g.abs() < 2.0 && b.abs() < 2.0, "{r} {g} {b}");
+                    assert!(
+                        (r - 255.0).abs() < 2.0 && g.abs() < 2.0 && b.abs() < 2.0,
+                        "{r} {g} {b}"
+                    );
                 }
             }
         }
@@ -254,7 +292,11 @@ mod kernel_on_cpu {
             .args(["-f", "rawvideo", "-pix_fmt", pix_fmt, "-"])
             .output()
             .expect("ffmpeg runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let sample = if pix_fmt == "nv12" { 1 } else { 2 };
         let size = (w * h + w.div_ceil(2) * 2 * h.div_ceil(2)) * sample;
         out.stdout.chunks_exact(size).map(<[u8]>::to_vec).collect()
@@ -413,13 +455,28 @@ mod kernel_on_cpu {
     fn resize_and_padded_crop_match_the_cpu_backend_closely() {
         for (resize, crop) in [
             (Resize::Shorter(48), Crop::new(40, 40)),
-            (Resize::Exact { width: 160, height: 100 }, Crop::new(64, 64)),
-            (Resize::Exact { width: 60, height: 40 }, Crop::new(64, 48).out_of_bounds(crate::OutOfBounds::Pad([9.0, 99.0, 199.0]))),
+            (
+                Resize::Exact {
+                    width: 160,
+                    height: 100,
+                },
+                Crop::new(64, 64),
+            ),
+            (
+                Resize::Exact {
+                    width: 60,
+                    height: 40,
+                },
+                Crop::new(64, 48).out_of_bounds(crate::OutOfBounds::Pad([9.0, 99.0, 199.0])),
+            ),
         ] {
             let t = Transforms::default().resize(resize).crop(crop);
             let (mean, max) = compare("h264.mp4", "nv12", (96, 64), BT601, &t);
             // The CPU path resizes the YUV planes with swscale's fixed-point filters: close, not equal.
-            assert!(mean <= 1.5 && max <= 8.0, "{resize:?}: mean {mean} max {max}");
+            assert!(
+                mean <= 1.5 && max <= 8.0,
+                "{resize:?}: mean {mean} max {max}"
+            );
         }
     }
 }

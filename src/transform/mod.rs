@@ -9,7 +9,6 @@ pub(crate) mod write;
 
 use crate::batch::CHANNELS;
 use crate::decode::FrameSource;
-use crate::error::AvError;
 use crate::ffi::scale::Filter;
 use plan::Geometry;
 use write::{write_frame, RgbView, SeqOut};
@@ -25,14 +24,21 @@ pub(crate) fn apply(
     f: usize,
     frames: usize,
     scratch: &mut Vec<u8>,
-) -> Result<(), AvError> {
+) -> Result<(), crate::error::VideoError> {
+    #[cfg(feature = "cuda")]
+    if let SeqOut::Device(d) = out {
+        let src = source
+            .cuda_source()
+            .expect("a batch in GPU memory is only built from frames in GPU memory");
+        return d.convert(&src, geometry, transforms, f, frames);
+    }
     if transforms.is_identity() {
         let SeqOut::U8(out) = out else {
             unreachable!("identity output is u8")
         };
         let size = geometry.frame.0 * geometry.frame.1 * CHANNELS;
         // The rest of the region (and its slack) follows: swscale may overrun the frame's last row.
-        return source.write_rgb(&mut out[f * size..]);
+        return Ok(source.write_rgb(&mut out[f * size..])?);
     }
     let region = match geometry.visible() {
         None => None,

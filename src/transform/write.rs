@@ -19,6 +19,44 @@ pub(crate) enum SeqOut<'a> {
     U8(&'a mut [u8]),
     F32(&'a mut [f32]),
     F16(&'a mut [f16]),
+    /// In GPU memory: written by the CUDA kernel.
+    #[cfg(feature = "cuda")]
+    Device(DeviceOut<'a>),
+}
+
+/// A sequence's region `[start, start + len)` (bytes) of a batch buffer in GPU memory.
+#[cfg(feature = "cuda")]
+pub(crate) struct DeviceOut<'a> {
+    pub(crate) buffer: &'a mut crate::decode::cuda::DeviceBuffer,
+    pub(crate) gpu: &'a crate::decode::cuda::GpuRuntime,
+    pub(crate) start: usize,
+    pub(crate) len: usize,
+}
+
+#[cfg(feature = "cuda")]
+impl DeviceOut<'_> {
+    /// Enqueues the kernel converting `src` into frame `f` of the sequence (of `frames` frames).
+    pub(crate) fn convert(
+        &mut self,
+        src: &super::gpu::Source,
+        geometry: &Geometry,
+        t: &Transforms,
+        f: usize,
+        frames: usize,
+    ) -> Result<(), crate::error::VideoError> {
+        let params = super::gpu::ConvertParams::new(src, geometry, t, 0, f, frames);
+        self.buffer
+            .convert_into(self.gpu, params, self.start, self.len)
+    }
+
+    /// Zeroes elements `range` of `size` bytes each of the region.
+    fn zero(&mut self, range: std::ops::Range<usize>, size: usize) {
+        let bytes = self.start + range.start * size..self.start + range.end * size;
+        if let Err(e) = self.buffer.zero(self.gpu.stream(), bytes) {
+            // Only a broken context fails here; the next kernel launch reports it.
+            tracing::error!("{e}");
+        }
+    }
 }
 
 /// Per-channel `level * scale + bias`, from the type and normalization.
@@ -116,6 +154,8 @@ pub(crate) fn write_frame<'a>(
         }
         SeqOut::F32(out) => write_floats(out, |v| v, &rows, t, fill),
         SeqOut::F16(out) => write_floats(out, f16::from_f32, &rows, t, fill),
+        #[cfg(feature = "cuda")]
+        SeqOut::Device(_) => unreachable!("frames in GPU memory are written by the kernel"),
     }
 }
 
@@ -192,6 +232,11 @@ pub(crate) fn zero_frames(
         SeqOut::U8(o) => o[range].fill(0),
         SeqOut::F32(o) => o[range].fill(0.0),
         SeqOut::F16(o) => o[range].fill(f16::ZERO),
+        #[cfg(feature = "cuda")]
+        SeqOut::Device(d) => {
+            let size = d.len / (frames * plane * CHANNELS).max(1);
+            d.zero(range, size)
+        }
     };
     match layout {
         Layout::Fhwc | Layout::Fchw => zero(from * plane * CHANNELS..frames * plane * CHANNELS),

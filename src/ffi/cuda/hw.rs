@@ -18,6 +18,8 @@ pub(crate) struct HwDevice(NonNull<sys::AVBufferRef>);
 // SAFETY: the reference is owned by this value; FFmpeg's buffer references are thread-safe to release, and
 // the device context is only read after initialisation.
 unsafe impl Send for HwDevice {}
+// SAFETY: shared use only takes new references (`av_buffer_ref`, atomic reference counting).
+unsafe impl Sync for HwDevice {}
 
 impl HwDevice {
     /// A CUDA device context using `cuda_ctx` and `stream` (raw driver handles). The caller keeps both alive
@@ -70,8 +72,7 @@ impl Drop for HwDevice {
 #[derive(Debug, Default)]
 pub(crate) struct FormatChoice(AtomicU8);
 
-/// Values of [`FormatChoice`].
-const UNDECIDED: u8 = 0;
+/// Values of [`FormatChoice`] (0: not negotiated yet).
 const CUDA: u8 = 1;
 const SOFTWARE: u8 = 2;
 

@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchConfig};
 use cudarc::driver::PushKernelArg;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchConfig,
+};
 use cudarc::nvrtc::Ptx;
 
 use crate::transform::gpu::ConvertParams;

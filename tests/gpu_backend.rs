@@ -1,0 +1,316 @@
+//! The CUDA backend (`--features cuda`): device selection without a GPU (error values, never panics), and the
+//! same decoding checks run over every backend present — CPU always, NVDEC when a usable GPU is there. GPU
+//! checks print why they skip on machines without one; with `REQUIRE_GPU=1` they fail instead.
+mod common;
+
+use common::{fixture, read_fixture, shared_videos};
+use framefeed::{
+    Batch, Config, Crop, CropPosition, DType, DecodedOn, Device, Error, LastSequencePolicy, Layout,
+    Transforms, VideoError, VideoInput,
+};
+
+/// Whether a usable GPU is present; otherwise prints why the test skips (or fails with `REQUIRE_GPU=1`).
+fn gpu_or_skip(test: &str) -> bool {
+    let usable = VideoInput::new(Config::new(1, 1).device(Device::Cuda(0)));
+    match usable {
+        Ok(_) => true,
+        Err(e) => {
+            if std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                panic!("{test}: REQUIRE_GPU=1 but no usable GPU: {e}");
+            }
+            eprintln!("SKIPPED {test}: no usable GPU ({e})");
+            false
+        }
+    }
+}
+
+fn decode(config: Config, videos: &[Vec<u8>]) -> Vec<Result<Batch, Error>> {
+    let input = VideoInput::new(config).expect("valid config");
+    for v in videos {
+        input.feed(v.clone()).expect("feed");
+    }
+    input.close();
+    input.iter().collect()
+}
+
+#[test]
+fn cuda_that_cannot_be_used_is_an_error_value_and_auto_falls_back_to_the_cpu() {
+    let status = framefeed::cuda_status();
+    let cuda = VideoInput::new(Config::new(4, 2).device(Device::Cuda(0)));
+    let auto = VideoInput::new(Config::new(4, 2).device(Device::Auto)).expect("auto always works");
+    match cuda {
+        Ok(input) => {
+            assert_eq!(input.device(), Device::Cuda(0));
+            assert_eq!(auto.device(), Device::Cuda(0), "auto picks a usable GPU");
+        }
+        Err(Error::CudaUnavailable { device, reason }) => {
+            assert_eq!(device, Device::Cuda(0));
+            assert!(!reason.is_empty());
+            if cfg!(not(feature = "cuda")) {
+                assert!(reason.contains("`cuda` feature"), "{reason}");
+            }
+            assert!(
+                status.is_err() || reason.contains("device") || reason.contains("NVDEC"),
+                "{reason}"
+            );
+            let message = Error::CudaUnavailable { device, reason }.to_string();
+            assert!(message.starts_with("cannot use cuda:0: "), "{message}");
+            assert_eq!(auto.device(), Device::Cpu);
+            auto.feed(framefeed::SAMPLE_MP4).unwrap();
+            auto.close();
+            let batches: Vec<Batch> = auto.iter().map(Result::unwrap).collect();
+            assert_eq!(batches.iter().map(Batch::valid_frames).sum::<usize>(), 60);
+            assert!(batches
+                .iter()
+                .all(|b| !b.is_on_gpu() && b.decoded_on() == DecodedOn::Cpu));
+        }
+        Err(other) => panic!("unexpected error: {other}"),
+    }
+    // A device that cannot exist is always an error, also with a GPU.
+    match VideoInput::new(Config::new(4, 2).device(Device::Cuda(4096))) {
+        Err(Error::CudaUnavailable { .. }) => {}
+        Err(other) => panic!("unexpected error: {other}"),
+        Ok(_) => panic!("CUDA device 4096 does not exist"),
+    }
+}
+
+#[test]
+fn host_batches_copy_to_host_unchanged() {
+    let batches = decode(Config::new(8, 2), &[framefeed::SAMPLE_MP4.to_vec()]);
+    for b in batches.iter().map(|b| b.as_ref().unwrap()) {
+        let copy = b.to_host().unwrap();
+        assert_eq!(copy.data(), b.data());
+        assert_eq!(copy.len(), b.len());
+        assert_eq!(copy.is_last(), b.is_last());
+        assert_eq!(copy.decoded_on(), DecodedOn::Cpu);
+    }
+}
+
+/// A batch's index, last flag, and per sequence (frames, valid frames, first frame).
+type BatchShape = (u64, bool, Vec<(usize, usize, u64)>);
+
+/// The batch structure, timestamps and (host copies of the) frames of a decode.
+struct Decoded {
+    structure: Vec<BatchShape>,
+    pts: Vec<f64>,
+    bytes: Vec<u8>,
+    dtype: DType,
+    decoded_on: Vec<DecodedOn>,
+}
+
+fn run(device: Device, transforms: Transforms, video: &[u8]) -> Result<Decoded, Error> {
+    let config = Config::new(5, 2)
+        .last_sequence_policy(LastSequencePolicy::Pad)
+        .device(device)
+        .transforms(transforms.clone());
+    let mut d = Decoded {
+        structure: Vec::new(),
+        pts: Vec::new(),
+        bytes: Vec::new(),
+        dtype: transforms_dtype(&transforms),
+        decoded_on: Vec::new(),
+    };
+    for batch in decode(config, &[video.to_vec()]) {
+        let batch = batch?;
+        assert_eq!(batch.is_on_gpu(), matches!(device, Device::Cuda(_)));
+        d.decoded_on.push(batch.decoded_on());
+        let host = batch.to_host()?;
+        d.structure.push((
+            host.index(),
+            host.is_last(),
+            host.sequences()
+                .iter()
+                .map(|s| (s.shape()[0], s.valid_frames(), s.first_frame()))
+                .collect(),
+        ));
+        for s in host.sequences() {
+            d.pts.extend_from_slice(s.pts());
+        }
+        d.bytes.extend_from_slice(host.data());
+    }
+    Ok(d)
+}
+
+fn transforms_dtype(t: &Transforms) -> DType {
+    // The default transforms give u8; the ones used here say theirs.
+    if format!("{t:?}").contains("F32Unit") {
+        DType::F32Unit
+    } else {
+        DType::U8
+    }
+}
+
+/// Mean absolute difference in 8-bit levels.
+fn mean_abs_diff(a: &Decoded, b: &Decoded) -> f64 {
+    assert_eq!(a.bytes.len(), b.bytes.len());
+    match a.dtype {
+        DType::U8 => {
+            let sum: u64 = a
+                .bytes
+                .iter()
+                .zip(&b.bytes)
+                .map(|(x, y)| u64::from(x.abs_diff(*y)))
+                .sum();
+            sum as f64 / a.bytes.len().max(1) as f64
+        }
+        _ => {
+            let f = |v: &[u8]| -> Vec<f32> {
+                v.chunks_exact(4)
+                    .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect()
+            };
+            let (x, y) = (f(&a.bytes), f(&b.bytes));
+            let sum: f64 = x
+                .iter()
+                .zip(&y)
+                .map(|(p, q)| f64::from((p - q).abs()) * 255.0)
+                .sum();
+            sum / x.len().max(1) as f64
+        }
+    }
+}
+
+/// The same decode on every backend present: identical batch structure and timestamps, frames within 1.5
+/// levels on average.
+fn check_backends_agree(name: &str, video: &[u8], transforms: Transforms) {
+    let cpu = run(Device::Cpu, transforms.clone(), video).expect("CPU decode");
+    if !gpu_or_skip(name) {
+        return;
+    }
+    let gpu = run(Device::Cuda(0), transforms, video).expect("GPU decode");
+    assert_eq!(gpu.structure, cpu.structure, "{name}: batch structure");
+    assert_eq!(gpu.pts, cpu.pts, "{name}: timestamps");
+    let diff = mean_abs_diff(&gpu, &cpu);
+    eprintln!("{name}: GPU vs CPU mean absolute difference {diff:.3} levels");
+    assert!(diff <= 1.5, "{name}: mean absolute difference {diff}");
+}
+
+#[test]
+fn backends_agree_on_plain_frames() {
+    for name in [
+        "h264.mp4",
+        "h264_bt709.mp4",
+        "hevc_10bit.mp4",
+        "vp9.webm",
+        "h264.ts",
+    ] {
+        check_backends_agree(name, &read_fixture(name), Transforms::default());
+    }
+}
+
+#[test]
+fn backends_agree_on_crop_normalize_and_layout() {
+    let t = Transforms::default()
+        .crop(Crop::new(48, 32).position(CropPosition::Random))
+        .dtype(DType::F32Unit)
+        .normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+        .layout(Layout::Cfhw)
+        .seed(3);
+    check_backends_agree("h264.mp4 crop+f32+CFHW", &read_fixture("h264.mp4"), t);
+}
+
+#[test]
+fn videos_nvdec_cannot_decode_fall_back_to_the_cpu_or_fail_clearly() {
+    if !gpu_or_skip("fallback") {
+        return;
+    }
+    // 35x19 is below NVDEC's smallest size: decoded on the CPU, uploaded, and said so.
+    let odd = read_fixture("vp9_odd_35x19.webm");
+    let batches = decode(
+        Config::new(4, 2).device(Device::Cuda(0)),
+        std::slice::from_ref(&odd),
+    );
+    let batches: Vec<Batch> = batches.into_iter().map(Result::unwrap).collect();
+    assert!(!batches.is_empty());
+    assert!(batches
+        .iter()
+        .all(|b| b.is_on_gpu() && b.decoded_on() == DecodedOn::Cpu));
+    let cpu = decode(Config::new(4, 2), std::slice::from_ref(&odd));
+    for (g, c) in batches.iter().zip(&cpu) {
+        assert_eq!(
+            g.to_host().unwrap().data(),
+            c.as_ref().unwrap().data(),
+            "uploaded as decoded"
+        );
+    }
+    // Without fallback: that video fails with the reason, the next one decodes on NVDEC.
+    let results = decode(
+        Config::new(4, 2)
+            .device(Device::Cuda(0))
+            .cpu_fallback(false),
+        &[odd, read_fixture("h264.mp4")],
+    );
+    match &results[0] {
+        Err(Error::Video {
+            error: VideoError::NvdecUnsupported { reason },
+            ..
+        }) => assert!(reason.contains("35x19"), "{reason}"),
+        other => panic!("expected NvdecUnsupported, got {other:?}"),
+    }
+    let rest: Vec<&Batch> = results[1..].iter().map(|r| r.as_ref().unwrap()).collect();
+    assert_eq!(rest.iter().map(|b| b.valid_frames()).sum::<usize>(), 23);
+    assert!(rest.iter().all(|b| b.decoded_on() == DecodedOn::Cuda));
+    // AV1: Hopper's NVDEC has none; libavcodec then offers software formats only, and the video moves to the
+    // CPU (or, on a GPU with AV1 decoding, stays on NVDEC). Either way every frame arrives.
+    let av1 = decode(
+        Config::new(4, 2).device(Device::Cuda(0)),
+        &[read_fixture("av1.mkv")],
+    );
+    let frames: usize = av1.iter().map(|b| b.as_ref().unwrap().valid_frames()).sum();
+    let cpu_frames: usize = decode(Config::new(4, 2), &[read_fixture("av1.mkv")])
+        .iter()
+        .map(|b| b.as_ref().unwrap().valid_frames())
+        .sum();
+    assert_eq!(frames, cpu_frames);
+}
+
+#[test]
+fn dropping_a_gpu_operator_mid_video_returns() {
+    if !gpu_or_skip("drop mid video") {
+        return;
+    }
+    for _ in 0..3 {
+        let input = VideoInput::new(Config::new(4, 1).device(Device::Cuda(0))).unwrap();
+        input.feed(read_fixture("h264.mp4")).unwrap();
+        let first = input.next_batch().unwrap().unwrap();
+        assert!(first.is_on_gpu());
+        drop(input);
+        // The batch outlives its operator and still copies out.
+        assert_eq!(first.to_host().unwrap().valid_frames(), 4);
+    }
+}
+
+/// Every file of the shared corpus that NVDEC decodes: same structure and timestamps, frames within 1.5
+/// levels of the CPU backend.
+#[test]
+fn shared_corpus_gpu_matches_cpu() {
+    let Some(dir) = shared_videos() else {
+        eprintln!("SKIPPED shared corpus: ../shared/videos is not there");
+        return;
+    };
+    if !gpu_or_skip("shared corpus") {
+        return;
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("MANIFEST.json")).unwrap()).unwrap();
+    for entry in manifest.as_array().unwrap() {
+        let file = entry["file"].as_str().unwrap();
+        if file.contains("corrupted") || file.contains("long_") {
+            continue; // corrupt on purpose / 9000 frames: covered by the CPU conformance tests
+        }
+        let video = std::fs::read(dir.join(file)).unwrap();
+        match run(Device::Cuda(0), Transforms::default(), &video) {
+            Ok(gpu) if gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda) => {
+                let cpu = run(Device::Cpu, Transforms::default(), &video).unwrap();
+                assert_eq!(gpu.structure, cpu.structure, "{file}: batch structure");
+                assert_eq!(gpu.pts, cpu.pts, "{file}: timestamps");
+                let diff = mean_abs_diff(&gpu, &cpu);
+                eprintln!("{file}: GPU vs CPU mean absolute difference {diff:.3}");
+                assert!(diff <= 1.5, "{file}: {diff}");
+            }
+            Ok(_) => eprintln!("{file}: NVDEC does not decode it (CPU fallback)"),
+            Err(e) => panic!("{file}: {e}"),
+        }
+    }
+    let _ = fixture("h264.mp4");
+}
