@@ -35,17 +35,7 @@ impl BufferPool {
     /// write a few bytes past the last row it converts.
     pub(crate) fn acquire(&self, len: usize) -> PooledBuffer {
         let words = (len + SLACK).div_ceil(4);
-        let recycled = {
-            let mut free = self.0.free.lock();
-            // The smallest idle buffer that is large enough.
-            let best = free
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.capacity() >= words)
-                .min_by_key(|(_, b)| b.capacity())
-                .map(|(i, _)| i);
-            best.map(|i| free.swap_remove(i))
-        };
+        let recycled = take_best_fit(&mut self.0.free.lock(), words, Vec::capacity);
         let data = match recycled {
             Some(mut data) => {
                 // Within capacity: truncating or growing never reallocates.
@@ -68,6 +58,21 @@ impl BufferPool {
     pub(crate) fn allocations(&self) -> u64 {
         self.0.allocations.load(Ordering::Relaxed)
     }
+}
+
+/// Takes the smallest idle buffer whose `size` is at least `len`, if any (host and device pools).
+pub(crate) fn take_best_fit<T>(
+    free: &mut Vec<T>,
+    len: usize,
+    size: impl Fn(&T) -> usize,
+) -> Option<T> {
+    let best = free
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| size(b) >= len)
+        .min_by_key(|(_, b)| size(b))
+        .map(|(i, _)| i);
+    best.map(|i| free.swap_remove(i))
 }
 
 /// A buffer from a [`BufferPool`]; it goes back to the pool when dropped.

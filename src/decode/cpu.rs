@@ -1,6 +1,6 @@
 //! The CPU backend: libavcodec's software decoders with frame and slice threading, and swscale for RGB.
 
-use super::{Decoder, FrameInfo, FrameSink, FrameSource, Stop};
+use super::{Clock, Decoder, FrameInfo, FrameSink, FrameSource, Stop};
 use crate::config::Threading;
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};
@@ -58,11 +58,7 @@ pub(crate) struct CpuDecoder {
     scaler: Scaler,
     resizer: Scaler,
     resized: Option<Frame>,
-    /// Seconds per timestamp unit.
-    time_base: f64,
-    /// Nominal frame duration, for frames without a timestamp.
-    frame_duration: f64,
-    last_pts: Option<f64>,
+    clock: Clock,
 }
 
 impl CpuDecoder {
@@ -87,20 +83,13 @@ impl CpuDecoder {
                     }
                 })?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened decoder");
-        let (num, den) = stream.time_base;
         Ok(Self {
             codec,
             frame: Frame::new()?,
             scaler: Scaler::new(),
             resizer: Scaler::new(),
             resized: None,
-            time_base: if den > 0 {
-                f64::from(num) / f64::from(den)
-            } else {
-                0.0
-            },
-            frame_duration: stream.fps().filter(|f| *f > 0.0).map_or(0.0, |f| 1.0 / f),
-            last_pts: None,
+            clock: Clock::new(stream),
         })
     }
 
@@ -114,17 +103,7 @@ impl CpuDecoder {
                 Ok(Received::Frame) => {
                     errors = 0;
                     frames += 1;
-                    let pts = match self.frame.timestamp() {
-                        Some(ts) => ts as f64 * self.time_base,
-                        None => {
-                            let step = self
-                                .frame
-                                .duration()
-                                .map_or(self.frame_duration, |d| d as f64 * self.time_base);
-                            self.last_pts.map_or(0.0, |p| p + step)
-                        }
-                    };
-                    self.last_pts = Some(pts);
+                    let pts = self.clock.pts(&self.frame);
                     let info = FrameInfo {
                         width: self.frame.width() as usize,
                         height: self.frame.height() as usize,

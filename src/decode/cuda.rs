@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DriverError};
 use parking_lot::Mutex;
 
-use super::{Decoder, FrameInfo, FrameSink, FrameSource, Stop};
+use super::{Clock, Decoder, FrameInfo, FrameSink, FrameSource, Stop};
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::{CodecContext, Received};
@@ -105,16 +105,7 @@ impl DevicePool {
     }
 
     fn acquire(&self, len: usize) -> Result<DeviceBuffer, VideoError> {
-        let recycled = {
-            let mut free = self.0.free.lock();
-            let best = free
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.len() >= len)
-                .min_by_key(|(_, b)| b.len())
-                .map(|(i, _)| i);
-            best.map(|i| free.swap_remove(i))
-        };
+        let recycled = crate::pool::take_best_fit(&mut self.0.free.lock(), len, CudaSlice::len);
         let slice = match recycled {
             Some(s) => s,
             None => self
@@ -275,13 +266,12 @@ pub(crate) fn nvdec_support(stream: &StreamInfo) -> Result<(), String> {
     Ok(())
 }
 
-/// An NVDEC frame, converted by the kernel.
-struct CudaFrame<'a> {
-    frame: &'a Frame,
+/// An NVDEC frame (its planes in GPU memory), converted by the kernel.
+struct CudaFrame {
     source: Source,
 }
 
-impl FrameSource for CudaFrame<'_> {
+impl FrameSource for CudaFrame {
     fn write_rgb(&mut self, _dst: &mut [u8]) -> Result<(), AvError> {
         unreachable!("GPU frames are written by the kernel (SeqOut::Device)")
     }
@@ -305,7 +295,6 @@ impl FrameSource for CudaFrame<'_> {
     }
 
     fn cuda_source(&self) -> Option<Source> {
-        let _ = self.frame;
         Some(self.source)
     }
 }
@@ -314,9 +303,7 @@ impl FrameSource for CudaFrame<'_> {
 pub(crate) struct CudaDecoder {
     codec: CodecContext,
     frame: Frame,
-    time_base: f64,
-    frame_duration: f64,
-    last_pts: Option<f64>,
+    clock: Clock,
     /// Keeps the context, stream and libavcodec device alive as long as the decoder and its frames.
     _gpu: Arc<GpuRuntime>,
 }
@@ -327,17 +314,10 @@ impl CudaDecoder {
         let stream = demuxer.stream();
         let codec = CodecContext::open_cuda_decoder(demuxer.format(), stream.index, &gpu.hw)?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened NVDEC decoder");
-        let (num, den) = stream.time_base;
         Ok(Self {
             codec,
             frame: Frame::new()?,
-            time_base: if den > 0 {
-                f64::from(num) / f64::from(den)
-            } else {
-                0.0
-            },
-            frame_duration: stream.fps().filter(|f| *f > 0.0).map_or(0.0, |f| 1.0 / f),
-            last_pts: None,
+            clock: Clock::new(stream),
             _gpu: gpu.clone(),
         })
     }
@@ -368,11 +348,7 @@ impl CudaDecoder {
                             )))
                         }
                     };
-                    let pts = match self.frame.timestamp() {
-                        Some(ts) => ts as f64 * self.time_base,
-                        None => self.last_pts.map_or(0.0, |p| p + self.frame_duration),
-                    };
-                    self.last_pts = Some(pts);
+                    let pts = self.clock.pts(&self.frame);
                     let (width, height) =
                         (self.frame.width() as usize, self.frame.height() as usize);
                     let source = Source {
@@ -389,13 +365,7 @@ impl CudaDecoder {
                                 == ffmpeg_sys_next::AVColorRange::AVCOL_RANGE_JPEG as i32,
                         },
                     };
-                    sink(
-                        FrameInfo { width, height, pts },
-                        &mut CudaFrame {
-                            frame: &self.frame,
-                            source,
-                        },
-                    )?;
+                    sink(FrameInfo { width, height, pts }, &mut CudaFrame { source })?;
                 }
                 Ok(Received::Again | Received::Eof) => return Ok(None),
                 Err(e) => return Ok(Some(e)),

@@ -25,6 +25,46 @@ impl From<VideoError> for Stop {
     }
 }
 
+/// Presentation times of a stream's frames in seconds; frames without a timestamp follow the previous one by
+/// their duration (or the stream's nominal frame interval).
+pub(crate) struct Clock {
+    /// Seconds per timestamp unit.
+    time_base: f64,
+    /// Nominal frame duration.
+    frame_duration: f64,
+    last: Option<f64>,
+}
+
+impl Clock {
+    pub(crate) fn new(stream: &crate::info::StreamInfo) -> Self {
+        let (num, den) = stream.time_base;
+        Self {
+            time_base: if den > 0 {
+                f64::from(num) / f64::from(den)
+            } else {
+                0.0
+            },
+            frame_duration: stream.fps().filter(|f| *f > 0.0).map_or(0.0, |f| 1.0 / f),
+            last: None,
+        }
+    }
+
+    /// The time of the frame just decoded.
+    pub(crate) fn pts(&mut self, frame: &crate::ffi::frame::Frame) -> f64 {
+        let pts = match frame.timestamp() {
+            Some(ts) => ts as f64 * self.time_base,
+            None => {
+                let step = frame
+                    .duration()
+                    .map_or(self.frame_duration, |d| d as f64 * self.time_base);
+                self.last.map_or(0.0, |p| p + step)
+            }
+        };
+        self.last = Some(pts);
+        pts
+    }
+}
+
 /// Why decoding of a video stops early.
 #[derive(Debug)]
 pub(crate) enum Stop {
