@@ -1,17 +1,13 @@
 //! The CPU backend: libavcodec's software decoders with frame and slice threading, and swscale for RGB.
 
-use super::{Clock, Decoder, FrameInfo, FrameSink, FrameSource, Stop};
+use super::{Decoder, FrameSink, FrameSource, Receiver, Stop};
 use crate::config::Threading;
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};
-use crate::ffi::codec::{CodecContext, Received};
+use crate::ffi::codec::CodecContext;
 use crate::ffi::frame::Frame;
 use crate::ffi::packet::Packet;
 use crate::ffi::scale::{Filter, RgbRegion, Scaler};
-use crate::ffi::{av_error, AVERROR_EAGAIN};
-
-/// Consecutive errors from `receive_frame` after which draining gives up (a decoder that keeps failing).
-const MAX_CONSECUTIVE_RECEIVE_ERRORS: usize = 64;
 
 /// A frame decoded on the CPU, converted by swscale.
 struct CpuFrame<'a> {
@@ -53,12 +49,10 @@ impl FrameSource for CpuFrame<'_> {
 
 /// libavcodec decoding on the CPU.
 pub(crate) struct CpuDecoder {
-    codec: CodecContext,
-    frame: Frame,
+    receiver: Receiver,
     scaler: Scaler,
     resizer: Scaler,
     resized: Option<Frame>,
-    clock: Clock,
 }
 
 impl CpuDecoder {
@@ -84,51 +78,11 @@ impl CpuDecoder {
                 })?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened decoder");
         Ok(Self {
-            codec,
-            frame: Frame::new()?,
+            receiver: Receiver::new(codec, stream)?,
             scaler: Scaler::new(),
             resizer: Scaler::new(),
             resized: None,
-            clock: Clock::new(stream),
         })
-    }
-
-    /// Receives every frame the decoder has ready. Returns the first receive error, if any.
-    fn drain(&mut self, sink: &mut FrameSink<'_>) -> Result<(usize, Option<AvError>), Stop> {
-        let mut first_error = None;
-        let mut errors = 0;
-        let mut frames = 0;
-        loop {
-            match self.codec.receive_frame(&mut self.frame) {
-                Ok(Received::Frame) => {
-                    errors = 0;
-                    frames += 1;
-                    let pts = self.clock.pts(&self.frame);
-                    let info = FrameInfo {
-                        width: self.frame.width() as usize,
-                        height: self.frame.height() as usize,
-                        pts,
-                    };
-                    sink(
-                        info,
-                        &mut CpuFrame {
-                            frame: &self.frame,
-                            scaler: &mut self.scaler,
-                            resizer: &mut self.resizer,
-                            resized: &mut self.resized,
-                        },
-                    )?;
-                }
-                Ok(Received::Again | Received::Eof) => return Ok((frames, first_error)),
-                Err(e) => {
-                    errors += 1;
-                    first_error.get_or_insert(e);
-                    if errors >= MAX_CONSECUTIVE_RECEIVE_ERRORS {
-                        return Ok((frames, first_error));
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -138,31 +92,17 @@ impl Decoder for CpuDecoder {
         packet: Option<&Packet>,
         sink: &mut FrameSink<'_>,
     ) -> Result<Option<AvError>, Stop> {
-        let mut rejected = None;
-        loop {
-            match self.codec.send_packet(packet) {
-                Ok(true) => break,
-                // The decoder is full: take its frames out, then send the same packet again.
-                Ok(false) => {
-                    let (frames, err) = self.drain(sink)?;
-                    if let Some(e) = err {
-                        rejected.get_or_insert(e);
-                    }
-                    if frames == 0 {
-                        // EAGAIN on send promises a frame to receive; a decoder that breaks the promise would
-                        // spin here forever.
-                        rejected
-                            .get_or_insert_with(|| av_error(AVERROR_EAGAIN, "avcodec_send_packet"));
-                        break;
-                    }
-                }
-                Err(e) => {
-                    rejected.get_or_insert(e);
-                    break;
-                }
-            }
-        }
-        let (_, err) = self.drain(sink)?;
-        Ok(rejected.or(err))
+        let (scaler, resizer, resized) = (&mut self.scaler, &mut self.resizer, &mut self.resized);
+        self.receiver.decode(packet, &mut |frame, info| {
+            sink(
+                info,
+                &mut CpuFrame {
+                    frame,
+                    scaler,
+                    resizer,
+                    resized,
+                },
+            )
+        })
     }
 }

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DriverError};
 use parking_lot::Mutex;
 
-use super::{Clock, Decoder, FrameInfo, FrameSink, FrameSource, Stop};
+use super::{Decoder, FrameSink, FrameSource, Receiver, Stop};
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};
-use crate::ffi::codec::{CodecContext, Received};
+use crate::ffi::codec::CodecContext;
 use crate::ffi::cuda::hw::{HwDevice, SurfaceError};
 use crate::ffi::cuda::{kernel, probe};
 use crate::ffi::frame::Frame;
@@ -301,9 +301,7 @@ impl FrameSource for CudaFrame {
 
 /// libavcodec decoding on NVDEC.
 pub(crate) struct CudaDecoder {
-    codec: CodecContext,
-    frame: Frame,
-    clock: Clock,
+    receiver: Receiver,
     /// Keeps the context, stream and libavcodec device alive as long as the decoder and its frames.
     _gpu: Arc<GpuRuntime>,
 }
@@ -315,15 +313,13 @@ impl CudaDecoder {
         let codec = CodecContext::open_cuda_decoder(demuxer.format(), stream.index, &gpu.hw)?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened NVDEC decoder");
         Ok(Self {
-            codec,
-            frame: Frame::new()?,
-            clock: Clock::new(stream),
+            receiver: Receiver::new(codec, stream)?,
             _gpu: gpu.clone(),
         })
     }
 
     fn check_hardware(&self) -> Result<(), Stop> {
-        match self.codec.hardware() {
+        match self.receiver.codec.hardware() {
             Some(false) => Err(Stop::Fallback(
                 "libavcodec's NVDEC hwaccel refused the stream (codec profile or size this GPU does not decode)"
                     .to_owned(),
@@ -331,47 +327,36 @@ impl CudaDecoder {
             _ => Ok(()),
         }
     }
+}
 
-    fn drain(&mut self, sink: &mut FrameSink<'_>) -> Result<Option<AvError>, Stop> {
-        loop {
-            self.check_hardware()?;
-            match self.codec.receive_frame(&mut self.frame) {
-                Ok(Received::Frame) => {
-                    let surface = match self.frame.cuda_surface() {
-                        Ok(s) => s,
-                        Err(SurfaceError::NotCuda) => {
-                            return Err(Stop::Fallback("NVDEC gave a software frame".to_owned()))
-                        }
-                        Err(SurfaceError::Format(f)) => {
-                            return Err(Stop::Fallback(format!(
-                                "NVDEC decodes this stream to {f}, which framefeed's kernel does not read"
-                            )))
-                        }
-                    };
-                    let pts = self.clock.pts(&self.frame);
-                    let (width, height) =
-                        (self.frame.width() as usize, self.frame.height() as usize);
-                    let source = Source {
-                        luma: surface.luma,
-                        chroma: surface.chroma,
-                        luma_pitch: surface.luma_pitch,
-                        chroma_pitch: surface.chroma_pitch,
-                        width,
-                        height,
-                        high_depth: surface.high_depth,
-                        colour: Colour {
-                            colorspace: self.frame.colorspace(),
-                            full_range: self.frame.color_range()
-                                == ffmpeg_sys_next::AVColorRange::AVCOL_RANGE_JPEG as i32,
-                        },
-                    };
-                    sink(FrameInfo { width, height, pts }, &mut CudaFrame { source })?;
-                }
-                Ok(Received::Again | Received::Eof) => return Ok(None),
-                Err(e) => return Ok(Some(e)),
-            }
+/// The kernel's view of an NVDEC frame; software frames (libavcodec fell back) and layouts the kernel does not
+/// read move the video to the CPU.
+fn cuda_source(frame: &Frame, width: usize, height: usize) -> Result<Source, Stop> {
+    let surface = match frame.cuda_surface() {
+        Ok(s) => s,
+        Err(SurfaceError::NotCuda) => {
+            return Err(Stop::Fallback("NVDEC gave a software frame".to_owned()))
         }
-    }
+        Err(SurfaceError::Format(f)) => {
+            return Err(Stop::Fallback(format!(
+                "NVDEC decodes this stream to {f}, which framefeed's kernel does not read"
+            )))
+        }
+    };
+    Ok(Source {
+        luma: surface.luma,
+        chroma: surface.chroma,
+        luma_pitch: surface.luma_pitch,
+        chroma_pitch: surface.chroma_pitch,
+        width,
+        height,
+        high_depth: surface.high_depth,
+        colour: Colour {
+            colorspace: frame.colorspace(),
+            full_range: frame.color_range()
+                == ffmpeg_sys_next::AVColorRange::AVCOL_RANGE_JPEG as i32,
+        },
+    })
 }
 
 impl Decoder for CudaDecoder {
@@ -380,25 +365,13 @@ impl Decoder for CudaDecoder {
         packet: Option<&Packet>,
         sink: &mut FrameSink<'_>,
     ) -> Result<Option<AvError>, Stop> {
-        let mut rejected = None;
-        loop {
-            match self.codec.send_packet(packet) {
-                Ok(true) => break,
-                Ok(false) => {
-                    if let Some(e) = self.drain(sink)? {
-                        rejected.get_or_insert(e);
-                        break;
-                    }
-                }
-                Err(e) => {
-                    self.check_hardware()?;
-                    rejected.get_or_insert(e);
-                    break;
-                }
-            }
-        }
-        let err = self.drain(sink)?;
-        Ok(rejected.or(err))
+        let result = self.receiver.decode(packet, &mut |frame, info| {
+            let source = cuda_source(frame, info.width, info.height)?;
+            sink(info, &mut CudaFrame { source })
+        })?;
+        // A hwaccel that failed to start shows as a send error with no frame: say why, so the video moves.
+        self.check_hardware()?;
+        Ok(result)
     }
 }
 

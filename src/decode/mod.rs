@@ -7,8 +7,11 @@ pub(crate) mod cpu;
 pub(crate) mod cuda;
 
 use crate::error::{AvError, VideoError};
+use crate::ffi::codec::{CodecContext, Received};
+use crate::ffi::frame::Frame;
 use crate::ffi::packet::Packet;
 use crate::ffi::scale::{Filter, RgbRegion};
+use crate::ffi::{av_error, AVERROR_EAGAIN};
 
 /// A decoded frame's size and presentation time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,6 +25,97 @@ pub(crate) struct FrameInfo {
 impl From<VideoError> for Stop {
     fn from(e: VideoError) -> Self {
         Stop::Video(e)
+    }
+}
+
+/// Consecutive errors from `receive_frame` after which draining gives up (a decoder that keeps failing).
+const MAX_CONSECUTIVE_RECEIVE_ERRORS: usize = 64;
+
+/// The send-packet / receive-frame loop every libavcodec backend runs: an open decoder, the frame it decodes
+/// into, and the stream's clock. Each backend says what to do with a decoded frame.
+pub(crate) struct Receiver {
+    pub(crate) codec: CodecContext,
+    frame: Frame,
+    clock: Clock,
+}
+
+impl Receiver {
+    pub(crate) fn new(
+        codec: CodecContext,
+        stream: &crate::info::StreamInfo,
+    ) -> Result<Self, AvError> {
+        Ok(Self {
+            codec,
+            frame: Frame::new()?,
+            clock: Clock::new(stream),
+        })
+    }
+
+    /// Sends `packet` (`None`: drain) and hands every frame completed to `on_frame`, with its size and time.
+    /// `Ok(Some(e))`: the decoder rejected data (corrupt input); decoding can go on with the next packet.
+    pub(crate) fn decode(
+        &mut self,
+        packet: Option<&Packet>,
+        on_frame: &mut dyn FnMut(&Frame, FrameInfo) -> Result<(), Stop>,
+    ) -> Result<Option<AvError>, Stop> {
+        let mut rejected = None;
+        loop {
+            match self.codec.send_packet(packet) {
+                Ok(true) => break,
+                // The decoder is full: take its frames out, then send the same packet again.
+                Ok(false) => {
+                    let (frames, err) = self.drain(on_frame)?;
+                    if let Some(e) = err {
+                        rejected.get_or_insert(e);
+                    }
+                    if frames == 0 {
+                        // EAGAIN on send promises a frame to receive; a decoder that breaks the promise would
+                        // spin here forever.
+                        rejected
+                            .get_or_insert_with(|| av_error(AVERROR_EAGAIN, "avcodec_send_packet"));
+                        break;
+                    }
+                }
+                Err(e) => {
+                    rejected.get_or_insert(e);
+                    break;
+                }
+            }
+        }
+        let (_, err) = self.drain(on_frame)?;
+        Ok(rejected.or(err))
+    }
+
+    /// Receives every frame the decoder has ready. Returns how many, and the first receive error, if any.
+    fn drain(
+        &mut self,
+        on_frame: &mut dyn FnMut(&Frame, FrameInfo) -> Result<(), Stop>,
+    ) -> Result<(usize, Option<AvError>), Stop> {
+        let mut first_error = None;
+        let mut errors = 0;
+        let mut frames = 0;
+        loop {
+            match self.codec.receive_frame(&mut self.frame) {
+                Ok(Received::Frame) => {
+                    errors = 0;
+                    frames += 1;
+                    let info = FrameInfo {
+                        width: self.frame.width() as usize,
+                        height: self.frame.height() as usize,
+                        pts: self.clock.pts(&self.frame),
+                    };
+                    on_frame(&self.frame, info)?;
+                }
+                Ok(Received::Again | Received::Eof) => return Ok((frames, first_error)),
+                Err(e) => {
+                    errors += 1;
+                    first_error.get_or_insert(e);
+                    if errors >= MAX_CONSECUTIVE_RECEIVE_ERRORS {
+                        return Ok((frames, first_error));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -50,7 +144,7 @@ impl Clock {
     }
 
     /// The time of the frame just decoded.
-    pub(crate) fn pts(&mut self, frame: &crate::ffi::frame::Frame) -> f64 {
+    pub(crate) fn pts(&mut self, frame: &Frame) -> f64 {
         let pts = match frame.timestamp() {
             Some(ts) => ts as f64 * self.time_base,
             None => {
