@@ -38,8 +38,8 @@ struct ConvertParams {
     int frames;         // frames of the sequence's output (its F)
     int frame_index;    // which of them this is
     int chroma_cubic;   // unresized frames: 0 repeats each chroma sample over 2x2 pixels (swscale's 8-bit
-                        // fast path); 1 repeats it horizontally and interpolates it vertically (swscale's
-                        // scaled path, which the CPU backend takes for deeper samples)
+                        // fast path); 1 interpolates it as swscale's scaled path does (the CPU backend's path
+                        // for deeper samples and odd sizes)
     float matrix[9];    // RGB = matrix * (YUV levels - offset), rows R, G, B; in 8-bit level units
     float offset[3];
     float fill[3];      // output values outside the frame (output units)
@@ -118,18 +118,52 @@ FF_DEVICE float ff_resample(const ConvertParams* p, ff_u64 base, int pitch, int 
     return total != 0.0f ? sum / total : 0.0f;
 }
 
-// Chroma component `comp` of chroma column `cx`, interpolated vertically at `ky` (in chroma rows) with the
-// cubic filter: swscale's scaled path for 4:2:0 to packed RGB (chroma repeated horizontally, interpolated
-// vertically, sited between the two luma rows).
-FF_DEVICE float ff_chroma_vertical(const ConvertParams* p, int cx, int ch, int comp, float ky) {
-    int y0 = (int)ff_floor(ky) - 1;
-    float sum = 0.0f, total = 0.0f;
-    for (int y = y0; y <= y0 + 3; ++y) {
-        float w = ff_weight(2, (float)y - ky);
-        sum += w * ff_sample(p, p->chroma, p->chroma_pitch, cx, ff_clampi(y, 0, ch - 1), 2, comp);
-        total += w;
+// swscale's fixed-point step (16.16) of a bicubic scaler from `src` to `dst` samples, as source samples per
+// output sample.
+FF_DEVICE float ff_sws_step(int src, int dst) {
+    long long inc = (((long long)src << 16) + (dst >> 1)) / dst;
+    return (float)inc * (1.0f / 65536.0f);
+}
+
+// swscale's bicubic taps (B = 0, C = 0.6) for output sample `o` of an axis scaled from `n` samples by `step`
+// (both sample grids centred): the first tap's index (unclamped) and the weights of `taps` samples, summing to 1.
+FF_DEVICE int ff_sws_taps(int o, int n, float step, float* weights, int* taps) {
+    float pos = ((float)o + 0.5f) * step - 0.5f;
+    // swscale's window: 5 taps (fewer on tiny planes) from trunc(pos - (size - 2) / 2), rounding toward zero.
+    int size = n - 2 < 5 ? n - 2 : 5;
+    if (size < 1) size = 1;
+    float first = pos - (float)(size - 2) * 0.5f;
+    int start = (int)first;
+    float total = 0.0f;
+    for (int j = 0; j < size; ++j) {
+        weights[j] = ff_weight(2, (float)(start + j) - pos);
+        total += weights[j];
     }
-    return sum / total;
+    for (int j = 0; j < size; ++j) weights[j] = total != 0.0f ? weights[j] / total : (j == 0 ? 1.0f : 0.0f);
+    *taps = size;
+    return start;
+}
+
+// Chroma component `comp` at pixel (x, y) of an unresized frame as swscale's scaled path for 4:2:0 to packed
+// RGB (the CPU backend's path for deeper samples and odd sizes) computes it: vertically, the chroma rows are
+// upscaled to the frame's height with its bicubic filter; horizontally, each chroma sample serves two pixels,
+// except for an odd width, where swscale interpolates chroma to the full width with the same filter.
+FF_DEVICE float ff_chroma_scaled(const ConvertParams* p, int x, int y, int cw, int ch, int comp) {
+    float wy[5], wx[5];
+    int ny, nx = 1;
+    int y0 = ff_sws_taps(y, ch, ff_sws_step(ch, p->src_h), wy, &ny);
+    int x0 = x / 2;
+    wx[0] = 1.0f;
+    if (p->src_w % 2 == 1) x0 = ff_sws_taps(x, cw, ff_sws_step(cw, p->src_w), wx, &nx);
+    float sum = 0.0f;
+    for (int j = 0; j < ny; ++j) {
+        int yy = ff_clampi(y0 + j, 0, ch - 1);
+        float row = 0.0f;
+        for (int i = 0; i < nx; ++i)
+            row += wx[i] * ff_sample(p, p->chroma, p->chroma_pitch, ff_clampi(x0 + i, 0, cw - 1), yy, 2, comp);
+        sum += wy[j] * row;
+    }
+    return sum;
 }
 
 // f32 to IEEE half bits, rounding to nearest even (no intrinsics, so that host and device agree).
@@ -190,9 +224,8 @@ FF_DEVICE void ff_convert_pixel(const ConvertParams* p, int ox, int oy) {
     if (!p->resized) {
         y = ff_sample(p, p->luma, p->luma_pitch, rx, ry, 1, 0);
         if (p->chroma_cubic) {
-            float ky = (float)ry * 0.5f - 0.25f;
-            u = ff_chroma_vertical(p, rx / 2, ch, 0, ky);
-            v = ff_chroma_vertical(p, rx / 2, ch, 1, ky);
+            u = ff_chroma_scaled(p, rx, ry, cw, ch, 0);
+            v = ff_chroma_scaled(p, rx, ry, cw, ch, 1);
         } else {
             u = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, 2, 0);
             v = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, 2, 1);

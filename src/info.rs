@@ -78,6 +78,31 @@ impl StreamInfo {
     pub fn fps(&self) -> Option<f64> {
         self.frame_rate.map(|(n, d)| f64::from(n) / f64::from(d))
     }
+
+    /// A video stream of `codec` in `pixel_format` at `width` x `height`, the rest unknown (unit tests).
+    #[cfg(all(test, feature = "cuda"))]
+    pub(crate) fn video(codec: &str, pixel_format: &str, width: u32, height: u32) -> Self {
+        Self {
+            index: 0,
+            kind: MediaKind::Video,
+            codec: codec.into(),
+            profile: None,
+            width,
+            height,
+            pixel_format: Some(pixel_format.into()),
+            color_space: None,
+            color_range: None,
+            color_primaries: None,
+            color_transfer: None,
+            frame_rate: None,
+            time_base: (1, 25),
+            duration: None,
+            frames: None,
+            bit_rate: None,
+            default: true,
+            attached_picture: false,
+        }
+    }
 }
 
 /// A container and its streams.

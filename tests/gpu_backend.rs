@@ -178,6 +178,10 @@ fn check_backends_agree(name: &str, video: &[u8], transforms: Transforms) {
         return;
     }
     let gpu = run(Device::Cuda(0), transforms, video).expect("GPU decode");
+    assert!(
+        gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda),
+        "{name}: decoded on NVDEC, not by the CPU fallback"
+    );
     assert_eq!(gpu.structure, cpu.structure, "{name}: batch structure");
     assert_eq!(gpu.pts, cpu.pts, "{name}: timestamps");
     let diff = mean_abs_diff(&gpu, &cpu);
@@ -187,12 +191,16 @@ fn check_backends_agree(name: &str, video: &[u8], transforms: Transforms) {
 
 #[test]
 fn backends_agree_on_plain_frames() {
+    // Sizes NVDEC takes for each codec (HEVC from 144x144, VP9 from 128x128), odd ones included.
     for name in [
         "h264.mp4",
         "h264_bt709.mp4",
-        "hevc_10bit.mp4",
-        "vp9.webm",
         "h264.ts",
+        "h264_100x60.mp4",
+        "hevc_10bit_146x144.mp4",
+        "vp9_odd_129x129.webm",
+        "vp8.webm",
+        "mpeg4.avi",
     ] {
         check_backends_agree(name, &read_fixture(name), Transforms::default());
     }

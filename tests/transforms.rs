@@ -76,6 +76,9 @@ fn fused_crop_equals_cropping_the_full_frame_at_every_anchor_parity() {
         "h264.mp4",
         "hevc_10bit.mp4",
         "vp9_odd_35x19.webm",
+        "vp9_odd_35x20.webm",
+        "vp9_10bit_35x20.webm",
+        "h264_100x60.mp4",
         "mpeg4.avi",
         "h264_bt709.mp4",
     ] {

@@ -234,11 +234,13 @@ impl Drop for DeviceBuffer {
 /// [`CudaDecoder`] reports as [`Stop::Fallback`].
 pub(crate) fn nvdec_support(stream: &StreamInfo) -> Result<(), String> {
     let codec = stream.codec.as_str();
-    // Largest coded sizes NVDEC takes, per codec family; smallest is 48x16 for all.
-    let max = match codec {
-        "h264" | "mpeg1video" | "mpeg2video" | "mpeg4" | "vc1" | "wmv3" => 4096,
-        "hevc" | "vp9" | "av1" => 8192,
-        "vp8" => 4096,
+    // NVDEC's smallest and largest sizes per codec (NVIDIA Video Codec SDK, NVDEC application note, Ampere
+    // and Hopper); libavcodec checks the same limits with cuvidGetDecoderCaps when it opens the hwaccel.
+    let ((min_w, min_h), max) = match codec {
+        "h264" | "vp8" => ((48, 16), 4096),
+        "mpeg1video" | "mpeg2video" | "mpeg4" | "vc1" | "wmv3" => ((48, 16), 4080),
+        "hevc" => ((144, 144), 8192),
+        "vp9" | "av1" => ((128, 128), 8192),
         other => return Err(format!("NVDEC does not decode {other}")),
     };
     let fmt = stream.pixel_format.as_deref().unwrap_or("yuv420p");
@@ -258,9 +260,9 @@ pub(crate) fn nvdec_support(stream: &StreamInfo) -> Result<(), String> {
         ));
     }
     let (w, h) = (stream.width, stream.height);
-    if w < 48 || h < 16 || w > max || h > max {
+    if w < min_w || h < min_h || w > max || h > max {
         return Err(format!(
-            "{w}x{h} is outside NVDEC's sizes for {codec} (48x16 to {max}x{max})"
+            "{w}x{h} is outside NVDEC's sizes for {codec} ({min_w}x{min_h} to {max}x{max})"
         ));
     }
     Ok(())
@@ -385,29 +387,9 @@ pub(crate) fn runtime(ordinal: usize, max_free: usize) -> Result<Arc<GpuRuntime>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::info::MediaKind;
 
     fn stream(codec: &str, fmt: &str, w: u32, h: u32) -> StreamInfo {
-        StreamInfo {
-            index: 0,
-            kind: MediaKind::Video,
-            codec: codec.into(),
-            profile: None,
-            width: w,
-            height: h,
-            pixel_format: Some(fmt.into()),
-            color_space: None,
-            color_range: None,
-            color_primaries: None,
-            color_transfer: None,
-            frame_rate: None,
-            time_base: (1, 25),
-            duration: None,
-            frames: None,
-            bit_rate: None,
-            default: true,
-            attached_picture: false,
-        }
+        StreamInfo::video(codec, fmt, w, h)
     }
 
     #[test]
@@ -417,7 +399,9 @@ mod tests {
             stream("h264", "yuvj420p", 3840, 2160),
             stream("hevc", "yuv420p10le", 7680, 4320),
             stream("vp9", "yuv420p", 1280, 720),
+            stream("vp9", "yuv420p", 321, 241),
             stream("vp8", "yuv420p", 640, 480),
+            stream("h264", "yuv420p", 48, 16),
             stream("mpeg4", "yuv420p", 320, 240),
         ] {
             assert_eq!(
@@ -441,6 +425,12 @@ mod tests {
                 "outside NVDEC's sizes",
             ),
             (stream("vp9", "yuv420p", 35, 19), "outside NVDEC's sizes"),
+            (
+                stream("hevc", "yuv420p", 96, 64),
+                "outside NVDEC's sizes for hevc (144x144",
+            ),
+            (stream("av1", "yuv420p", 96, 64), "(128x128 to 8192x8192)"),
+            (stream("mpeg2video", "yuv420p", 4096, 2160), "4080x4080"),
         ] {
             let err = nvdec_support(&bad).unwrap_err();
             assert!(err.contains(why), "{err}");

@@ -92,6 +92,31 @@ impl Frame {
         self.raw().color_range as i32
     }
 
+    /// Copies row `from` of the luma plane of a planar 8-bit picture allocated by [`Frame::yuv420p_like`] over
+    /// row `to`. Panics if either row is outside the picture.
+    pub(crate) fn copy_luma_row(&mut self, from: u32, to: u32) {
+        let (width, height) = (self.width() as usize, self.height());
+        assert!(from < height && to < height, "row outside the picture");
+        assert_eq!(
+            self.format(),
+            sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32,
+            "a planar 8-bit picture"
+        );
+        let raw = self.0.as_ptr();
+        // SAFETY: the frame owns a YUV420P picture of `height` rows of at least `width` bytes in plane 0, each
+        // `linesize[0]` bytes apart (av_frame_get_buffer); both rows are inside it, and distinct rows of a
+        // positive linesize do not overlap (equal rows: a copy onto itself, which `ptr::copy` allows).
+        unsafe {
+            let stride = (*raw).linesize[0] as isize;
+            let base = (*raw).data[0];
+            std::ptr::copy(
+                base.offset(from as isize * stride),
+                base.offset(to as isize * stride),
+                width,
+            );
+        }
+    }
+
     pub(crate) fn unref(&mut self) {
         // SAFETY: unref on a valid frame is always allowed, also when empty.
         unsafe { sys::av_frame_unref(self.0.as_ptr()) }

@@ -58,6 +58,9 @@ pub(crate) struct RgbRegion {
 pub(crate) struct Scaler {
     ctx: Option<NonNull<sys::SwsContext>>,
     key: Option<Key>,
+    /// Rows of a padded stride, for frames whose width swscale's SIMD converters cannot finish in place
+    /// (see [`padded_row`]).
+    scratch: Vec<u8>,
 }
 
 // SAFETY: the context is owned by this value alone and used through `&mut self`.
@@ -82,6 +85,7 @@ impl Scaler {
         Self {
             ctx: None,
             key: None,
+            scratch: Vec::new(),
         }
     }
 
@@ -96,17 +100,41 @@ impl Scaler {
         dst: &mut [u8],
     ) -> Result<(), AvError> {
         let (width, height) = (frame.width(), frame.height());
+        let row = width as usize * 3;
         assert!(
-            dst.len() >= width as usize * 3 * height as usize + WRITE_SLACK,
+            dst.len() >= row * height as usize + WRITE_SLACK,
             "destination too small for the frame and the slack"
         );
-        self.scale(
+        let stride = padded_row(width);
+        if stride == row {
+            return self.scale(
+                frame,
+                (0, 0, width, height),
+                (width, height),
+                sys::SWS_BICUBIC,
+                dst,
+                row,
+            );
+        }
+        // A width swscale's SIMD cannot finish at a tight stride: convert at a padded one, then pack the rows.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        sized_with_slack(&mut scratch, stride * height as usize);
+        let result = self.scale(
             frame,
             (0, 0, width, height),
             (width, height),
             sys::SWS_BICUBIC,
-            dst,
-        )
+            &mut scratch,
+            stride,
+        );
+        if result.is_ok() {
+            let rows = dst[..row * height as usize].chunks_exact_mut(row);
+            for (out, row_in) in rows.zip(scratch.chunks(stride)) {
+                out.copy_from_slice(&row_in[..row]);
+            }
+        }
+        self.scratch = scratch;
+        result
     }
 
     /// Converts the window `(x, y, w, h)` of `frame` to RGB24 in `out`, converting little more than that
@@ -146,9 +174,16 @@ impl Scaler {
             y1 += 1;
         }
         let (rw, rh) = (x1 - x0, y1 - y0);
-        let stride = rw as usize * 3;
+        let stride = padded_row(rw);
         sized_with_slack(out, stride * rh as usize);
-        self.scale(frame, (x0, y0, rw, rh), (rw, rh), sys::SWS_BICUBIC, out)?;
+        self.scale(
+            frame,
+            (x0, y0, rw, rh),
+            (rw, rh),
+            sys::SWS_BICUBIC,
+            out,
+            stride,
+        )?;
         Ok(RgbRegion {
             offset: (y - y0) as usize * stride + (x - x0) as usize * 3,
             stride,
@@ -179,17 +214,21 @@ impl Scaler {
         let (ox0, ox1, sx0, sx1) = grid_span(fw, size.0, align_x, x, x + w);
         let (oy0, oy1, sy0, sy1) = grid_span(fh, size.1, align_y, y, y + h);
         let out_size = (ox1 - ox0, oy1 - oy0);
+        // An odd height gets one more row, a copy of the last (4:2:0 chroma already covers it): the RGB
+        // conversion then takes swscale's fast path (each chroma sample over 2x2 pixels) as for even heights,
+        // rather than its scaled path, whose chroma filter would depend on the span's height.
+        let picture = (out_size.0, out_size.1.next_multiple_of(2));
         let reuse = into.as_ref().is_some_and(|f| {
-            (f.width(), f.height()) == out_size
+            (f.width(), f.height()) == picture
                 && f.colorspace() == frame.colorspace()
                 && (f.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32) == full_range
         });
         if !reuse {
             *into = Some(Frame::yuv420p_like(
-                frame, out_size.0, out_size.1, full_range,
+                frame, picture.0, picture.1, full_range,
             )?);
         }
-        let out = into.as_ref().expect("set above");
+        let out = into.as_mut().expect("set above");
         let key = Key {
             width: sx1 - sx0,
             height: sy1 - sy0,
@@ -238,11 +277,14 @@ impl Scaler {
                 "sws_scale",
             ));
         }
+        if picture.1 != out_size.1 {
+            out.copy_luma_row(out_size.1 - 1, out_size.1);
+        }
         Ok((out, (x - ox0, y - oy0)))
     }
 
     /// Converts the source window `src` (its left and top on the chroma grid) to `out_size` RGB24 into `dst`
-    /// (exactly `out_size` rows of `out_size.0 * 3` bytes).
+    /// (`out_size.1` rows of `out_size.0 * 3` bytes, `stride` bytes apart).
     fn scale(
         &mut self,
         frame: &Frame,
@@ -250,11 +292,15 @@ impl Scaler {
         out_size: (u32, u32),
         flags: c_int,
         dst: &mut [u8],
+        stride: usize,
     ) -> Result<(), AvError> {
         let (x0, y0, width, height) = src;
-        let row = out_size.0 as usize * 3;
         assert!(
-            dst.len() >= row * out_size.1 as usize + WRITE_SLACK,
+            stride >= out_size.0 as usize * 3,
+            "stride shorter than a row"
+        );
+        assert!(
+            dst.len() >= stride * out_size.1 as usize + WRITE_SLACK,
             "destination size"
         );
         if width == 0 || height == 0 || out_size.0 == 0 || out_size.1 == 0 {
@@ -300,7 +346,12 @@ impl Scaler {
             ptr::null_mut(),
             ptr::null_mut(),
         ];
-        let dst_strides = [row as c_int, 0, 0, 0];
+        let dst_strides = [
+            c_int::try_from(stride).map_err(|_| av_error(sys::AVERROR_INVALIDDATA, "sws_scale"))?,
+            0,
+            0,
+            0,
+        ];
         // SAFETY: the source planes point at the window's top-left in each plane, with the frame's strides and
         // at least `height` rows below; the destination holds `out_size.1` rows of `row` bytes plus the slack
         // swscale may overrun into (asserted above), and the context was built for exactly these sizes and
@@ -421,6 +472,19 @@ fn grid_span(src: u32, dst: u32, align: u32, lo: u32, hi: u32) -> (u32, u32, u32
 /// Pixels converted around a window on each side, so that chroma upsampling filters near the window's edges
 /// read the same neighbours as in a full-frame conversion.
 const WINDOW_MARGIN: u32 = 8;
+
+/// Bytes per RGB24 row at which swscale converts every pixel of a `width`-pixel row: its x86 fast path
+/// (YUV 4:2:0/4:2:2 to RGB at the same size) works on groups of 8 pixels and, when the stride has no room for the
+/// last group's overrun, skips that group, leaving up to 7 pixels at the right edge unwritten (FFmpeg 5.1,
+/// `libswscale/x86/yuv2rgb_template.c`). Rows are padded to a multiple of 16 pixels whenever the width is not
+/// a multiple of 8.
+fn padded_row(width: u32) -> usize {
+    if width % 8 == 0 {
+        width as usize * 3
+    } else {
+        width.next_multiple_of(16) as usize * 3
+    }
+}
 
 /// Bytes swscale's SIMD converters may write past the end of the last row.
 pub(crate) const WRITE_SLACK: usize = 64;
