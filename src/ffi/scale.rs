@@ -58,8 +58,10 @@ pub(crate) struct RgbRegion {
 pub(crate) struct Scaler {
     ctx: Option<NonNull<sys::SwsContext>>,
     key: Option<Key>,
-    /// Rows of a padded stride, for frames whose width swscale's SIMD converters cannot finish in place
-    /// (see [`padded_row`]).
+    /// Converts the right edge of frames whose last pixels swscale's fast path skips (see [`padded_row`]),
+    /// with a context of its own (so that neither is rebuilt per frame).
+    tail: Option<Box<Scaler>>,
+    /// The tail converter's rows, at a padded stride.
     scratch: Vec<u8>,
 }
 
@@ -85,6 +87,7 @@ impl Scaler {
         Self {
             ctx: None,
             key: None,
+            tail: None,
             scratch: Vec::new(),
         }
     }
@@ -105,35 +108,46 @@ impl Scaler {
             dst.len() >= row * height as usize + WRITE_SLACK,
             "destination too small for the frame and the slack"
         );
-        let stride = padded_row(width);
-        if stride == row {
-            return self.scale(
-                frame,
-                (0, 0, width, height),
-                (width, height),
-                sys::SWS_BICUBIC,
-                dst,
-                row,
-            );
-        }
-        // A width swscale's SIMD cannot finish at a tight stride: convert at a padded one, then pack the rows.
-        let mut scratch = std::mem::take(&mut self.scratch);
-        sized_with_slack(&mut scratch, stride * height as usize);
-        let result = self.scale(
+        self.scale(
             frame,
             (0, 0, width, height),
             (width, height),
+            sys::SWS_BICUBIC,
+            dst,
+            row,
+        )?;
+        let tail = width % 8;
+        if tail == 0 || !takes_fast_path(frame) {
+            return Ok(());
+        }
+        // swscale's fast path left the last `tail` pixels of each row unwritten (see `padded_row`): convert a
+        // strip of the right edge at a padded stride and copy them from it. That path gives each pixel a value
+        // of its own column's samples only, so the strip's pixels equal the full frame's.
+        let x0 = (width - tail).saturating_sub(8);
+        let strip_width = width - x0;
+        let strip = self.tail.get_or_insert_with(|| Box::new(Scaler::new()));
+        let stride = padded_row(strip_width);
+        let mut scratch = std::mem::take(&mut strip.scratch);
+        sized_with_slack(&mut scratch, stride * height as usize);
+        let result = strip.scale(
+            frame,
+            (x0, 0, strip_width, height),
+            (strip_width, height),
             sys::SWS_BICUBIC,
             &mut scratch,
             stride,
         );
         if result.is_ok() {
+            let (from, to) = (
+                ((strip_width - tail) * 3) as usize,
+                (strip_width * 3) as usize,
+            );
             let rows = dst[..row * height as usize].chunks_exact_mut(row);
-            for (out, row_in) in rows.zip(scratch.chunks(stride)) {
-                out.copy_from_slice(&row_in[..row]);
+            for (out, strip_row) in rows.zip(scratch.chunks(stride)) {
+                out[row - tail as usize * 3..].copy_from_slice(&strip_row[from..to]);
             }
         }
-        self.scratch = scratch;
+        strip.scratch = scratch;
         result
     }
 
@@ -474,16 +488,31 @@ fn grid_span(src: u32, dst: u32, align: u32, lo: u32, hi: u32) -> (u32, u32, u32
 const WINDOW_MARGIN: u32 = 8;
 
 /// Bytes per RGB24 row at which swscale converts every pixel of a `width`-pixel row: its x86 fast path
-/// (YUV 4:2:0/4:2:2 to RGB at the same size) works on groups of 8 pixels and, when the stride has no room for the
-/// last group's overrun, skips that group, leaving up to 7 pixels at the right edge unwritten (FFmpeg 5.1,
-/// `libswscale/x86/yuv2rgb_template.c`). Rows are padded to a multiple of 16 pixels whenever the width is not
-/// a multiple of 8.
+/// (YUV 4:2:0/4:2:2 to RGB at the same size, see [`takes_fast_path`]) works on groups of 8 pixels and, when the
+/// stride has no room for the last group's overrun, skips that group, leaving up to 7 pixels at the right edge
+/// unwritten (FFmpeg 5.1, `libswscale/x86/yuv2rgb_template.c`). Rows are padded to a multiple of 16 pixels
+/// whenever the width is not a multiple of 8.
 fn padded_row(width: u32) -> usize {
     if width % 8 == 0 {
         width as usize * 3
     } else {
         width.next_multiple_of(16) as usize * 3
     }
+}
+
+/// Whether a same-size conversion of `frame` to RGB24 takes swscale's fast path (`ff_yuv2rgb_get_func_ptr`,
+/// chosen by `ff_get_unscaled_swscale` for 8-bit YUV 4:2:0 or 4:2:2 input at an even height, without
+/// `SWS_ACCURATE_RND`), which works on groups of 8 pixels.
+fn takes_fast_path(frame: &Frame) -> bool {
+    use sys::AVPixelFormat::*;
+    let formats = [
+        AV_PIX_FMT_YUV420P,
+        AV_PIX_FMT_YUVJ420P,
+        AV_PIX_FMT_YUV422P,
+        AV_PIX_FMT_YUVJ422P,
+        AV_PIX_FMT_YUVA420P,
+    ];
+    frame.height() % 2 == 0 && formats.iter().any(|f| *f as i32 == frame.format())
 }
 
 /// Bytes swscale's SIMD converters may write past the end of the last row.
