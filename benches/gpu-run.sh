@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs issue 5's GPU checks on a GPU machine from what benches/gpu-bundle.sh packed (no Rust or FFmpeg needed
+# there). From the repository root, through the device tool:
+#   bash benches/gpu-run.sh tests   (carry [".gpu", ".gpu-videos"]): what the machine has, then the GPU tests
+#                                    with REQUIRE_GPU=1 (GPU vs CPU on the fixtures and the shared corpus,
+#                                    fallback, drop mid-video)
+#   bash benches/gpu-run.sh bench   (carry [".gpu", ".gpu-clips"]): benches/gpu.sh on 1080p and 4K H.264 and
+#                                    HEVC, 1 / 7 / 14 operators against the bundled ffmpeg's -hwaccel cuda floor
+# Logs go to $OUT (the device tool brings them back) or /tmp.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${OUT:-/tmp}
+export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$root/.gpu/bin:$PATH"
+[ -x .gpu/bin/framefeed ] || { echo "no .gpu/bin/framefeed: run benches/gpu-bundle.sh here and carry .gpu" >&2; exit 2; }
+
+echo "== machine"
+nvidia-smi -L
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+for lib in libcuda.so.1 libnvcuvid.so.1; do
+  found=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
+  echo "$lib: ${found:-not in ld.so.cache ($(ls /usr/local/nvidia/lib64/$lib 2>/dev/null || echo absent))}"
+done
+uname -r
+ldd .gpu/bin/framefeed | grep -E "not found" && echo "missing libraries above" >&2
+
+case "${1:-tests}" in
+tests)
+  # The test binary was built in /work/main: its fixtures and ../shared/videos paths are compiled in.
+  [ -e /work/main/tests/fixtures ] || { mkdir -p /work && ln -sfn "$root" /work/main; }
+  [ -e /work/shared/videos/MANIFEST.json ] || { mkdir -p /work/shared && ln -sfn "$root/.gpu-videos" /work/shared/videos; }
+  echo "== framefeed on the built-in sample, NVDEC"
+  framefeed run --device cuda --json -L 8 -B 2 | head -c 600
+  echo
+  echo "== GPU tests (REQUIRE_GPU=1)"
+  REQUIRE_GPU=1 .gpu/bin/gpu_backend --test-threads 1 --nocapture 2>&1 | tee "$out/gpu_tests.log"
+  exit "${PIPESTATUS[0]}"
+  ;;
+bench)
+  bash benches/gpu.sh .gpu/bin/framefeed .gpu-clips/1080p_h264.mp4 .gpu-clips/1080p_hevc.mp4 \
+    .gpu-clips/4k_h264.mp4 .gpu-clips/4k_hevc.mp4 2>&1 | tee "$out/gpu_bench.log"
+  ;;
+*)
+  echo "usage: bash benches/gpu-run.sh tests|bench" >&2
+  exit 2
+  ;;
+esac
