@@ -367,9 +367,9 @@ impl Scaler {
             0,
         ];
         // SAFETY: the source planes point at the window's top-left in each plane, with the frame's strides and
-        // at least `height` rows below; the destination holds `out_size.1` rows of `row` bytes plus the slack
-        // swscale may overrun into (asserted above), and the context was built for exactly these sizes and
-        // format.
+        // at least `height` rows below; the destination holds `out_size.1` rows `stride` bytes apart (each at
+        // least a row long) plus the slack swscale may overrun into (asserted above), and the context was built
+        // for exactly these sizes and format.
         let out_rows = unsafe {
             sys::sws_scale(
                 ctx,
