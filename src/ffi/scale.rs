@@ -58,11 +58,15 @@ pub(crate) struct RgbRegion {
 pub(crate) struct Scaler {
     ctx: Option<NonNull<sys::SwsContext>>,
     key: Option<Key>,
-    /// Converts the right edge of frames whose last pixels swscale's fast path skips (see [`padded_row`]),
-    /// with a context of its own (so that neither is rebuilt per frame).
-    tail: Option<Box<Scaler>>,
-    /// The tail converter's rows, at a padded stride.
-    scratch: Vec<u8>,
+    /// Converts the right edge of frames whose last pixels swscale's fast path skips (see [`padded_row`]).
+    tail: Option<Box<TailStrip>>,
+}
+
+/// A converter of its own for the right-edge strip (so that neither context is rebuilt per frame), and the
+/// strip's rows at a padded stride.
+struct TailStrip {
+    scaler: Scaler,
+    rows: Vec<u8>,
 }
 
 // SAFETY: the context is owned by this value alone and used through `&mut self`.
@@ -88,7 +92,6 @@ impl Scaler {
             ctx: None,
             key: None,
             tail: None,
-            scratch: Vec::new(),
         }
     }
 
@@ -125,16 +128,20 @@ impl Scaler {
         // of its own column's samples only, so the strip's pixels equal the full frame's.
         let x0 = (width - tail).saturating_sub(8);
         let strip_width = width - x0;
-        let strip = self.tail.get_or_insert_with(|| Box::new(Scaler::new()));
+        let strip = self.tail.get_or_insert_with(|| {
+            Box::new(TailStrip {
+                scaler: Scaler::new(),
+                rows: Vec::new(),
+            })
+        });
         let stride = padded_row(strip_width);
-        let mut scratch = std::mem::take(&mut strip.scratch);
-        sized_with_slack(&mut scratch, stride * height as usize);
-        let result = strip.scale(
+        sized_with_slack(&mut strip.rows, stride * height as usize);
+        let result = strip.scaler.scale(
             frame,
             (x0, 0, strip_width, height),
             (strip_width, height),
             sys::SWS_BICUBIC,
-            &mut scratch,
+            &mut strip.rows,
             stride,
         );
         if result.is_ok() {
@@ -143,11 +150,10 @@ impl Scaler {
                 (strip_width * 3) as usize,
             );
             let rows = dst[..row * height as usize].chunks_exact_mut(row);
-            for (out, strip_row) in rows.zip(scratch.chunks(stride)) {
+            for (out, strip_row) in rows.zip(strip.rows.chunks(stride)) {
                 out[row - tail as usize * 3..].copy_from_slice(&strip_row[from..to]);
             }
         }
-        strip.scratch = scratch;
         result
     }
 
