@@ -6,7 +6,7 @@ mod common;
 use common::{fixture, read_fixture, shared_videos};
 use framefeed::{
     Batch, Config, Crop, CropPosition, DType, DecodedOn, Device, Error, LastSequencePolicy, Layout,
-    Transforms, VideoError, VideoInput,
+    Resize, Transforms, VideoError, VideoInput,
 };
 
 /// Whether a usable GPU is present; otherwise prints why the test skips (or fails with `REQUIRE_GPU=1`).
@@ -89,25 +89,48 @@ fn host_batches_copy_to_host_unchanged() {
 /// A batch's index, last flag, and per sequence (frames, valid frames, first frame).
 type BatchShape = (u64, bool, Vec<(usize, usize, u64)>);
 
-/// The batch structure, timestamps and (host copies of the) frames of a decode.
+/// What a decode is asked for: the transforms, and what the test needs to read their output back as 8-bit
+/// levels (the element type, the layout, and the per-channel standard deviation of a normalization).
+#[derive(Clone)]
+struct Output {
+    transforms: Transforms,
+    dtype: DType,
+    layout: Layout,
+    std: [f32; 3],
+}
+
+impl Output {
+    fn rgb() -> Self {
+        Self::new(Transforms::default(), DType::U8, Layout::Fhwc, [1.0; 3])
+    }
+
+    fn new(transforms: Transforms, dtype: DType, layout: Layout, std: [f32; 3]) -> Self {
+        Self {
+            transforms: transforms.dtype(dtype).layout(layout),
+            dtype,
+            layout,
+            std,
+        }
+    }
+}
+
+/// The batch structure, timestamps and (host copies of the) frames of a decode, as 8-bit levels.
 struct Decoded {
     structure: Vec<BatchShape>,
     pts: Vec<f64>,
-    bytes: Vec<u8>,
-    dtype: DType,
+    levels: Vec<f32>,
     decoded_on: Vec<DecodedOn>,
 }
 
-fn run(device: Device, transforms: Transforms, video: &[u8]) -> Result<Decoded, Error> {
+fn run(device: Device, output: &Output, video: &[u8]) -> Result<Decoded, Error> {
     let config = Config::new(5, 2)
         .last_sequence_policy(LastSequencePolicy::Pad)
         .device(device)
-        .transforms(transforms.clone());
+        .transforms(output.transforms.clone());
     let mut d = Decoded {
         structure: Vec::new(),
         pts: Vec::new(),
-        bytes: Vec::new(),
-        dtype: transforms_dtype(&transforms),
+        levels: Vec::new(),
         decoded_on: Vec::new(),
     };
     for batch in decode(config, &[video.to_vec()]) {
@@ -120,64 +143,70 @@ fn run(device: Device, transforms: Transforms, video: &[u8]) -> Result<Decoded, 
             host.is_last(),
             host.sequences()
                 .iter()
-                .map(|s| (s.shape()[0], s.valid_frames(), s.first_frame()))
+                .map(|s| (frames(s), s.valid_frames(), s.first_frame()))
                 .collect(),
         ));
+        let [h, w, _] = host.frame_shape();
         for s in host.sequences() {
             d.pts.extend_from_slice(s.pts());
+            d.levels.extend(levels(output, &s, [frames(&s), h, w]));
         }
-        d.bytes.extend_from_slice(host.data());
     }
     Ok(d)
 }
 
-fn transforms_dtype(t: &Transforms) -> DType {
-    // The default transforms give u8; the ones used here say theirs.
-    if format!("{t:?}").contains("F32Unit") {
-        DType::F32Unit
+/// Frames in a sequence, padding included (its shape's F, wherever the layout puts it).
+fn frames(s: &framefeed::Sequence<'_>) -> usize {
+    s.valid_frames() + s.padded_frames()
+}
+
+/// A sequence's values in 8-bit level units: u8 as they are; floats scaled back by 255 (unit types) and the
+/// normalization's standard deviation, so that a difference of one level counts 1 whatever the output type.
+fn levels(output: &Output, s: &framefeed::Sequence<'_>, [f, h, w]: [usize; 3]) -> Vec<f32> {
+    let channel = |i: usize| -> usize {
+        match output.layout {
+            Layout::Fhwc => i % 3,
+            Layout::Fchw => i / (h * w) % 3,
+            Layout::Cfhw => i / (f * h * w),
+        }
+    };
+    let unit = if matches!(output.dtype, DType::F32Unit) {
+        255.0
     } else {
-        DType::U8
+        1.0
+    };
+    match output.dtype {
+        DType::U8 => s.data().iter().map(|&v| f32::from(v)).collect(),
+        _ => s
+            .data_f32()
+            .expect("the tests' float outputs are f32")
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| v * unit * output.std[channel(i)])
+            .collect(),
     }
 }
 
 /// Mean absolute difference in 8-bit levels.
 fn mean_abs_diff(a: &Decoded, b: &Decoded) -> f64 {
-    assert_eq!(a.bytes.len(), b.bytes.len());
-    match a.dtype {
-        DType::U8 => {
-            let sum: u64 = a
-                .bytes
-                .iter()
-                .zip(&b.bytes)
-                .map(|(x, y)| u64::from(x.abs_diff(*y)))
-                .sum();
-            sum as f64 / a.bytes.len().max(1) as f64
-        }
-        _ => {
-            let f = |v: &[u8]| -> Vec<f32> {
-                v.chunks_exact(4)
-                    .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect()
-            };
-            let (x, y) = (f(&a.bytes), f(&b.bytes));
-            let sum: f64 = x
-                .iter()
-                .zip(&y)
-                .map(|(p, q)| f64::from((p - q).abs()) * 255.0)
-                .sum();
-            sum / x.len().max(1) as f64
-        }
-    }
+    assert_eq!(a.levels.len(), b.levels.len());
+    let sum: f64 = a
+        .levels
+        .iter()
+        .zip(&b.levels)
+        .map(|(x, y)| f64::from((x - y).abs()))
+        .sum();
+    sum / a.levels.len().max(1) as f64
 }
 
 /// The same decode on every backend present: identical batch structure and timestamps, frames within 1.5
 /// levels on average.
-fn check_backends_agree(name: &str, video: &[u8], transforms: Transforms) {
-    let cpu = run(Device::Cpu, transforms.clone(), video).expect("CPU decode");
+fn check_backends_agree(name: &str, video: &[u8], output: &Output) {
+    let cpu = run(Device::Cpu, output, video).expect("CPU decode");
     if !gpu_or_skip(name) {
         return;
     }
-    let gpu = run(Device::Cuda(0), transforms, video).expect("GPU decode");
+    let gpu = run(Device::Cuda(0), output, video).expect("GPU decode");
     assert!(
         gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda),
         "{name}: decoded on NVDEC, not by the CPU fallback"
@@ -202,19 +231,60 @@ fn backends_agree_on_plain_frames() {
         "vp8.webm",
         "mpeg4.avi",
     ] {
-        check_backends_agree(name, &read_fixture(name), Transforms::default());
+        check_backends_agree(name, &read_fixture(name), &Output::rgb());
     }
 }
 
 #[test]
 fn backends_agree_on_crop_normalize_and_layout() {
-    let t = Transforms::default()
+    let std = [0.229, 0.224, 0.225];
+    let crop = Transforms::default()
         .crop(Crop::new(48, 32).position(CropPosition::Random))
-        .dtype(DType::F32Unit)
-        .normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
-        .layout(Layout::Cfhw)
+        .normalize([0.485, 0.456, 0.406], std)
         .seed(3);
-    check_backends_agree("h264.mp4 crop+f32+CFHW", &read_fixture("h264.mp4"), t);
+    for (dtype, layout, std) in [
+        (DType::F32Unit, Layout::Cfhw, std),
+        (DType::F32, Layout::Fchw, std),
+        (DType::U8, Layout::Fhwc, [1.0; 3]),
+    ] {
+        let t = if dtype == DType::U8 {
+            Transforms::default()
+                .crop(Crop::new(48, 32).position(CropPosition::Random))
+                .seed(3)
+        } else {
+            crop.clone()
+        };
+        check_backends_agree(
+            &format!("h264.mp4 crop {dtype:?} {layout:?}"),
+            &read_fixture("h264.mp4"),
+            &Output::new(t, dtype, layout, std),
+        );
+    }
+}
+
+#[test]
+fn backends_agree_on_resize_and_crop() {
+    for (name, resize) in [
+        ("h264.mp4", Resize::Shorter(40)),
+        (
+            "hevc_10bit_146x144.mp4",
+            Resize::Exact {
+                width: 96,
+                height: 80,
+            },
+        ),
+        ("vp9_odd_129x129.webm", Resize::Shorter(100)),
+    ] {
+        let t = Transforms::default()
+            .resize(resize)
+            .crop(Crop::new(32, 32).position(CropPosition::Random))
+            .seed(5);
+        check_backends_agree(
+            &format!("{name} {resize:?} + crop"),
+            &read_fixture(name),
+            &Output::new(t, DType::U8, Layout::Fhwc, [1.0; 3]),
+        );
+    }
 }
 
 #[test]
@@ -307,9 +377,9 @@ fn shared_corpus_gpu_matches_cpu() {
             continue; // corrupt on purpose / 9000 frames: covered by the CPU conformance tests
         }
         let video = std::fs::read(dir.join(file)).unwrap();
-        match run(Device::Cuda(0), Transforms::default(), &video) {
+        match run(Device::Cuda(0), &Output::rgb(), &video) {
             Ok(gpu) if gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda) => {
-                let cpu = run(Device::Cpu, Transforms::default(), &video).unwrap();
+                let cpu = run(Device::Cpu, &Output::rgb(), &video).unwrap();
                 assert_eq!(gpu.structure, cpu.structure, "{file}: batch structure");
                 assert_eq!(gpu.pts, cpu.pts, "{file}: timestamps");
                 let diff = mean_abs_diff(&gpu, &cpu);

@@ -135,6 +135,20 @@ pub(crate) struct Surface {
     pub(crate) high_depth: bool,
 }
 
+/// Where the chroma plane of a mapped NVDEC surface really starts. libavcodec (5.1 and later) maps the
+/// surface without a copy and puts its chroma plane `pitch * height` bytes after the luma plane, but NVDEC lays
+/// the chroma plane out after an even number of luma rows (`(height + 1) & ~1`, as NVIDIA's own decoder
+/// samples read it). For an odd coded height libavcodec's pointer is one row early: every chroma row read
+/// from it would be the one above (measured on an H100: 9 levels off on a 129x129 VP9 stream). An odd
+/// number of rows between the planes can only be that mistake, so the pointer moves down one row.
+fn nvdec_chroma_plane(luma: u64, chroma: u64, luma_pitch: i32) -> u64 {
+    let pitch = u64::try_from(luma_pitch).unwrap_or(0);
+    match chroma.checked_sub(luma) {
+        Some(gap) if pitch > 0 && gap % pitch == 0 && (gap / pitch) % 2 == 1 => chroma + pitch,
+        _ => chroma,
+    }
+}
+
 /// Why a hardware frame cannot be converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum SurfaceError {
@@ -165,13 +179,39 @@ impl Frame {
                     )))
                 }
             };
+            let (luma, chroma) = ((*raw).data[0] as u64, (*raw).data[1] as u64);
+            let (luma_pitch, chroma_pitch) = ((*raw).linesize[0], (*raw).linesize[1]);
             Ok(Surface {
-                luma: (*raw).data[0] as u64,
-                chroma: (*raw).data[1] as u64,
-                luma_pitch: (*raw).linesize[0],
-                chroma_pitch: (*raw).linesize[1],
+                luma,
+                chroma: nvdec_chroma_plane(luma, chroma, luma_pitch),
+                luma_pitch,
+                chroma_pitch,
                 high_depth,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nvdec_chroma_plane;
+
+    #[test]
+    fn odd_heights_get_the_chroma_plane_nvdec_wrote() {
+        let (luma, pitch) = (0x7000_0000u64, 256i32);
+        // 1088 coded rows (1080p H.264): libavcodec's pointer is right.
+        assert_eq!(
+            nvdec_chroma_plane(luma, luma + 256 * 1088, pitch),
+            luma + 256 * 1088
+        );
+        // 129 rows (odd VP9): NVDEC's chroma starts after 130.
+        assert_eq!(
+            nvdec_chroma_plane(luma, luma + 256 * 129, pitch),
+            luma + 256 * 130
+        );
+        // Planes that are not one surface (or a pointer before the luma) are left alone.
+        assert_eq!(nvdec_chroma_plane(luma, luma + 1000, pitch), luma + 1000);
+        assert_eq!(nvdec_chroma_plane(luma, luma - 512, pitch), luma - 512);
+        assert_eq!(nvdec_chroma_plane(luma, luma + 512, 0), luma + 512);
     }
 }
