@@ -4,14 +4,14 @@
 #   .gpu/lib/        a minimal FFmpeg 5.1.9 (the release Debian 12 ships, built from Debian's source package:
 #                    the decoders, parsers and demuxers framefeed's tests use, the NVDEC hwaccels, libdav1d for
 #                    AV1 on the CPU), same sonames, so framefeed's binaries load it through LD_LIBRARY_PATH
-#   .gpu/bin/        framefeed (release, --features cuda), the gpu_backend test binary, a minimal ffmpeg CLI
-#                    (the `-hwaccel cuda` floor), all stripped
+#   .gpu/bin/        framefeed (release, --features cuda), the gpu_backend test binary, the gpu_operators
+#                    benchmark, a minimal ffmpeg CLI (the `-hwaccel cuda` floor), all stripped
 #   .gpu-videos/     the shared corpus (without the 9000-frame and corrupted files, which the GPU test skips)
 #   .gpu-clips/      1080p and 4K clips, H.264 and HEVC, for benches/gpu.sh
 # Here (Debian 12; needs deb-src in apt's sources for `apt-get source`):
 #   bash benches/gpu-bundle.sh
 # There, with the device tool (carry [".gpu", ".gpu-videos"], then [".gpu", ".gpu-clips"]):
-#   bash benches/gpu-run.sh tests        bash benches/gpu-run.sh bench
+#   bash benches/gpu-run.sh tests        bash benches/gpu-run.sh bench        bash benches/gpu-run.sh operators
 # Checked without a GPU: framefeed on these libraries decodes every fixture and corpus file byte-identically to
 # Debian's FFmpeg (`bash benches/gpu-bundle.sh --check`).
 set -euo pipefail
@@ -54,6 +54,8 @@ fi
 cargo build --release --features cuda --bin framefeed
 test_bin=$(cargo test --release --features cuda --no-run --test gpu_backend 2>&1 |
   grep -o 'target/release/deps/gpu_backend-[0-9a-f]*' | tail -1)
+ops_bin=$(cargo bench --features cuda --no-run --bench gpu_operators 2>&1 |
+  grep -o 'target/release/deps/gpu_operators-[0-9a-f]*' | tail -1)
 
 rm -rf .gpu .gpu-videos && mkdir -p .gpu/lib .gpu/bin .gpu-videos
 for lib in avcodec.so.59 avformat.so.59 avutil.so.57 swscale.so.6 swresample.so.4 avfilter.so.8; do
@@ -62,6 +64,7 @@ done
 cp -L "$(ldconfig -p | awk '/libdav1d.so.6 .*x86-64/ {print $NF; exit}')" .gpu/lib/
 strip -o .gpu/bin/framefeed target/release/framefeed
 strip -o .gpu/bin/gpu_backend "$test_bin"
+strip -o .gpu/bin/gpu_operators "$ops_bin"
 strip -o .gpu/bin/ffmpeg "$ff/bin/ffmpeg"
 for f in ../shared/videos/*; do
   case $f in *long_*|*corrupted*) ;; *) cp "$f" .gpu-videos/ ;; esac
@@ -79,13 +82,13 @@ if [ "${1:-}" = "--check" ]; then
   [ "$bad" = 0 ] || exit 1
 fi
 
-# Bench clips: long enough that process start-up does not dominate, small enough to carry.
+# Bench clips (600 frames at 1080p, 240 at 4K): small enough to carry with everything else in one call.
 mkdir -p .gpu-clips
 enc() { ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=$1:rate=30" -frames:v "$2" "${@:4}" -pix_fmt yuv420p ".gpu-clips/$3"; }
-[ -f .gpu-clips/1080p_h264.mp4 ] || enc 1920x1080 900 1080p_h264.mp4 -c:v libx264 -preset veryfast -b:v 3M -g 60
-[ -f .gpu-clips/1080p_hevc.mp4 ] || enc 1920x1080 900 1080p_hevc.mp4 -c:v libx265 -preset ultrafast -b:v 3M -x265-params log-level=none:keyint=60
-[ -f .gpu-clips/4k_h264.mp4 ] || enc 3840x2160 300 4k_h264.mp4 -c:v libx264 -preset veryfast -b:v 8M -g 60
-[ -f .gpu-clips/4k_hevc.mp4 ] || enc 3840x2160 300 4k_hevc.mp4 -c:v libx265 -preset ultrafast -b:v 8M -x265-params log-level=none:keyint=60
+[ -f .gpu-clips/1080p_h264.mp4 ] || enc 1920x1080 600 1080p_h264.mp4 -c:v libx264 -preset veryfast -b:v 3M -g 60
+[ -f .gpu-clips/1080p_hevc.mp4 ] || enc 1920x1080 600 1080p_hevc.mp4 -c:v libx265 -preset ultrafast -b:v 3M -x265-params log-level=none:keyint=60
+[ -f .gpu-clips/4k_h264.mp4 ] || enc 3840x2160 240 4k_h264.mp4 -c:v libx264 -preset veryfast -b:v 8M -g 60
+[ -f .gpu-clips/4k_hevc.mp4 ] || enc 3840x2160 240 4k_hevc.mp4 -c:v libx265 -preset ultrafast -b:v 8M -x265-params log-level=none:keyint=60
 
 du -sh .gpu .gpu-videos .gpu-clips
 # One device call carries the tracked tree plus the paths it names, 64 MiB in all.

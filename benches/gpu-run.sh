@@ -6,6 +6,8 @@
 #                                    fallback, drop mid-video)
 #   bash benches/gpu-run.sh bench   (carry [".gpu", ".gpu-clips"]): benches/gpu.sh on 1080p and 4K H.264 and
 #                                    HEVC, 1 / 7 / 14 operators against the bundled ffmpeg's -hwaccel cuda floor
+#   bash benches/gpu-run.sh operators (carry [".gpu", ".gpu-clips"]): benches/gpu_operators.rs, 1 / 7 / 14
+#                                    operators in one process sharing the GPU's context, on the same clips
 # Logs go to $OUT (the device tool brings them back) or /tmp.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +43,13 @@ bench)
   bash benches/gpu.sh .gpu/bin/framefeed .gpu-clips/1080p_h264.mp4 .gpu-clips/1080p_hevc.mp4 \
     .gpu-clips/4k_h264.mp4 .gpu-clips/4k_hevc.mp4 2>&1 | tee "$out/gpu_bench.log"
   ;;
+operators)
+  for clip in .gpu-clips/1080p_h264.mp4 .gpu-clips/1080p_hevc.mp4 .gpu-clips/4k_h264.mp4 .gpu-clips/4k_hevc.mp4; do
+    .gpu/bin/gpu_operators "$clip" 1 7 14
+  done 2>&1 | tee "$out/gpu_operators.log"
+  ;;
 *)
-  echo "usage: bash benches/gpu-run.sh tests|bench" >&2
+  echo "usage: bash benches/gpu-run.sh tests|bench|operators" >&2
   exit 2
   ;;
 esac

@@ -6,8 +6,9 @@
 # sampled meanwhile (`nvidia-smi dmon -s um`, 1 s) and reported per phase.
 #   With the bundle: bash benches/gpu-run.sh bench (see benches/gpu-bundle.sh)
 #   Directly:        bash benches/gpu.sh [FRAMEFEED] [CLIPS...]
-# Prints one line per clip, operator count and variant: median wall seconds, frames/s over all operators,
-# and the peak NVDEC use and GPU memory seen while that variant ran.
+# Prints one line per clip, operator count and variant: median wall seconds, frames/s over all operators (wall
+# clock, start-up included: the like-for-like figure), the median sum of the copies' in-process rates (steady
+# state), and the peak NVDEC use and GPU memory seen while that variant ran.
 set -euo pipefail
 bin=${1:-target/release/framefeed}
 shift || true
@@ -17,9 +18,6 @@ reps=${REPS:-3}
 # Fewer repeats for the longest runs.
 reps14=${REPS14:-1}
 counts=${COUNTS:-1 7 14}
-# Each operator decodes its clip this many times over (framefeed: the file fed again; ffmpeg: -stream_loop), so
-# that process and CUDA context start-up (paid alike by both) weighs little against decoding.
-passes=${PASSES:-3}
 have_ffmpeg=$(command -v ffmpeg || true)
 log=${OUT:-/tmp}/gpu_dmon.log
 phases=${OUT:-/tmp}/gpu_phases.log
@@ -34,6 +32,7 @@ sleep 2 # a baseline sample before the first run
 run_n() {
   local n=$1 start end pids=() failed=0
   shift
+  rm -f "$tmp"/out.*
   start=$(date +%s.%N)
   for i in $(seq "$n"); do
     "$@" >"$tmp/out.$i" 2>&1 &
@@ -60,11 +59,9 @@ peak() {
 
 for clip in "${clips[@]}"; do
   # Frames per video from framefeed's own CPU decode summary.
-  frames=$("$bin" run --device cpu "$clip" | awk -v p="$passes" '/^frames:/ {print $2 * p}')
-  inputs=()
-  for _ in $(seq "$passes"); do inputs+=("$clip"); done
+  frames=$("$bin" run --device cpu "$clip" | awk '/^frames:/ {print $2}')
   for n in $counts; do
-    declare -A times=() first=() last=()
+    declare -A times=() first=() last=() owns=()
     r=$reps
     [ "$n" -lt 14 ] || r=$reps14
     for rep in $(seq "$r"); do
@@ -73,32 +70,37 @@ for clip in "${clips[@]}"; do
         case $variant in
         floor)
           [ -n "$have_ffmpeg" ] || continue
-          t=$(run_n "$n" ffmpeg -v error -hwaccel cuda -hwaccel_output_format cuda -stream_loop $((passes - 1)) \
+          t=$(run_n "$n" ffmpeg -v info -hide_banner -nostats -hwaccel cuda -hwaccel_output_format cuda -benchmark \
             -i "$clip" -f null -) ;;
         plain)
-          t=$(run_n "$n" "$bin" run -L 8 -B 2 --device cuda --no-cpu-fallback "${inputs[@]}") ;;
+          t=$(run_n "$n" "$bin" run -L 8 -B 2 --device cuda --no-cpu-fallback "$clip") ;;
         transforms)
           t=$(run_n "$n" "$bin" run -L 8 -B 2 --device cuda --no-cpu-fallback --crop 224x224 --dtype f32 \
-            --layout cfhw "${inputs[@]}") ;;
+            --layout cfhw "$clip") ;;
         esac
         to=$(date +%H:%M:%S)
         times[$variant]="${times[$variant]:-} $t"
         first[$variant]=${first[$variant]:-$from}
         last[$variant]=$to
-        # framefeed's own figure for its first copy (after its CUDA set-up), for comparison.
-        own=$(awk '/^frames\/s:/ {print $2}' "$tmp/out.1")
-        echo "$clip x$n $variant rep $rep: $t s ($from-$to)${own:+ (first copy in-process: $own frames/s)}" >>"$phases"
+        # Steady state: the sum over the copies of each one's own rate while decoding (framefeed's summary,
+        # after its CUDA set-up; ffmpeg's -benchmark rtime, which includes its decoder's set-up).
+        own=$(cat "$tmp"/out.* | awk -v f="$frames" '/^frames\/s:/ {s += $2}
+          /rtime=/ {match($0, /rtime=[0-9.]+/); s += f / substr($0, RSTART + 6, RLENGTH - 6)} END {printf "%.0f", s}')
+        owns[$variant]="${owns[$variant]:-} $own"
+        echo "$clip x$n $variant rep $rep: $t s ($from-$to), in-process sum $own frames/s" >>"$phases"
       done
     done
     for variant in floor plain transforms; do
       [ -n "${times[$variant]:-}" ] || { echo "$variant: no ffmpeg on this machine"; continue; }
       t=$(echo "${times[$variant]}" | median)
       fps=$(echo "$frames $n $t" | awk '{printf "%.0f", $1 * $2 / $3}')
+      own=$(echo "${owns[$variant]}" | median)
       echo "$variant $(basename "$clip") x$n: median ${t} s of [${times[$variant]# }], $fps frames/s in all," \
+        "in-process sum $own frames/s," \
         "peak NVDEC $(peak dec "${first[$variant]}" "${last[$variant]}") %," \
         "peak GPU memory $(peak fb "${first[$variant]}" "${last[$variant]}") MiB"
     done
-    unset times first last
+    unset times first last owns
   done
 done
 nvidia-smi --query-gpu=memory.used,memory.total --format=csv
