@@ -60,7 +60,10 @@ fn round(clip: &bytes::Bytes, n: usize, variant: &str) -> (Duration, Duration, u
         .collect();
     ready.wait();
     let set_up = start.elapsed();
-    let frames = threads.into_iter().map(|t| t.join().expect("no panic")).sum();
+    let frames = threads
+        .into_iter()
+        .map(|t| t.join().expect("no panic"))
+        .sum();
     let total = start.elapsed();
     (total, total - set_up, frames)
 }

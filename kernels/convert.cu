@@ -3,11 +3,11 @@
 // levels (as the CPU path does), then type, normalization and layout.
 //
 // Header-free on purpose: no CUDA toolkit is needed to build it. The PTX that framefeed loads
-// (src/transform/convert.ptx) is made with Debian's clang by `kernels/build.sh`. Compiled as plain C++ (no
+// (kernels/convert.ptx) is made with Debian's clang by `kernels/build.sh`. Compiled as plain C++ (no
 // __CUDA__), the same per-pixel code gives `framefeed_convert_host`, which the tests run on the CPU to check
 // the kernel's arithmetic against the CPU backend on machines without a GPU.
 //
-// The parameter block's layout must match `ConvertParams` in src/transform/gpu.rs.
+// The parameter block's layout must match `ConvertParams` in src/ffi/cuda/params.rs.
 
 #ifdef __CUDA__
 #define FF_DEVICE __attribute__((device)) static inline

@@ -7,17 +7,18 @@
 //! latency) it is emitted at once, and the end of a video whose last batch was already full is reported by
 //! [`Finished::AlreadyDelivered`].
 
-use crate::batch::{Batch, SequenceMeta, CHANNELS};
-use crate::config::LastSequencePolicy;
-use crate::device::DecodedOn;
-use crate::error::{VideoError, VideoRef};
-use crate::ffi::scale::WRITE_SLACK;
-use crate::pool::{BatchData, BufferPool};
 use std::sync::Arc;
 
+use crate::batch::{Batch, BatchData, SequenceMeta};
+use crate::config::LastSequencePolicy;
+use crate::device::{DecodedOn, GpuRuntime};
+use crate::error::VideoError;
+use crate::ffi::scale::WRITE_SLACK;
+use crate::pool::BufferPool;
 use crate::transform::plan::{Geometry, OutputSize, Planner};
-use crate::transform::write::{zero_frames, SeqOut};
-use crate::transform::{DType, Layout, Transforms};
+use crate::transform::spec::{DType, Layout, Transforms, CHANNELS};
+use crate::transform::write::{zero_frames, DeviceOut, HostOut, SeqOut};
+use crate::video::VideoRef;
 
 /// A batch being filled.
 struct Building {
@@ -41,35 +42,20 @@ impl Building {
 /// A sequence's region of a batch buffer, as elements of the output type. A u8 region is followed by the
 /// buffer's slack (swscale, writing a frame straight into it, may overrun its last row). In GPU memory, the
 /// region of the device buffer.
-#[cfg_attr(not(feature = "cuda"), allow(clippy::infallible_destructuring_match))]
-fn seq_out<'a>(
-    data: &'a mut BatchData,
-    #[cfg(feature = "cuda")] gpu: Option<&'a crate::decode::cuda::GpuRuntime>,
-    dtype: DType,
-    start: usize,
-    len: usize,
-) -> SeqOut<'a> {
+fn seq_out(data: &mut BatchData, dtype: DType, start: usize, len: usize) -> SeqOut<'_> {
     let data = match data {
         BatchData::Host(data) => data,
-        #[cfg(feature = "cuda")]
-        BatchData::Device(buffer) => {
-            return SeqOut::Device(crate::transform::write::DeviceOut {
-                buffer,
-                gpu: gpu.expect("a device buffer comes with its GPU"),
-                start,
-                len,
-            })
-        }
+        BatchData::Device(buffer) => return SeqOut::Device(DeviceOut { buffer, start, len }),
     };
-    match dtype {
-        DType::U8 => SeqOut::U8(&mut data.with_slack_mut()[start..start + len + WRITE_SLACK]),
+    SeqOut::Host(match dtype {
+        DType::U8 => HostOut::U8(&mut data.with_slack_mut()[start..start + len + WRITE_SLACK]),
         DType::F16 | DType::F16Unit => {
-            SeqOut::F16(&mut data.as_f16_mut()[start / 2..(start + len) / 2])
+            HostOut::F16(&mut data.as_f16_mut()[start / 2..(start + len) / 2])
         }
         DType::F32 | DType::F32Unit => {
-            SeqOut::F32(&mut data.as_f32_mut()[start / 4..(start + len) / 4])
+            HostOut::F32(&mut data.as_f32_mut()[start / 4..(start + len) / 4])
         }
-    }
+    })
 }
 
 /// How a video's assembly ended.
@@ -104,10 +90,8 @@ pub(crate) struct Assembler {
     /// Frames of the current video so far.
     frames: u64,
     /// The operator's GPU, if it has one.
-    #[cfg(feature = "cuda")]
-    gpu: Option<Arc<crate::decode::cuda::GpuRuntime>>,
+    gpu: Option<Arc<GpuRuntime>>,
     /// New batches are built in GPU memory (the video's frames are decoded by NVDEC).
-    #[cfg(feature = "cuda")]
     on_gpu: bool,
 }
 
@@ -133,23 +117,19 @@ impl Assembler {
             video,
             next_batch_index: 0,
             frames: 0,
-            #[cfg(feature = "cuda")]
             gpu: None,
-            #[cfg(feature = "cuda")]
             on_gpu: false,
         }
     }
 
     /// The operator's GPU (batches of videos decoded by NVDEC are built in its memory).
-    #[cfg(feature = "cuda")]
-    pub(crate) fn gpu(mut self, gpu: Option<Arc<crate::decode::cuda::GpuRuntime>>) -> Self {
+    pub(crate) fn gpu(mut self, gpu: Option<Arc<GpuRuntime>>) -> Self {
         self.gpu = gpu;
         self
     }
 
     /// Builds the next batches in GPU memory (`true`: the video's frames are on the GPU) or in host memory. A
     /// batch being built in the other memory is delivered first (packed batches).
-    #[cfg(feature = "cuda")]
     pub(crate) fn set_on_gpu<E>(
         &mut self,
         on_gpu: bool,
@@ -182,7 +162,6 @@ impl Assembler {
 
     /// A new batch buffer of `len` bytes, on the GPU or the host.
     fn allocate(&self, len: usize) -> Result<BatchData, VideoError> {
-        #[cfg(feature = "cuda")]
         if let Some(gpu) = self.gpu.as_ref().filter(|_| self.on_gpu) {
             return gpu.acquire(len).map(BatchData::Device);
         }
@@ -286,8 +265,6 @@ impl Assembler {
                 used: 0,
             });
         }
-        #[cfg(feature = "cuda")]
-        let gpu = self.gpu.as_deref();
         let b = self.building.as_mut().expect("set above");
         if open.is_none() {
             b.input = (width, height);
@@ -310,14 +287,7 @@ impl Assembler {
         };
         write(
             &geometry,
-            &mut seq_out(
-                &mut b.data,
-                #[cfg(feature = "cuda")]
-                gpu,
-                dtype,
-                offset,
-                region,
-            ),
+            &mut seq_out(&mut b.data, dtype, offset, region),
             f,
             l,
         )?;
@@ -387,8 +357,6 @@ impl Assembler {
         let b = self.building.as_mut().expect("ours implies building");
         Self::close_open_sequence(
             b,
-            #[cfg(feature = "cuda")]
-            self.gpu.as_deref(),
             self.sequence_length,
             self.policy,
             self.transforms.dtype,
@@ -429,7 +397,6 @@ impl Assembler {
     /// for CFHW), and counts it in the batch's used bytes.
     fn close_open_sequence(
         b: &mut Building,
-        #[cfg(feature = "cuda")] gpu: Option<&crate::decode::cuda::GpuRuntime>,
         l: usize,
         policy: LastSequencePolicy,
         dtype: DType,
@@ -448,14 +415,7 @@ impl Assembler {
         }
         let region = l * frame_bytes;
         if policy == LastSequencePolicy::Pad {
-            let mut out = seq_out(
-                &mut b.data,
-                #[cfg(feature = "cuda")]
-                gpu,
-                dtype,
-                seq.offset,
-                region,
-            );
+            let mut out = seq_out(&mut b.data, dtype, seq.offset, region);
             zero_frames(&mut out, l, seq.frames, b.width, b.height, layout);
             seq.frames = l;
             b.used += region;
@@ -472,10 +432,8 @@ impl Assembler {
                     );
                     match &mut b.data {
                         BatchData::Host(data) => data.copy_within(src, dst),
-                        #[cfg(feature = "cuda")]
                         BatchData::Device(data) => {
-                            let gpu = gpu.expect("a device buffer comes with its GPU");
-                            if let Err(e) = data.copy_within(gpu.stream(), src, dst) {
+                            if let Err(e) = data.copy_within(src, dst) {
                                 // Only a broken context fails here; the next kernel launch reports it.
                                 tracing::error!("{e}");
                             }
@@ -491,15 +449,7 @@ impl Assembler {
     fn finish_building(&mut self, last: bool) -> Option<Batch> {
         let mut b = self.building.take()?;
         let (dtype, layout) = (self.transforms.dtype, self.transforms.layout);
-        Self::close_open_sequence(
-            &mut b,
-            #[cfg(feature = "cuda")]
-            self.gpu.as_deref(),
-            self.sequence_length,
-            self.policy,
-            dtype,
-            layout,
-        );
+        Self::close_open_sequence(&mut b, self.sequence_length, self.policy, dtype, layout);
         let decoded_on = if b.data.host().is_some() {
             DecodedOn::Cpu
         } else {
@@ -522,8 +472,6 @@ impl Assembler {
             data: b.data,
             sequences: b.sequences,
             decoded_on,
-            #[cfg(feature = "cuda")]
-            gpu: self.gpu.clone().filter(|_| decoded_on == DecodedOn::Cuda),
         })
     }
 }
@@ -533,8 +481,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::feed::VideoId;
     use crate::outline::BatchOutline;
+    use crate::video::VideoId;
 
     /// Frame `i` of a synthetic video: every byte is `(i % 250) + 1`, never zero, so padding stands out.
     fn fill(i: u64) -> u8 {
@@ -577,7 +525,9 @@ mod tests {
                 h,
                 i as f64 / 25.0,
                 |_, out, f, _| {
-                    let SeqOut::U8(out) = out else { unreachable!() };
+                    let SeqOut::Host(HostOut::U8(out)) = out else {
+                        unreachable!()
+                    };
                     let size = w * h * CHANNELS;
                     out[f * size..(f + 1) * size].fill(v);
                     Ok(())
@@ -709,7 +659,9 @@ mod tests {
                 8,
                 0.0,
                 |_, out, f, _| {
-                    let SeqOut::U8(out) = out else { unreachable!() };
+                    let SeqOut::Host(HostOut::U8(out)) = out else {
+                        unreachable!()
+                    };
                     out[f * 192..(f + 1) * 192].fill(fill(i));
                     Ok(())
                 },

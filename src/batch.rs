@@ -2,15 +2,11 @@
 
 use std::fmt;
 
-use crate::device::DecodedOn;
-use crate::error::VideoRef;
-use crate::feed::{Label, VideoId};
-use crate::pool::{BatchData, BufferPool, PooledBuffer};
+use crate::device::{DecodedOn, DeviceBuffer};
+use crate::pool::{BufferPool, PooledBuffer};
 use crate::transform::plan::Geometry;
-use crate::transform::{DType, Layout};
-
-/// Bytes per pixel of the RGB24 output.
-pub const CHANNELS: usize = 3;
+use crate::transform::spec::{DType, Layout, CHANNELS};
+use crate::video::{Label, VideoId, VideoRef};
 
 /// Where one sequence lies in its batch's buffer, and what it holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +29,38 @@ pub(crate) struct SequenceMeta {
     pub(crate) ends_video: bool,
     /// The video's error follows its last sequence (the error, not the batch, ends the video).
     pub(crate) error_follows: bool,
+}
+
+/// A batch's storage: a pooled host buffer, or a pooled device buffer (which carries its GPU runtime; none can
+/// exist without the `cuda` feature).
+pub(crate) enum BatchData {
+    Host(PooledBuffer),
+    Device(DeviceBuffer),
+}
+
+impl BatchData {
+    /// Bytes in use.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            BatchData::Host(b) => b.len(),
+            BatchData::Device(b) => b.len(),
+        }
+    }
+
+    pub(crate) fn truncate(&mut self, len: usize) {
+        match self {
+            BatchData::Host(b) => b.truncate(len),
+            BatchData::Device(b) => b.truncate(len),
+        }
+    }
+
+    /// The host buffer; `None` in GPU memory.
+    pub(crate) fn host(&self) -> Option<&PooledBuffer> {
+        match self {
+            BatchData::Host(b) => Some(b),
+            BatchData::Device(_) => None,
+        }
+    }
 }
 
 /// The crop window a sequence received, in the pixels of the (resized) frame; `x`, `y` are negative when a
@@ -65,9 +93,6 @@ pub struct Batch {
     pub(crate) data: BatchData,
     pub(crate) sequences: Vec<SequenceMeta>,
     pub(crate) decoded_on: DecodedOn,
-    /// The GPU whose stream wrote a device batch.
-    #[cfg(feature = "cuda")]
-    pub(crate) gpu: Option<std::sync::Arc<crate::decode::cuda::GpuRuntime>>,
 }
 
 impl fmt::Debug for Batch {
@@ -202,14 +227,7 @@ impl Batch {
     pub fn to_host(&self) -> crate::Result<Batch> {
         let bytes: Vec<u8> = match &self.data {
             BatchData::Host(b) => b.to_vec(),
-            #[cfg(feature = "cuda")]
-            BatchData::Device(b) => {
-                let gpu = self.gpu.as_ref().expect("a device batch knows its GPU");
-                b.to_host(gpu.stream()).map_err(|e| crate::Error::Cuda {
-                    operation: "copying a batch to the host",
-                    message: e.to_string(),
-                })?
-            }
+            BatchData::Device(b) => b.to_host()?,
         };
         let mut host = BufferPool::new(0).acquire(bytes.len());
         host.copy_from_slice(&bytes);
@@ -224,8 +242,6 @@ impl Batch {
             data: BatchData::Host(host),
             sequences: self.sequences.clone(),
             decoded_on: self.decoded_on,
-            #[cfg(feature = "cuda")]
-            gpu: None,
         })
     }
 
@@ -246,7 +262,10 @@ impl Batch {
     /// The CUDA stream that wrote a GPU batch.
     #[cfg(feature = "cuda")]
     pub fn cuda_stream(&self) -> Option<&std::sync::Arc<cudarc::driver::CudaStream>> {
-        self.gpu.as_ref().map(|g| g.stream())
+        match &self.data {
+            BatchData::Device(b) => Some(b.stream()),
+            BatchData::Host(_) => None,
+        }
     }
 
     /// Bytes of the batch's data (host or device).

@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::transform::Transforms;
+use crate::transform::spec::Transforms;
 
 /// What to do with a video's last sequence when fewer than `sequence_length` frames are left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -83,7 +84,7 @@ pub struct Config {
     pub(crate) hold_last_batch: bool,
     pub(crate) transforms: Transforms,
     pub(crate) pack_batches: bool,
-    pub(crate) device: crate::Device,
+    pub(crate) device: Device,
     pub(crate) cpu_fallback: bool,
 }
 
@@ -140,7 +141,7 @@ impl Config {
             hold_last_batch: true,
             transforms: Transforms::default(),
             pack_batches: false,
-            device: crate::Device::Cpu,
+            device: Device::Cpu,
             cpu_fallback: true,
         }
     }
@@ -159,11 +160,11 @@ impl Config {
         self
     }
 
-    /// Where videos are decoded and batches kept: [`Device::Cpu`](crate::Device::Cpu) (default),
-    /// [`Device::Cuda`](crate::Device::Cuda) (NVDEC, batches in GPU memory; needs the `cuda` feature) or
-    /// [`Device::Auto`](crate::Device::Auto). Resolved once by [`VideoInput::new`](crate::VideoInput::new):
+    /// Where videos are decoded and batches kept: [`Device::Cpu`](Device::Cpu) (default),
+    /// [`Device::Cuda`](Device::Cuda) (NVDEC, batches in GPU memory; needs the `cuda` feature) or
+    /// [`Device::Auto`](Device::Auto). Resolved once by [`VideoInput::new`](crate::VideoInput::new):
     /// CUDA asked for but unusable is an error there, never a panic.
-    pub fn device(mut self, device: crate::Device) -> Self {
+    pub fn device(mut self, device: Device) -> Self {
         self.device = device;
         self
     }

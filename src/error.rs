@@ -3,7 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::feed::{Label, VideoId};
+use crate::device::Device;
+use crate::video::VideoRef;
 
 /// A result whose error is framefeed's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -30,24 +31,6 @@ impl fmt::Display for AvError {
 }
 
 impl std::error::Error for AvError {}
-
-/// Which video an error is about: its id and, when the caller gave one, its label.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VideoRef {
-    /// The id [`VideoInput::feed`](crate::VideoInput::feed) returned.
-    pub id: VideoId,
-    /// The caller's label, if any.
-    pub label: Option<Label>,
-}
-
-impl fmt::Display for VideoRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.label {
-            Some(label) => write!(f, "video {} ({label})", self.id),
-            None => write!(f, "video {}", self.id),
-        }
-    }
-}
 
 /// Why one fed video could not be (fully) decoded. Carried by [`Error::Video`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -210,7 +193,7 @@ pub enum Error {
     #[error("cannot use {device}: {reason}")]
     CudaUnavailable {
         /// The device asked for.
-        device: crate::Device,
+        device: Device,
         /// Why it cannot be used.
         reason: String,
     },

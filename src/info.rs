@@ -80,7 +80,7 @@ impl StreamInfo {
     }
 
     /// A video stream of `codec` in `pixel_format` at `width` x `height`, the rest unknown (unit tests).
-    #[cfg(all(test, feature = "cuda"))]
+    #[cfg(test)]
     pub(crate) fn video(codec: &str, pixel_format: &str, width: u32, height: u32) -> Self {
         Self {
             index: 0,

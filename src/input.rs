@@ -14,13 +14,15 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 
 use crate::batch::Batch;
 use crate::config::Config;
-use crate::device::Device;
+use crate::device::{Device, GpuRuntime};
 use crate::error::{Error, Result, TryFeedError};
-use crate::feed::{FeedQueue, Label, Refused, Source, VideoId};
+use crate::feed::{FeedQueue, Refused, Source};
 use crate::live::{LiveShared, LiveVideo};
 use crate::pool::BufferPool;
+use crate::signal::Signals;
 use crate::transform::plan::OutputSize;
-use crate::worker::{Item, Shared, Worker};
+use crate::video::{Label, VideoId};
+use crate::worker::{Item, Worker};
 
 /// How long dropping an operator waits for its decoding thread to stop.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -36,7 +38,7 @@ pub struct VideoInput {
     config: Config,
     feed: Arc<FeedQueue>,
     out: Receiver<Item>,
-    shared: Arc<Shared>,
+    shared: Arc<Signals>,
     pool: BufferPool,
     output_size: Arc<OutputSize>,
     worker: Option<JoinHandle<()>>,
@@ -58,14 +60,12 @@ impl VideoInput {
             config.max_queued_bytes,
         ));
         let (out_tx, out_rx) = crossbeam_channel::bounded(config.prefetch_batches);
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Signals::default());
         // Batches alive at once: the channel's, the one being built, a held full one, and a few the consumer
         // keeps; more idle buffers than that are freed.
         let pool = BufferPool::new(config.prefetch_batches + 4);
         let output_size = Arc::new(OutputSize::default());
         let (device, gpu) = resolve_device(config.device, config.prefetch_batches + 4)?;
-        #[cfg(not(feature = "cuda"))]
-        let () = gpu;
         let worker = Worker {
             config: config.clone(),
             feed: feed.clone(),
@@ -74,7 +74,6 @@ impl VideoInput {
             pool: pool.clone(),
             output_size: output_size.clone(),
             packer: Default::default(),
-            #[cfg(feature = "cuda")]
             gpu,
         };
         let handle = std::thread::Builder::new()
@@ -578,35 +577,18 @@ impl<'a> IntoIterator for &'a VideoInput {
     }
 }
 
-/// The GPU runtime an operator gets (feature `cuda`), or `()`.
-#[cfg(feature = "cuda")]
-type Gpu = Option<Arc<crate::decode::cuda::GpuRuntime>>;
-#[cfg(not(feature = "cuda"))]
-type Gpu = ();
-
 /// Resolves `Auto` and sets up CUDA: `Cuda(n)` that cannot be used is an error, `Auto` then picks the CPU.
-fn resolve_device(device: Device, max_free: usize) -> Result<(Device, Gpu)> {
+fn resolve_device(device: Device, max_free: usize) -> Result<(Device, Option<Arc<GpuRuntime>>)> {
     let ordinal = match device {
-        Device::Cpu => return Ok((Device::Cpu, Gpu::default())),
+        Device::Cpu => return Ok((Device::Cpu, None)),
         Device::Cuda(n) => n,
         Device::Auto => 0,
     };
-    #[cfg(feature = "cuda")]
-    let runtime = crate::decode::cuda::runtime(ordinal, max_free);
-    #[cfg(not(feature = "cuda"))]
-    let runtime: std::result::Result<(), String> = {
-        let _ = max_free;
-        let _ = ordinal;
-        Err(crate::device::NOT_BUILT.to_owned())
-    };
-    match runtime {
-        #[cfg(feature = "cuda")]
+    match crate::device::runtime(ordinal, max_free) {
         Ok(gpu) => Ok((Device::Cuda(ordinal), Some(gpu))),
-        #[cfg(not(feature = "cuda"))]
-        Ok(()) => unreachable!("no CUDA without the feature"),
         Err(reason) if device == Device::Auto => {
             tracing::info!(%reason, "Device::Auto: no usable GPU, decoding on the CPU");
-            Ok((Device::Cpu, Gpu::default()))
+            Ok((Device::Cpu, None))
         }
         Err(reason) => Err(Error::CudaUnavailable { device, reason }),
     }

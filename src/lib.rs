@@ -86,16 +86,16 @@ mod outline;
 mod pool;
 #[cfg(feature = "json")]
 pub mod report;
+mod signal;
 mod transform;
-mod wakers;
+mod video;
 mod worker;
 
-pub use batch::{Batch, CropWindow, Frame, Sequence, CHANNELS};
+pub use batch::{Batch, CropWindow, Frame, Sequence};
 pub use config::{limits, Config, LastSequencePolicy, MoovAtEnd, StreamSelection, Threading};
 pub use demux::probe;
 pub use device::{cuda_status, DecodedOn, Device};
-pub use error::{AvError, Error, Result, TryFeedError, VideoError, VideoRef};
-pub use feed::{Label, VideoId};
+pub use error::{AvError, Error, Result, TryFeedError, VideoError};
 pub use files::{EpochFeed, FileList};
 /// The 16-bit float type of [`DType::F16`] output (from the `half` crate).
 pub use half::f16;
@@ -105,7 +105,9 @@ pub use live::{LiveVideo, PushChunk};
 pub use outline::BatchOutline;
 pub use transform::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, Transforms,
+    CHANNELS,
 };
+pub use video::{Label, VideoId, VideoRef};
 
 /// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at
 /// 30 fps (60 frames), H.264 in MP4 (made by `tests/fixtures/make.sh`).

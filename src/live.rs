@@ -18,11 +18,10 @@ use std::time::{Duration, Instant};
 use bytes::{Buf, Bytes, BytesMut};
 use parking_lot::{Condvar, Mutex};
 
-use crate::error::{Error, Result, TryFeedError, VideoError, VideoRef};
-use crate::feed::{Label, VideoId};
+use crate::error::{Error, Result, TryFeedError, VideoError};
 use crate::ffi::io::{StreamRead, StreamSource};
-use crate::wakers::WakerSet;
-use crate::worker::Shared;
+use crate::signal::{Signals, WakerSet};
+use crate::video::{Label, VideoId, VideoRef};
 
 /// How often a waiting reader looks at the operator's stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(100);
@@ -189,7 +188,7 @@ impl LiveShared {
     /// Waits until `ready(state)` holds, failing on abort, stall or shutdown. Returns with the lock held.
     fn wait_until<'a>(
         &'a self,
-        stop: &Shared,
+        stop: &Signals,
         stall_timeout: Duration,
         mut ready: impl FnMut(&State) -> bool,
     ) -> std::result::Result<parking_lot::MutexGuard<'a, State>, Failure> {
@@ -236,7 +235,7 @@ impl LiveShared {
     /// the end.
     pub(crate) fn sniff(
         &self,
-        stop: &Shared,
+        stop: &Signals,
         stall_timeout: Duration,
     ) -> std::result::Result<Mp4Layout, Failure> {
         let mut need = 8;
@@ -266,7 +265,7 @@ impl LiveShared {
     /// `max_bytes`.
     pub(crate) fn collect_all(
         &self,
-        stop: &Shared,
+        stop: &Signals,
         stall_timeout: Duration,
         max_bytes: u64,
     ) -> std::result::Result<Bytes, Failure> {
@@ -299,12 +298,12 @@ impl LiveShared {
 /// The decoding thread's end of a live video: lavf reads through it.
 pub(crate) struct LiveReader {
     live: Arc<LiveShared>,
-    stop: Arc<Shared>,
+    stop: Arc<Signals>,
     stall_timeout: Duration,
 }
 
 impl LiveReader {
-    pub(crate) fn new(live: Arc<LiveShared>, stop: Arc<Shared>, stall_timeout: Duration) -> Self {
+    pub(crate) fn new(live: Arc<LiveShared>, stop: Arc<Signals>, stall_timeout: Duration) -> Self {
         Self {
             live,
             stop,

@@ -139,41 +139,6 @@ impl Drop for PooledBuffer {
     }
 }
 
-/// A batch's storage: a pooled host buffer, or (feature `cuda`) a pooled device buffer.
-pub(crate) enum BatchData {
-    Host(PooledBuffer),
-    #[cfg(feature = "cuda")]
-    Device(crate::decode::cuda::DeviceBuffer),
-}
-
-impl BatchData {
-    /// Bytes in use.
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            BatchData::Host(b) => b.len(),
-            #[cfg(feature = "cuda")]
-            BatchData::Device(b) => b.len(),
-        }
-    }
-
-    pub(crate) fn truncate(&mut self, len: usize) {
-        match self {
-            BatchData::Host(b) => b.truncate(len),
-            #[cfg(feature = "cuda")]
-            BatchData::Device(b) => b.truncate(len),
-        }
-    }
-
-    /// The host buffer; `None` in GPU memory.
-    pub(crate) fn host(&self) -> Option<&PooledBuffer> {
-        match self {
-            BatchData::Host(b) => Some(b),
-            #[cfg(feature = "cuda")]
-            BatchData::Device(_) => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

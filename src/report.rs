@@ -4,7 +4,8 @@
 use serde_json::{json, Value};
 
 use crate::batch::Batch;
-use crate::error::{Error, VideoError, VideoRef};
+use crate::error::{Error, VideoError};
+use crate::video::VideoRef;
 use crate::DecodedOn;
 
 /// A batch as a JSON object: `video`, `label`, `batch` (index within the video), `last`, and `sequences`, each

@@ -3,28 +3,30 @@
 //! capacity is the prefetch depth.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
 
 use crate::assemble::{Assembler, Finished};
-use crate::batch::Batch;
+use crate::batch::{Batch, BatchData};
 use crate::config::Config;
 use crate::config::MoovAtEnd;
 use crate::decode::cpu::CpuDecoder;
-use crate::decode::{Decoder, FrameInfo, FrameSource, Stop};
+use crate::decode::{nvdec_support, open_nvdec, Decoder, FrameInfo, Stop};
 use crate::demux::{check_frame_size, Demuxer};
-use crate::error::VideoRef;
+use crate::device::GpuRuntime;
 use crate::error::{AvError, Error, VideoError};
 use crate::feed::{FeedQueue, QueuedVideo, Source};
 use crate::ffi::packet::Packet;
 use crate::live::{Failure, LiveReader, LiveShared, Mp4Layout};
 use crate::pool::BufferPool;
+use crate::signal::Signals;
 use crate::transform;
+use crate::transform::frame::FrameRef;
 use crate::transform::plan::OutputSize;
-use crate::wakers::WakerSet;
+use crate::video::VideoRef;
 
 /// One message of the output channel.
 pub(crate) struct Item {
@@ -36,35 +38,12 @@ pub(crate) struct Item {
     pub(crate) ended: u64,
 }
 
-/// State shared by the operator's handle and its thread.
-#[derive(Default)]
-pub(crate) struct Shared {
-    /// Tasks waiting in an async poll; woken when a message is sent, the input is closed or the thread ends.
-    pub(crate) wakers: WakerSet,
-    /// Set by the handle when it is dropped: the thread stops at the next frame or packet.
-    pub(crate) stop: AtomicBool,
-    /// Set by the thread when it ends normally (not by a panic).
-    pub(crate) exited_cleanly: AtomicBool,
-}
-
-impl Shared {
-    /// Wakes every task waiting in an async poll.
-    pub(crate) fn wake_all(&self) {
-        self.wakers.wake_all();
-    }
-
-    /// Registers a task to wake at the next message (once per task).
-    pub(crate) fn register(&self, waker: &std::task::Waker) {
-        self.wakers.register(waker);
-    }
-}
-
 /// Everything the decoding thread owns.
 pub(crate) struct Worker {
     pub(crate) config: Config,
     pub(crate) feed: Arc<FeedQueue>,
     pub(crate) out: Sender<Item>,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<Signals>,
     pub(crate) pool: BufferPool,
     /// The output size set while running, if any.
     pub(crate) output_size: Arc<OutputSize>,
@@ -72,8 +51,7 @@ pub(crate) struct Worker {
     pub(crate) packer: RefCell<Option<Assembler>>,
     /// The operator's GPU ([`Device::Cuda`](crate::Device::Cuda)): videos are decoded on NVDEC and batches
     /// kept in its memory.
-    #[cfg(feature = "cuda")]
-    pub(crate) gpu: Option<Arc<crate::decode::cuda::GpuRuntime>>,
+    pub(crate) gpu: Option<Arc<GpuRuntime>>,
 }
 
 impl Worker {
@@ -100,7 +78,6 @@ impl Worker {
 
     fn send_batch(&self, batch: Batch) -> Result<(), Shutdown> {
         let ended = batch.videos_ended();
-        #[cfg(feature = "cuda")]
         let batch = match self.upload(batch) {
             Ok(batch) => batch,
             Err((video, error)) => {
@@ -117,7 +94,6 @@ impl Worker {
     }
 
     /// With a GPU, a batch decoded on the CPU (NVDEC could not take its video) goes to GPU memory in one copy.
-    #[cfg(feature = "cuda")]
     fn upload(&self, mut batch: Batch) -> Result<Batch, (VideoRef, VideoError)> {
         let Some(gpu) = &self.gpu else {
             return Ok(batch);
@@ -126,23 +102,16 @@ impl Worker {
             return Ok(batch);
         };
         let device = gpu.upload(host).map_err(|e| (batch.video.clone(), e))?;
-        batch.data = crate::pool::BatchData::Device(device);
-        batch.gpu = Some(gpu.clone());
+        batch.data = BatchData::Device(device);
         Ok(batch)
     }
 
     /// The decoder for the demuxer's stream: NVDEC when the operator has a GPU and NVDEC takes the stream
     /// (`true`), else the CPU (or, with fallback disabled, the video's error).
     fn open_decoder(&self, demuxer: &Demuxer) -> Result<(Box<dyn Decoder>, bool), VideoError> {
-        #[cfg(feature = "cuda")]
         if let Some(gpu) = &self.gpu {
-            match crate::decode::cuda::nvdec_support(demuxer.stream()) {
-                Ok(()) => {
-                    return Ok((
-                        Box::new(crate::decode::cuda::CudaDecoder::open(demuxer, gpu)?),
-                        true,
-                    ))
-                }
+            match nvdec_support(demuxer.stream()) {
+                Ok(()) => return Ok((open_nvdec(demuxer, gpu)?, true)),
                 Err(reason) if !self.config.cpu_fallback => {
                     return Err(VideoError::NvdecUnsupported { reason })
                 }
@@ -269,20 +238,13 @@ impl Worker {
             .eager(!self.config.hold_last_batch)
             .transforms(&self.config.transforms, self.output_size.clone()),
         };
-        #[cfg(feature = "cuda")]
-        let asm = asm.gpu(self.gpu.clone());
-        let mut asm = asm;
-        #[cfg(feature = "cuda")]
+        let mut asm = asm.gpu(self.gpu.clone());
         asm.set_on_gpu(on_gpu, &mut |batch| self.send_batch(batch))?;
-        #[cfg(not(feature = "cuda"))]
-        let _ = on_gpu;
         let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
         let error = match (outcome, live_failure()) {
             (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
             (_, Some(Failure::Video(error))) => Some(error),
             (Err(Stop::Video(error)), None) => Some(error),
-            #[cfg(feature = "cuda")]
-            (Err(Stop::Fallback(reason)), None) => Some(VideoError::NvdecUnsupported { reason }),
             (
                 Ok(Outcome {
                     demux_error: Some(source),
@@ -327,7 +289,6 @@ impl Worker {
     }
 
     /// Reads and decodes every packet, then drains the decoder.
-    #[cfg_attr(not(feature = "cuda"), allow(clippy::never_loop))]
     fn decode_all(
         &self,
         demuxer: &mut Demuxer,
@@ -336,7 +297,6 @@ impl Worker {
     ) -> Result<Outcome, Stop> {
         let mut outcome = Outcome::default();
         let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
-        #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
         let mut resend = false;
         loop {
             let result =
@@ -345,8 +305,7 @@ impl Worker {
                 // NVDEC refused the stream when decoding started (get_format offered software formats only):
                 // the video moves to the CPU decoder, from the packet NVDEC refused. Not after frames were
                 // delivered, nor while draining (nothing left to resend).
-                #[cfg(feature = "cuda")]
-                Err(Stop::Fallback(reason))
+                Err(Stop::Video(VideoError::NvdecUnsupported { reason }))
                     if self.config.cpu_fallback && asm.frames() == 0 && !outcome.drained =>
                 {
                     tracing::info!(%reason, "moving the video to the CPU decoder");
@@ -373,7 +332,7 @@ impl Worker {
     ) -> Result<(), Stop> {
         let transforms = &self.config.transforms;
         let mut scratch = Vec::new();
-        let mut sink = |info: FrameInfo, source: &mut dyn FrameSource| -> Result<(), Stop> {
+        let mut sink = |info: FrameInfo, frame: FrameRef<'_>| -> Result<(), Stop> {
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
             }
@@ -384,7 +343,7 @@ impl Worker {
                 info.height,
                 info.pts,
                 |geometry, out, f, frames| {
-                    transform::apply(source, geometry, transforms, out, f, frames, &mut scratch)
+                    transform::apply(frame, geometry, transforms, out, f, frames, &mut scratch)
                         .map_err(Stop::Video)
                 },
                 &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown),

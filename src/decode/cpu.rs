@@ -1,25 +1,26 @@
 //! The CPU backend: libavcodec's software decoders with frame and slice threading, and swscale for RGB.
 
-use super::{Decoder, FrameSink, FrameSource, Receiver, Stop};
+use super::{DecodeLoop, Decoder, FrameSink, Stop};
 use crate::config::Threading;
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::CodecContext;
-use crate::ffi::frame::Frame;
+use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::ffi::scale::{Filter, RgbRegion, Scaler};
+use crate::transform::frame::{FrameRef, HostFrame};
 
 /// A frame decoded on the CPU, converted by swscale.
 struct CpuFrame<'a> {
-    frame: &'a Frame,
+    frame: &'a AvFrame,
     scaler: &'a mut Scaler,
     /// Resizes in YUV before the RGB conversion.
     resizer: &'a mut Scaler,
     /// The resized YUV picture, reused while its size stays.
-    resized: &'a mut Option<Frame>,
+    resized: &'a mut Option<AvFrame>,
 }
 
-impl FrameSource for CpuFrame<'_> {
+impl HostFrame for CpuFrame<'_> {
     fn write_rgb(&mut self, dst: &mut [u8]) -> Result<(), AvError> {
         self.scaler.convert_to_rgb24(self.frame, dst)
     }
@@ -49,10 +50,10 @@ impl FrameSource for CpuFrame<'_> {
 
 /// libavcodec decoding on the CPU.
 pub(crate) struct CpuDecoder {
-    receiver: Receiver,
+    receiver: DecodeLoop,
     scaler: Scaler,
     resizer: Scaler,
-    resized: Option<Frame>,
+    resized: Option<AvFrame>,
 }
 
 impl CpuDecoder {
@@ -78,7 +79,7 @@ impl CpuDecoder {
                 })?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened decoder");
         Ok(Self {
-            receiver: Receiver::new(codec, stream)?,
+            receiver: DecodeLoop::new(codec, stream)?,
             scaler: Scaler::new(),
             resizer: Scaler::new(),
             resized: None,
@@ -96,12 +97,12 @@ impl Decoder for CpuDecoder {
         self.receiver.decode(packet, &mut |frame, info| {
             sink(
                 info,
-                &mut CpuFrame {
+                FrameRef::Host(&mut CpuFrame {
                     frame,
                     scaler,
                     resizer,
                     resized,
-                },
+                }),
             )
         })
     }

@@ -1,17 +1,24 @@
-//! Decoder backends behind one trait, [`Decoder`]: the CPU backend ([`cpu::CpuDecoder`], libavcodec) and,
-//! with the `cuda` feature, the NVDEC backend (`cuda::CudaDecoder`, libavcodec's hwaccel on framefeed's CUDA
-//! context). A direct nvcuvid backend could replace the latter behind the same trait.
+//! Decoder backends behind one trait, [`Decoder`]: the CPU backend ([`cpu::CpuDecoder`], libavcodec) and the
+//! NVDEC backend (libavcodec's hwaccel on the operator's CUDA context), which the `cuda` feature swaps in as a
+//! whole module: `cuda.rs` with it, `cuda_none.rs` (nothing to open: there is no GPU runtime) without.
+//! A direct nvcuvid backend could replace the former behind the same trait. Each backend hands every decoded
+//! frame to the transform stage as a [`FrameRef`](crate::transform::frame::FrameRef): in host or GPU memory.
 
 pub(crate) mod cpu;
-#[cfg(feature = "cuda")]
-pub(crate) mod cuda;
+#[cfg_attr(feature = "cuda", path = "cuda.rs")]
+#[cfg_attr(not(feature = "cuda"), path = "cuda_none.rs")]
+mod nvdec;
+mod nvdec_support;
+
+pub(crate) use nvdec::open as open_nvdec;
+pub(crate) use nvdec_support::nvdec_support;
 
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::{CodecContext, Received};
-use crate::ffi::frame::Frame;
+use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
-use crate::ffi::scale::{Filter, RgbRegion};
 use crate::ffi::{av_error, AVERROR_EAGAIN};
+use crate::transform::frame::FrameRef;
 
 /// A decoded frame's size and presentation time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,20 +40,20 @@ const MAX_CONSECUTIVE_RECEIVE_ERRORS: usize = 64;
 
 /// The send-packet / receive-frame loop every libavcodec backend runs: an open decoder, the frame it decodes
 /// into, and the stream's clock. Each backend says what to do with a decoded frame.
-pub(crate) struct Receiver {
+pub(crate) struct DecodeLoop {
     pub(crate) codec: CodecContext,
-    frame: Frame,
+    frame: AvFrame,
     clock: Clock,
 }
 
-impl Receiver {
+impl DecodeLoop {
     pub(crate) fn new(
         codec: CodecContext,
         stream: &crate::info::StreamInfo,
     ) -> Result<Self, AvError> {
         Ok(Self {
             codec,
-            frame: Frame::new()?,
+            frame: AvFrame::new()?,
             clock: Clock::new(stream),
         })
     }
@@ -56,7 +63,7 @@ impl Receiver {
     pub(crate) fn decode(
         &mut self,
         packet: Option<&Packet>,
-        on_frame: &mut dyn FnMut(&Frame, FrameInfo) -> Result<(), Stop>,
+        on_frame: &mut dyn FnMut(&AvFrame, FrameInfo) -> Result<(), Stop>,
     ) -> Result<Option<AvError>, Stop> {
         let mut rejected = None;
         loop {
@@ -89,14 +96,14 @@ impl Receiver {
     /// Receives every frame the decoder has ready. Returns how many, and the first receive error, if any.
     fn drain(
         &mut self,
-        on_frame: &mut dyn FnMut(&Frame, FrameInfo) -> Result<(), Stop>,
+        on_frame: &mut dyn FnMut(&AvFrame, FrameInfo) -> Result<(), Stop>,
     ) -> Result<(usize, Option<AvError>), Stop> {
         let mut first_error = None;
         let mut errors = 0;
         let mut frames = 0;
         loop {
             match self.codec.receive_frame(&mut self.frame) {
-                Ok(Received::Frame) => {
+                Ok(Received::AvFrame) => {
                     errors = 0;
                     frames += 1;
                     let info = FrameInfo {
@@ -144,7 +151,7 @@ impl Clock {
     }
 
     /// The time of the frame just decoded.
-    pub(crate) fn pts(&mut self, frame: &Frame) -> f64 {
+    pub(crate) fn pts(&mut self, frame: &AvFrame) -> f64 {
         let pts = match frame.timestamp() {
             Some(ts) => ts as f64 * self.time_base,
             None => {
@@ -164,42 +171,13 @@ impl Clock {
 pub(crate) enum Stop {
     /// The operator is shutting down.
     Shutdown,
-    /// The video cannot go on.
+    /// The video cannot go on. [`VideoError::NvdecUnsupported`] from the NVDEC backend before any frame: the
+    /// video moves to the CPU backend instead, unless the config forbids it.
     Video(VideoError),
-    /// NVDEC cannot decode this stream (why): the video moves to the CPU backend, or fails if the config
-    /// forbids it.
-    #[cfg(feature = "cuda")]
-    Fallback(String),
-}
-
-/// A decoded frame, converted to RGB24 on request: whole, a window of it, or resized.
-pub(crate) trait FrameSource {
-    /// The whole frame into the first `width * height * 3` bytes of `dst`, which has at least
-    /// [`WRITE_SLACK`](crate::ffi::scale::WRITE_SLACK) more bytes after them.
-    fn write_rgb(&mut self, dst: &mut [u8]) -> Result<(), AvError>;
-    /// Only the window `(x, y, w, h)` (inside the frame), into `out`; returns where the window starts there.
-    fn window_rgb(
-        &mut self,
-        window: (u32, u32, u32, u32),
-        out: &mut Vec<u8>,
-    ) -> Result<RgbRegion, AvError>;
-    /// The window `(x, y, w, h)` of the frame resized to `size` with `filter`, into `out`.
-    fn resized_window_rgb(
-        &mut self,
-        size: (u32, u32),
-        filter: Filter,
-        window: (u32, u32, u32, u32),
-        out: &mut Vec<u8>,
-    ) -> Result<RgbRegion, AvError>;
-    /// The frame's planes in GPU memory, for the CUDA kernel (`None`: a frame in host memory).
-    #[cfg(feature = "cuda")]
-    fn cuda_source(&self) -> Option<crate::transform::gpu::Source> {
-        None
-    }
 }
 
 /// Receives each decoded frame, to convert into the slot the sink chooses.
-pub(crate) type FrameSink<'a> = dyn FnMut(FrameInfo, &mut dyn FrameSource) -> Result<(), Stop> + 'a;
+pub(crate) type FrameSink<'a> = dyn FnMut(FrameInfo, FrameRef<'_>) -> Result<(), Stop> + 'a;
 
 /// A decoder backend: compressed packets in, frames out.
 pub(crate) trait Decoder: Send {

@@ -5,7 +5,7 @@ use std::ptr::{self, NonNull};
 use ffmpeg_sys_next as sys;
 
 use super::format::FormatContext;
-use super::frame::Frame;
+use super::frame::AvFrame;
 use super::packet::Packet;
 use super::{av_error, check, out_of_memory, static_str, AVERROR_EAGAIN, AVERROR_EOF};
 use crate::error::AvError;
@@ -13,8 +13,8 @@ use crate::error::AvError;
 /// What `receive_frame` gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Received {
-    /// A frame was written into the `Frame`.
-    Frame,
+    /// A frame was written into the `AvFrame`.
+    AvFrame,
     /// The decoder needs more input first.
     Again,
     /// The decoder is fully drained.
@@ -24,10 +24,9 @@ pub(crate) enum Received {
 /// An open decoder.
 pub(crate) struct CodecContext {
     ctx: NonNull<sys::AVCodecContext>,
-    /// The CUDA decoder's format negotiation, read by its `get_format` callback through `opaque`; freed after
-    /// the context (field order).
-    #[cfg(feature = "cuda")]
-    choice: Option<Box<super::cuda::hw::FormatChoice>>,
+    /// What the context's `opaque` points at, if anything (the NVDEC decoder's format negotiation, read by its
+    /// `get_format` callback): kept alive as long as the context, and freed after it (field order).
+    _opaque: Option<Box<dyn std::any::Any + Send>>,
 }
 
 // SAFETY: the context is owned by this value alone and used through `&mut self`; libavcodec contexts (and
@@ -46,46 +45,20 @@ impl CodecContext {
         threads: usize,
         frame_threads: bool,
     ) -> Result<Self, AvError> {
-        Self::open_with(format, stream, threads, frame_threads, |_| Ok(()))
+        Self::open_with(format, stream, threads, frame_threads, |_| Ok(None))
     }
 
-    /// Opens the decoder with libavcodec's NVDEC hwaccel on `device`: one thread (as hwaccels need), frames in
-    /// GPU memory when NVDEC takes the stream; [`CodecContext::hardware`] tells whether it did.
-    #[cfg(feature = "cuda")]
-    pub(crate) fn open_cuda_decoder(
-        format: &FormatContext,
-        stream: usize,
-        device: &super::cuda::hw::HwDevice,
-    ) -> Result<Self, AvError> {
-        let choice = Box::<super::cuda::hw::FormatChoice>::default();
-        let opaque = &*choice as *const super::cuda::hw::FormatChoice as *mut std::ffi::c_void;
-        let device_ref = device.new_ref()?;
-        let mut this = Self::open_with(format, stream, 1, false, |raw| {
-            // SAFETY: the context is not open yet; it takes ownership of `device_ref`, and `opaque` points at
-            // the boxed choice, which the returned value keeps alive as long as the context.
-            unsafe {
-                (*raw).hw_device_ctx = device_ref;
-                (*raw).opaque = opaque;
-                (*raw).get_format = Some(super::cuda::hw::choose_cuda);
-            }
-            Ok(())
-        })?;
-        this.choice = Some(choice);
-        Ok(this)
-    }
-
-    /// Whether NVDEC took the stream (`None`: not negotiated yet; always `None` for a software decoder).
-    #[cfg(feature = "cuda")]
-    pub(crate) fn hardware(&self) -> Option<bool> {
-        self.choice.as_ref().and_then(|c| c.hardware())
-    }
-
-    fn open_with(
+    /// Opens the decoder as [`open_decoder`](Self::open_decoder) does, after `setup` has set fields of the
+    /// fresh context (a hardware device, callbacks). What `setup` returns is kept alive as long as the context
+    /// (what it pointed `opaque` at).
+    pub(in crate::ffi) fn open_with(
         format: &FormatContext,
         stream: usize,
         threads: usize,
         frame_threads: bool,
-        setup: impl FnOnce(*mut sys::AVCodecContext) -> Result<(), AvError>,
+        setup: impl FnOnce(
+            *mut sys::AVCodecContext,
+        ) -> Result<Option<Box<dyn std::any::Any + Send>>, AvError>,
     ) -> Result<Self, AvError> {
         let par = format.codec_parameters(stream);
         let (tb_num, tb_den) = format.time_base(stream);
@@ -100,15 +73,11 @@ impl CodecContext {
         // SAFETY: `codec` is a valid decoder; alloc returns NULL or a valid context, which we check.
         let ctx = NonNull::new(unsafe { sys::avcodec_alloc_context3(codec) })
             .ok_or_else(|| out_of_memory("avcodec_alloc_context3"))?;
-        let this = Self {
-            ctx,
-            #[cfg(feature = "cuda")]
-            choice: None,
-        };
+        let mut this = Self { ctx, _opaque: None };
         // SAFETY: the context is fresh and not open yet, so its fields may be set; `par` is valid (above).
         unsafe {
             let raw = this.ctx.as_ptr();
-            setup(raw)?;
+            this._opaque = setup(raw)?;
             check(
                 sys::avcodec_parameters_to_context(raw, par),
                 "avcodec_parameters_to_context",
@@ -154,14 +123,14 @@ impl CodecContext {
     }
 
     /// Receives the next decoded frame into `frame`.
-    pub(crate) fn receive_frame(&mut self, frame: &mut Frame) -> Result<Received, AvError> {
+    pub(crate) fn receive_frame(&mut self, frame: &mut AvFrame) -> Result<Received, AvError> {
         frame.unref();
         // SAFETY: the context is open and `frame` is a valid, unreferenced frame.
         let ret = unsafe { sys::avcodec_receive_frame(self.ctx.as_ptr(), frame.as_ptr()) };
         match ret {
             AVERROR_EAGAIN => Ok(Received::Again),
             AVERROR_EOF => Ok(Received::Eof),
-            ret => check(ret, "avcodec_receive_frame").map(|_| Received::Frame),
+            ret => check(ret, "avcodec_receive_frame").map(|_| Received::AvFrame),
         }
     }
 }

@@ -8,13 +8,13 @@ use super::{check, out_of_memory};
 use crate::error::AvError;
 
 /// An owned `AVFrame`, reused for every decoded picture.
-pub(crate) struct Frame(NonNull<sys::AVFrame>);
+pub(crate) struct AvFrame(NonNull<sys::AVFrame>);
 
 // SAFETY: the frame is owned by this value alone; its buffers are reference-counted by FFmpeg and may be
 // released from any thread.
-unsafe impl Send for Frame {}
+unsafe impl Send for AvFrame {}
 
-impl Frame {
+impl AvFrame {
     pub(crate) fn new() -> Result<Self, AvError> {
         // SAFETY: av_frame_alloc returns NULL or a valid, empty frame.
         NonNull::new(unsafe { sys::av_frame_alloc() })
@@ -25,7 +25,7 @@ impl Frame {
     /// A frame owning a YUV 4:2:0 8-bit picture of `width` x `height` (aligned, padded planes), tagged with
     /// `like`'s colour matrix and with `full_range`, to hold a resized copy of `like`.
     pub(crate) fn yuv420p_like(
-        like: &Frame,
+        like: &AvFrame,
         width: u32,
         height: u32,
         full_range: bool,
@@ -92,7 +92,7 @@ impl Frame {
         self.raw().color_range as i32
     }
 
-    /// Copies row `from` of the luma plane of a planar 8-bit picture allocated by [`Frame::yuv420p_like`] over
+    /// Copies row `from` of the luma plane of a planar 8-bit picture allocated by [`AvFrame::yuv420p_like`] over
     /// row `to`. Panics if either row is outside the picture.
     pub(crate) fn copy_luma_row(&mut self, from: u32, to: u32) {
         let (width, height) = (self.width() as usize, self.height());
@@ -123,7 +123,7 @@ impl Frame {
     }
 }
 
-impl Drop for Frame {
+impl Drop for AvFrame {
     fn drop(&mut self) {
         let mut ptr = self.0.as_ptr();
         // SAFETY: frees the frame and drops its buffer references; `ptr` is not used again.

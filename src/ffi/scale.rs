@@ -5,7 +5,7 @@ use std::ptr::{self, NonNull};
 
 use ffmpeg_sys_next as sys;
 
-use super::frame::Frame;
+use super::frame::AvFrame;
 use super::{av_error, out_of_memory};
 use crate::error::AvError;
 
@@ -102,7 +102,7 @@ impl Scaler {
     /// frame's (limited when unspecified, full for the "J" pixel formats).
     pub(crate) fn convert_to_rgb24(
         &mut self,
-        frame: &Frame,
+        frame: &AvFrame,
         dst: &mut [u8],
     ) -> Result<(), AvError> {
         let (width, height) = (frame.width(), frame.height());
@@ -165,7 +165,7 @@ impl Scaler {
     /// asked window starts in `out`.
     pub(crate) fn convert_window(
         &mut self,
-        frame: &Frame,
+        frame: &AvFrame,
         window: (u32, u32, u32, u32),
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
@@ -217,12 +217,12 @@ impl Scaler {
     /// filter taps it gets in a full resize. Returns the picture and where `window` starts in it.
     pub(crate) fn resize_yuv<'a>(
         &mut self,
-        frame: &Frame,
+        frame: &AvFrame,
         size: (u32, u32),
         filter: Filter,
         window: (u32, u32, u32, u32),
-        into: &'a mut Option<Frame>,
-    ) -> Result<(&'a Frame, (u32, u32)), AvError> {
+        into: &'a mut Option<AvFrame>,
+    ) -> Result<(&'a AvFrame, (u32, u32)), AvError> {
         // SAFETY: the integer came from the decoder's own AVFrame.format, so it is a valid AVPixelFormat.
         let src_format =
             unsafe { std::mem::transmute::<c_int, sys::AVPixelFormat>(frame.format()) };
@@ -244,7 +244,7 @@ impl Scaler {
                 && (f.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32) == full_range
         });
         if !reuse {
-            *into = Some(Frame::yuv420p_like(
+            *into = Some(AvFrame::yuv420p_like(
                 frame, picture.0, picture.1, full_range,
             )?);
         }
@@ -307,7 +307,7 @@ impl Scaler {
     /// (`out_size.1` rows of `out_size.0 * 3` bytes, `stride` bytes apart).
     fn scale(
         &mut self,
-        frame: &Frame,
+        frame: &AvFrame,
         src: (u32, u32, u32, u32),
         out_size: (u32, u32),
         flags: c_int,
@@ -509,7 +509,7 @@ fn padded_row(width: u32) -> usize {
 /// Whether a same-size conversion of `frame` to RGB24 takes swscale's fast path (`ff_yuv2rgb_get_func_ptr`,
 /// chosen by `ff_get_unscaled_swscale` for 8-bit YUV 4:2:0 or 4:2:2 input at an even height, without
 /// `SWS_ACCURATE_RND`), which works on groups of 8 pixels.
-fn takes_fast_path(frame: &Frame) -> bool {
+fn takes_fast_path(frame: &AvFrame) -> bool {
     use sys::AVPixelFormat::*;
     let formats = [
         AV_PIX_FMT_YUV420P,
@@ -532,7 +532,7 @@ fn sized_with_slack(out: &mut Vec<u8>, len: usize) {
 
 /// How far a window's left and top must be aligned so that chroma planes start on a whole sample: 2 for
 /// 4:2:0 and 4:2:2 horizontally, and so on (1 for RGB and 4:4:4).
-fn chroma_alignment(frame: &Frame) -> (u32, u32) {
+fn chroma_alignment(frame: &AvFrame) -> (u32, u32) {
     // SAFETY: av_pix_fmt_desc_get accepts any value and returns NULL or a static descriptor.
     let desc = unsafe {
         sys::av_pix_fmt_desc_get(std::mem::transmute::<c_int, sys::AVPixelFormat>(
@@ -551,7 +551,7 @@ fn chroma_alignment(frame: &Frame) -> (u32, u32) {
 ///
 /// # Safety
 /// `frame` must hold a decoded picture of a known pixel format.
-unsafe fn plane_offsets(frame: &Frame, x: u32, y: u32) -> [isize; 4] {
+unsafe fn plane_offsets(frame: &AvFrame, x: u32, y: u32) -> [isize; 4] {
     let mut offsets = [0isize; 4];
     if x == 0 && y == 0 {
         return offsets;

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Crop, CropPosition, OutOfBounds, Resize, Transforms};
-use crate::batch::CHANNELS;
+use super::spec::{Crop, CropPosition, OutOfBounds, Resize, Transforms, CHANNELS};
 use crate::error::VideoError;
 
 /// A rectangle in pixels; `x`, `y` may be negative (a padded window reaching out of the frame).

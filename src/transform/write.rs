@@ -1,11 +1,15 @@
 //! Writing one converted frame (packed RGB levels of the visible part of its window) into its sequence's
 //! output, in the configured element type, normalization and layout; out-of-frame pixels get the fill values.
+//! A sequence's output is host memory of the element type, or a region of a device buffer that the CUDA kernel
+//! writes.
 
-use super::plan::Geometry;
-use super::{DType, Layout, Transforms};
 use half::f16;
 
-use crate::batch::CHANNELS;
+use super::plan::Geometry;
+use super::spec::{DType, Layout, Transforms, CHANNELS};
+use crate::device::DeviceBuffer;
+use crate::error::VideoError;
+use crate::ffi::cuda::params::ConvertParams;
 
 /// Packed RGB24 rows of the visible part of a window.
 pub(crate) struct RgbView<'a> {
@@ -14,45 +18,42 @@ pub(crate) struct RgbView<'a> {
     pub(crate) stride: usize,
 }
 
-/// A sequence's output buffer, as elements of its type.
+/// A sequence's output buffer.
 pub(crate) enum SeqOut<'a> {
-    U8(&'a mut [u8]),
-    F32(&'a mut [f32]),
-    F16(&'a mut [f16]),
+    /// In host memory, as elements of its type.
+    Host(HostOut<'a>),
     /// In GPU memory: written by the CUDA kernel.
-    #[cfg(feature = "cuda")]
     Device(DeviceOut<'a>),
 }
 
+/// A sequence's output in host memory, as elements of its type.
+pub(crate) enum HostOut<'a> {
+    U8(&'a mut [u8]),
+    F32(&'a mut [f32]),
+    F16(&'a mut [f16]),
+}
+
 /// A sequence's region `[start, start + len)` (bytes) of a batch buffer in GPU memory.
-#[cfg(feature = "cuda")]
 pub(crate) struct DeviceOut<'a> {
-    pub(crate) buffer: &'a mut crate::decode::cuda::DeviceBuffer,
-    pub(crate) gpu: &'a crate::decode::cuda::GpuRuntime,
+    pub(crate) buffer: &'a mut DeviceBuffer,
     pub(crate) start: usize,
     pub(crate) len: usize,
 }
 
-#[cfg(feature = "cuda")]
 impl DeviceOut<'_> {
-    /// Enqueues the kernel converting `src` into frame `f` of the sequence (of `frames` frames).
-    pub(crate) fn convert(
-        &mut self,
-        src: &super::gpu::Source,
-        geometry: &Geometry,
-        t: &Transforms,
-        f: usize,
-        frames: usize,
-    ) -> Result<(), crate::error::VideoError> {
-        let params = super::gpu::ConvertParams::new(src, geometry, t, 0, f, frames);
-        self.buffer
-            .convert_into(self.gpu, params, self.start, self.len)
+    /// Enqueues the kernel converting one frame into the region, per `params`.
+    pub(crate) fn convert(&mut self, params: ConvertParams) -> Result<(), VideoError> {
+        assert!(
+            params.output_bytes() <= self.len,
+            "the kernel's output must fit its sequence's region"
+        );
+        self.buffer.convert(params, self.start, self.len)
     }
 
     /// Zeroes elements `range` of `size` bytes each of the region.
     fn zero(&mut self, range: std::ops::Range<usize>, size: usize) {
         let bytes = self.start + range.start * size..self.start + range.end * size;
-        if let Err(e) = self.buffer.zero(self.gpu.stream(), bytes) {
+        if let Err(e) = self.buffer.zero(bytes) {
             // Only a broken context fails here; the next kernel launch reports it.
             tracing::error!("{e}");
         }
@@ -81,7 +82,7 @@ pub(crate) fn affine(t: &Transforms) -> ([f32; CHANNELS], [f32; CHANNELS]) {
 /// when the window misses the frame). Works row by row and channel by channel, so that the inner loops are
 /// plain strided copies the compiler vectorizes.
 pub(crate) fn write_frame<'a>(
-    out: &mut SeqOut<'_>,
+    out: &mut HostOut<'_>,
     frames: usize,
     f: usize,
     geom: &Geometry,
@@ -116,7 +117,7 @@ pub(crate) fn write_frame<'a>(
         _marker: std::marker::PhantomData,
     };
     match out {
-        SeqOut::U8(out) => {
+        HostOut::U8(out) => {
             let fill = fill.map(|v| v.round().clamp(0.0, 255.0) as u8);
             for y in 0..h {
                 let line = src_row(y);
@@ -152,10 +153,8 @@ pub(crate) fn write_frame<'a>(
                 }
             }
         }
-        SeqOut::F32(out) => write_floats(out, |v| v, &rows, t, fill),
-        SeqOut::F16(out) => write_floats(out, f16::from_f32, &rows, t, fill),
-        #[cfg(feature = "cuda")]
-        SeqOut::Device(_) => unreachable!("frames in GPU memory are written by the kernel"),
+        HostOut::F32(out) => write_floats(out, |v| v, &rows, t, fill),
+        HostOut::F16(out) => write_floats(out, f16::from_f32, &rows, t, fill),
     }
 }
 
@@ -229,10 +228,9 @@ pub(crate) fn zero_frames(
 ) {
     let plane = w * h;
     let mut zero = |range: std::ops::Range<usize>| match out {
-        SeqOut::U8(o) => o[range].fill(0),
-        SeqOut::F32(o) => o[range].fill(0.0),
-        SeqOut::F16(o) => o[range].fill(f16::ZERO),
-        #[cfg(feature = "cuda")]
+        SeqOut::Host(HostOut::U8(o)) => o[range].fill(0),
+        SeqOut::Host(HostOut::F32(o)) => o[range].fill(0.0),
+        SeqOut::Host(HostOut::F16(o)) => o[range].fill(f16::ZERO),
         SeqOut::Device(d) => {
             let size = d.len / (frames * plane * CHANNELS).max(1);
             d.zero(range, size)

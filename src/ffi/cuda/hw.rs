@@ -5,11 +5,14 @@
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 
 use ffmpeg_sys_next as sys;
 
 use crate::error::AvError;
-use crate::ffi::frame::Frame;
+use crate::ffi::codec::CodecContext;
+use crate::ffi::format::FormatContext;
+use crate::ffi::frame::AvFrame;
 use crate::ffi::{check, out_of_memory};
 
 /// An `AVBufferRef` holding an initialised `AVHWDeviceContext` of type CUDA.
@@ -67,6 +70,32 @@ impl Drop for HwDevice {
     }
 }
 
+impl CodecContext {
+    /// Opens the decoder with libavcodec's NVDEC hwaccel on `device`: one thread (as hwaccels need), frames in
+    /// GPU memory when NVDEC takes the stream. The returned [`FormatChoice`] tells whether it did.
+    pub(crate) fn open_cuda_decoder(
+        format: &FormatContext,
+        stream: usize,
+        device: &HwDevice,
+    ) -> Result<(Self, Arc<FormatChoice>), AvError> {
+        let choice = Arc::new(FormatChoice::default());
+        let opaque = Arc::as_ptr(&choice) as *mut c_void;
+        let device_ref = device.new_ref()?;
+        let keep = choice.clone();
+        let this = Self::open_with(format, stream, 1, false, |raw| {
+            // SAFETY: the context is not open yet; it takes ownership of `device_ref`, and `opaque` points at
+            // the shared choice, which the context keeps alive (the returned box) as long as itself.
+            unsafe {
+                (*raw).hw_device_ctx = device_ref;
+                (*raw).opaque = opaque;
+                (*raw).get_format = Some(choose_cuda);
+            }
+            Ok(Some(Box::new(keep)))
+        })?;
+        Ok((this, choice))
+    }
+}
+
 /// What the decoder's pixel-format negotiation chose (shared with the `get_format` callback through the codec
 /// context's `opaque`).
 #[derive(Debug, Default)]
@@ -93,7 +122,7 @@ impl FormatChoice {
 ///
 /// # Safety
 /// Called by libavcodec with its own context (whose `opaque` is a live [`FormatChoice`], set by
-/// `CodecContext::open_cuda_decoder`) and a list terminated by `AV_PIX_FMT_NONE`.
+/// [`CodecContext::open_cuda_decoder`]) and a list terminated by `AV_PIX_FMT_NONE`.
 pub(crate) unsafe extern "C" fn choose_cuda(
     ctx: *mut sys::AVCodecContext,
     formats: *const sys::AVPixelFormat,
@@ -158,7 +187,7 @@ pub(crate) enum SurfaceError {
     Format(String),
 }
 
-impl Frame {
+impl AvFrame {
     /// The device planes of a CUDA frame (NV12, P010 or P016).
     pub(crate) fn cuda_surface(&self) -> Result<Surface, SurfaceError> {
         use sys::AVPixelFormat::*;

@@ -1,7 +1,14 @@
-//! The CUDA side of the FFI layer (feature `cuda`): probing the driver without panicking ([`probe`]), the
-//! libavcodec CUDA device built around framefeed's own context and stream ([`hw::HwDevice`]), NVDEC frames'
-//! device planes ([`hw::Surface`]), and launching the conversion kernel ([`kernel`]).
+//! The CUDA side of the FFI layer. In both builds: the conversion kernel's parameter block ([`params`]) and,
+//! for the tests, the kernel's code compiled for the CPU (`host`). With the `cuda` feature: probing the driver
+//! without panicking ([`probe`]), libavcodec's CUDA device built around framefeed's own context and stream and
+//! the NVDEC decoder opened on it ([`hw`]), and loading and launching the kernel ([`kernel`]).
 
+#[cfg(test)]
+pub(crate) mod host;
+#[cfg(feature = "cuda")]
 pub(crate) mod hw;
+#[cfg(feature = "cuda")]
 pub(crate) mod kernel;
+pub(crate) mod params;
+#[cfg(feature = "cuda")]
 pub(crate) mod probe;

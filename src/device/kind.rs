@@ -1,7 +1,6 @@
 //! Where frames are decoded and where batches live: [`Device`] in the config, resolved once when the operator
-//! is built. With the `cuda` feature, `Device::Cuda` decodes on NVDEC and keeps frames and batches in GPU
-//! memory; without it, or on a machine without a usable GPU, asking for CUDA is an error value and
-//! [`Device::Auto`] picks the CPU.
+//! is built, and [`DecodedOn`] on each batch. Plain values, a leaf module: the config and the errors name them
+//! without depending on the GPU runtime.
 
 use std::fmt;
 
@@ -60,31 +59,6 @@ pub enum DecodedOn {
     Cpu,
     /// NVDEC, converted by framefeed's CUDA kernel.
     Cuda,
-}
-
-/// Why CUDA cannot be used in a build without the `cuda` feature.
-#[cfg(not(feature = "cuda"))]
-pub(crate) const NOT_BUILT: &str =
-    "framefeed was built without the `cuda` feature (build with `--features cuda`)";
-
-/// What is known about CUDA on this machine, for diagnostics (`framefeed info --device`): the driver's
-/// version and device count, or why CUDA cannot be used. Never panics, whatever is installed.
-pub fn cuda_status() -> Result<String, String> {
-    #[cfg(feature = "cuda")]
-    {
-        let p = crate::ffi::cuda::probe::probe()?;
-        Ok(format!(
-            "CUDA driver {}.{}, {} device(s), NVDEC library {}",
-            p.driver_version / 1000,
-            p.driver_version % 1000 / 10,
-            p.devices,
-            if p.nvdec { "present" } else { "missing" }
-        ))
-    }
-    #[cfg(not(feature = "cuda"))]
-    {
-        Err(NOT_BUILT.to_owned())
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,24 @@
+//! The device layer: where frames are decoded and batches live. [`Device`] and [`DecodedOn`] are plain values
+//! (`kind`); the GPU runtime (one per operator: the device's primary CUDA context, the operator's stream, the
+//! conversion kernel, libavcodec's CUDA device) and its pooled device buffers are the implementation chosen by
+//! the `cuda` feature, swapped as a whole module:
+//!
+//! - `cuda.rs` (feature `cuda`): the real runtime, on cudarc. A [`DeviceBuffer`] carries its runtime (and so
+//!   its stream and kernel): whoever holds one can zero, move, convert into or copy out of it with no other
+//!   context, and it goes back to its runtime's pool when dropped.
+//! - `none.rs` (without it): the same names as uninhabited types. Shared code (assembly, batches, the worker)
+//!   uses them without `cfg`: their fields and match arms exist in both builds, and in this one they cannot be
+//!   reached, so they compile away; [`runtime`] says why there is no GPU.
+//!
+//! This layer sits below its users (decoders, transforms, assembly, batches) and above `ffi::cuda`.
+
+mod kind;
+
+pub use kind::{DecodedOn, Device};
+
+#[cfg_attr(feature = "cuda", path = "cuda.rs")]
+#[cfg_attr(not(feature = "cuda"), path = "none.rs")]
+mod imp;
+
+pub use imp::cuda_status;
+pub(crate) use imp::{runtime, DeviceBuffer, GpuRuntime};

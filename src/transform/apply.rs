@@ -1,0 +1,79 @@
+//! Applying the transforms to one decoded frame: a frame in host memory is converted by swscale (straight into
+//! its slot when no transform is configured; otherwise only the crop window's pixels, or the resized window,
+//! into a scratch buffer) and written in the output type and layout; a frame in GPU memory is converted by the
+//! CUDA kernel straight into its slot of the device buffer.
+
+use super::frame::FrameRef;
+use super::gpu::kernel_params;
+use super::plan::Geometry;
+use super::spec::{Transforms, CHANNELS};
+use super::write::{write_frame, HostOut, RgbView, SeqOut};
+use crate::error::VideoError;
+
+/// Converts `frame` into frame `f` of a sequence of `frames` frames per `geometry`. `scratch` is reused from
+/// frame to frame.
+pub(crate) fn apply(
+    frame: FrameRef<'_>,
+    geometry: &Geometry,
+    transforms: &Transforms,
+    out: &mut SeqOut<'_>,
+    f: usize,
+    frames: usize,
+    scratch: &mut Vec<u8>,
+) -> Result<(), VideoError> {
+    let (source, out) = match (frame, out) {
+        (FrameRef::Device(src), SeqOut::Device(d)) => {
+            return d.convert(kernel_params(src, geometry, transforms, f, frames));
+        }
+        (FrameRef::Host(source), SeqOut::Host(out)) => (source, out),
+        // The worker builds a video's batches where its decoder puts its frames (`Assembler::set_on_gpu`), so
+        // these are a bug, reported as the video's error rather than a panic.
+        (FrameRef::Host(_), SeqOut::Device(_)) => {
+            return Err(mismatch(
+                "a frame in host memory cannot go into a batch in GPU memory",
+            ))
+        }
+        (FrameRef::Device(_), SeqOut::Host(_)) => {
+            return Err(mismatch(
+                "a frame in GPU memory cannot go into a batch in host memory",
+            ))
+        }
+    };
+    if transforms.is_identity() {
+        let HostOut::U8(out) = out else {
+            unreachable!("untransformed output is u8 (the assembler picks the output type from the same transforms)")
+        };
+        let size = geometry.frame.0 * geometry.frame.1 * CHANNELS;
+        // The rest of the region (and its slack) follows: swscale may overrun the frame's last row.
+        return Ok(source.write_rgb(&mut out[f * size..])?);
+    }
+    let region = match geometry.visible() {
+        None => None,
+        Some(v) if geometry.resized => {
+            let size = (geometry.frame.0 as u32, geometry.frame.1 as u32);
+            Some(source.resized_window_rgb(
+                size,
+                transforms.interpolation.filter(),
+                (v.x as u32, v.y as u32, v.w as u32, v.h as u32),
+                scratch,
+            )?)
+        }
+        Some(v) => {
+            Some(source.window_rgb((v.x as u32, v.y as u32, v.w as u32, v.h as u32), scratch)?)
+        }
+    };
+    let view = region.map(|r| RgbView {
+        data: &scratch[r.offset..],
+        stride: r.stride,
+    });
+    write_frame(out, frames, f, geometry, view, transforms);
+    Ok(())
+}
+
+/// A frame that cannot go where its batch lives, as the video's error.
+fn mismatch(what: &str) -> VideoError {
+    VideoError::Cuda {
+        operation: "placing a decoded frame",
+        message: what.to_owned(),
+    }
+}

@@ -1,0 +1,169 @@
+//! The transforms on the GPU: one [`ConvertParams`] block per frame tells framefeed's CUDA kernel
+//! (`kernels/convert.cu`) how to turn an NVDEC surface into its slot of the batch: resize, crop window, colour
+//! matrix and range, rounding to 8-bit levels (as the CPU path does), type, normalization and layout. The GPU
+//! twin of the CPU path's planning (`host`); this module only fills the block.
+//!
+//! Pure arithmetic: no CUDA here, so it is built and tested in both builds (`kernel_on_cpu` runs the kernel's
+//! own code compiled for the CPU).
+
+use super::frame::{Colour, DeviceFrame};
+use super::plan::Geometry;
+use super::spec::{DType, Interpolation, Layout, Transforms};
+use super::write::affine;
+use crate::ffi::cuda::params::ConvertParams;
+
+/// The kernel's code, compiled for the CPU, against the CPU backend on the same files: what NVDEC's surfaces
+/// hold is what libavcodec decodes (bit-exact decoders), so given the same planes both paths must agree.
+#[cfg(test)]
+mod kernel_on_cpu;
+
+impl Colour {
+    /// The luma weights (Kr, Kb) of the matrix, with the same choices as the CPU path's swscale: BT.601 when
+    /// unspecified or unknown.
+    fn weights(self) -> (f32, f32) {
+        match self.colorspace {
+            1 => (0.2126, 0.0722),      // BT.709
+            4 => (0.30, 0.11),          // FCC
+            7 => (0.212, 0.087),        // SMPTE 240M
+            9 | 10 => (0.2627, 0.0593), // BT.2020
+            _ => (0.299, 0.114),        // BT.601 (BT470BG, SMPTE170M, unspecified)
+        }
+    }
+
+    /// `RGB = matrix * (YUV - offset)`, in 8-bit level units: rows R, G, B.
+    pub(crate) fn matrix(self) -> ([f32; 9], [f32; 3]) {
+        let (kr, kb) = self.weights();
+        let kg = 1.0 - kr - kb;
+        let (ys, cs, yo) = if self.full_range {
+            (1.0, 1.0, 0.0)
+        } else {
+            (255.0 / 219.0, 255.0 / 224.0, 16.0)
+        };
+        let rv = 2.0 * (1.0 - kr) * cs;
+        let bu = 2.0 * (1.0 - kb) * cs;
+        let gu = -2.0 * kb * (1.0 - kb) / kg * cs;
+        let gv = -2.0 * kr * (1.0 - kr) / kg * cs;
+        ([ys, 0.0, rv, ys, gu, gv, ys, bu, 0.0], [yo, 128.0, 128.0])
+    }
+}
+
+fn dtype_code(d: DType) -> i32 {
+    match d {
+        DType::U8 => 0,
+        DType::F32 | DType::F32Unit => 1,
+        DType::F16 | DType::F16Unit => 2,
+    }
+}
+
+fn layout_code(l: Layout) -> i32 {
+    match l {
+        Layout::Fhwc => 0,
+        Layout::Fchw => 1,
+        Layout::Cfhw => 2,
+    }
+}
+
+fn filter_code(i: Interpolation) -> i32 {
+    match i {
+        Interpolation::Nearest => 0,
+        Interpolation::Bilinear => 1,
+        Interpolation::Bicubic => 2,
+        Interpolation::Area => 3,
+    }
+}
+
+fn int(v: usize) -> i32 {
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
+/// The block converting `src` into frame `f` of a sequence of `frames` frames, per `geometry` and `transforms`.
+/// Its output address is left 0: the device buffer that receives the frame sets it.
+pub(crate) fn kernel_params(
+    src: &DeviceFrame,
+    geometry: &Geometry,
+    transforms: &Transforms,
+    f: usize,
+    frames: usize,
+) -> ConvertParams {
+    {
+        let (matrix, offset) = src.colour.matrix();
+        let (scale, bias) = affine(transforms);
+        let (out_w, out_h) = geometry.out();
+        ConvertParams {
+            luma: src.luma,
+            chroma: src.chroma,
+            out: 0,
+            luma_pitch: src.luma_pitch,
+            chroma_pitch: src.chroma_pitch,
+            src_w: int(src.width),
+            src_h: int(src.height),
+            high_depth: i32::from(src.high_depth),
+            resized: i32::from(geometry.resized),
+            frame_w: int(geometry.frame.0),
+            frame_h: int(geometry.frame.1),
+            filter: filter_code(transforms.interpolation),
+            win_x: geometry
+                .window
+                .x
+                .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            win_y: geometry
+                .window
+                .y
+                .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            out_w: int(out_w),
+            out_h: int(out_h),
+            dtype: dtype_code(transforms.dtype),
+            layout: layout_code(transforms.layout),
+            frames: int(frames),
+            frame_index: int(f),
+            // As the CPU backend: swscale's fast path (8-bit 4:2:0 at an even height) repeats chroma; deeper
+            // samples and odd heights go through its scaled path, which interpolates.
+            chroma_cubic: i32::from(src.high_depth || src.height % 2 == 1),
+            matrix,
+            offset,
+            fill: geometry.fill,
+            scale,
+            bias,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrices_map_black_white_and_grey() {
+        for colorspace in [1, 5, 9] {
+            for full_range in [false, true] {
+                let (m, o) = Colour {
+                    colorspace,
+                    full_range,
+                }
+                .matrix();
+                let rgb = |y: f32, u: f32, v: f32| -> [f32; 3] {
+                    let d = [y - o[0], u - o[1], v - o[2]];
+                    [0, 1, 2].map(|r| m[3 * r] * d[0] + m[3 * r + 1] * d[1] + m[3 * r + 2] * d[2])
+                };
+                let (black, white) = if full_range {
+                    (0.0, 255.0)
+                } else {
+                    (16.0, 235.0)
+                };
+                for (y, want) in [(black, 0.0), (white, 255.0)] {
+                    for c in rgb(y, 128.0, 128.0) {
+                        assert!((c - want).abs() < 1e-3, "{colorspace} {full_range}: {c}");
+                    }
+                }
+                // Pure red in BT.601 limited: Y 81, U 90, V 240.
+                if colorspace == 5 && !full_range {
+                    let [r, g, b] = rgb(81.0, 90.0, 240.0);
+                    assert!(
+                        (r - 255.0).abs() < 2.0 && g.abs() < 2.0 && b.abs() < 2.0,
+                        "{r} {g} {b}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! The transforms a user configures ([`Transforms`] and its parts: resize, crop, element type, normalization,
+//! layout), validated once, apart from the code that plans and applies them. A leaf of the transform stage:
+//! batches, the config and the planner read these types.
+
+use crate::ffi::scale::Filter;
+
+/// Bytes per pixel of the RGB24 output.
+pub const CHANNELS: usize = 3;
+
+/// How frames are resized before the crop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Resize {
+    /// To exactly `width` x `height` (the aspect ratio may change).
+    Exact {
+        /// Output width.
+        width: u32,
+        /// Output height.
+        height: u32,
+    },
+    /// The shorter side to this many pixels, the other in proportion (rounded), as in "resize 256, crop 224".
+    Shorter(u32),
+    /// One output size for videos of every size, filled: resized (aspect kept) to cover `width` x `height`,
+    /// then the centre `width` x `height` is kept. Not combined with a [`Crop`].
+    Fill {
+        /// Output width.
+        width: u32,
+        /// Output height.
+        height: u32,
+    },
+    /// One output size for videos of every size, letterboxed: resized (aspect kept) to fit inside `width` x
+    /// `height`, then centred and padded with `fill` (per channel, in the output's units). Not combined with
+    /// a [`Crop`].
+    Letterbox {
+        /// Output width.
+        width: u32,
+        /// Output height.
+        height: u32,
+        /// The padding's value per channel.
+        fill: [f32; CHANNELS],
+    },
+}
+
+impl Resize {
+    /// The output size this resize fixes, for the variants that fix one.
+    pub(crate) fn target(self) -> Option<(u32, u32)> {
+        match self {
+            Resize::Exact { width, height }
+            | Resize::Fill { width, height }
+            | Resize::Letterbox { width, height, .. } => Some((width, height)),
+            Resize::Shorter(_) => None,
+        }
+    }
+
+    /// The same resize with its output size replaced (for the variants that have one).
+    pub(crate) fn with_target(self, (w, h): (u32, u32)) -> Self {
+        match self {
+            Resize::Exact { .. } => Resize::Exact {
+                width: w,
+                height: h,
+            },
+            Resize::Fill { .. } => Resize::Fill {
+                width: w,
+                height: h,
+            },
+            Resize::Letterbox { fill, .. } => Resize::Letterbox {
+                width: w,
+                height: h,
+                fill,
+            },
+            shorter => shorter,
+        }
+    }
+}
+
+/// The resampling filter of a resize.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Interpolation {
+    /// Nearest neighbour.
+    Nearest,
+    /// Bilinear (default).
+    #[default]
+    Bilinear,
+    /// Bicubic.
+    Bicubic,
+    /// Area averaging (antialiased downscaling).
+    Area,
+}
+
+impl Interpolation {
+    pub(crate) fn filter(self) -> Filter {
+        match self {
+            Interpolation::Nearest => Filter::Point,
+            Interpolation::Bilinear => Filter::Bilinear,
+            Interpolation::Bicubic => Filter::Bicubic,
+            Interpolation::Area => Filter::Area,
+        }
+    }
+}
+
+/// Where the crop window sits.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum CropPosition {
+    /// Centred (`crop_pos_x = crop_pos_y = 0.5`).
+    #[default]
+    Center,
+    /// Normalized position in [0, 1] on each axis: the anchor is `round(pos * (in - crop))`, halves away from
+    /// zero (the reference's `crop_pos_x`, `crop_pos_y`).
+    Fixed {
+        /// Horizontal position, 0 = left, 1 = right.
+        x: f32,
+        /// Vertical position, 0 = top, 1 = bottom.
+        y: f32,
+    },
+    /// A position drawn uniformly in [0, 1) on each axis for every sequence, from the seeded generator
+    /// ([`Transforms::seed`]): the same seed and feeding order give the same windows.
+    Random,
+}
+
+/// What a crop larger than the (resized) frame does.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum OutOfBounds {
+    /// The video fails with [`VideoError::CropOutOfBounds`](crate::VideoError), naming both shapes (default).
+    #[default]
+    Error,
+    /// The window keeps its size; pixels outside the frame take these values (per channel, in the output's
+    /// units: 0-255 levels for u8, the float value itself for f32).
+    Pad([f32; CHANNELS]),
+    /// The window is cut to the frame on each axis where it is larger.
+    Trim,
+}
+
+/// A crop window of a fixed size, the same for every frame of a sequence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Crop {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) position: CropPosition,
+    pub(crate) out_of_bounds: OutOfBounds,
+}
+
+impl Crop {
+    /// A centred `width` x `height` crop that fails videos smaller than it.
+    pub fn new(width: u32, height: u32) -> Self {
+        Self {
+            width,
+            height,
+            position: CropPosition::Center,
+            out_of_bounds: OutOfBounds::Error,
+        }
+    }
+
+    /// Where the window sits (default centred).
+    pub fn position(mut self, position: CropPosition) -> Self {
+        self.position = position;
+        self
+    }
+
+    /// What a window larger than the frame does (default: the video fails).
+    pub fn out_of_bounds(mut self, policy: OutOfBounds) -> Self {
+        self.out_of_bounds = policy;
+        self
+    }
+}
+
+/// The element type of the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DType {
+    /// 8-bit levels 0-255 (default).
+    #[default]
+    U8,
+    /// 32-bit floats: the levels cast (0.0-255.0), then normalized if asked.
+    F32,
+    /// 32-bit floats scaled to [0, 1] (level / 255), then normalized if asked.
+    F32Unit,
+    /// 16-bit floats ([`half::f16`](crate::f16)): the levels cast (0-255, exact), then normalized if asked.
+    F16,
+    /// 16-bit floats scaled to [0, 1], then normalized if asked.
+    F16Unit,
+}
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::U8 => 1,
+            DType::F16 | DType::F16Unit => 2,
+            DType::F32 | DType::F32Unit => 4,
+        }
+    }
+}
+
+/// The memory layout of a sequence (a batch adds a leading N).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// Frames, rows, columns, channels (default; frames are contiguous RGB images).
+    #[default]
+    Fhwc,
+    /// Frames, channels, rows, columns (each frame is contiguous, as planes).
+    Fchw,
+    /// Channels, frames, rows, columns (the layout of video models such as 3D CNNs).
+    Cfhw,
+}
+
+impl Layout {
+    /// The shape of a sequence of `f` frames of `h` x `w` in this layout.
+    pub fn shape(self, f: usize, h: usize, w: usize) -> [usize; 4] {
+        match self {
+            Layout::Fhwc => [f, h, w, CHANNELS],
+            Layout::Fchw => [f, CHANNELS, h, w],
+            Layout::Cfhw => [CHANNELS, f, h, w],
+        }
+    }
+
+    /// The element index of `(frame, channel, row, column)` in a sequence of `(frames, h, w)`.
+    #[inline]
+    pub(crate) fn index(
+        self,
+        dims: (usize, usize, usize),
+        at: (usize, usize, usize, usize),
+    ) -> usize {
+        let (frames, h, w) = dims;
+        let (f, c, y, x) = at;
+        match self {
+            Layout::Fhwc => ((f * h + y) * w + x) * CHANNELS + c,
+            Layout::Fchw => ((f * CHANNELS + c) * h + y) * w + x,
+            Layout::Cfhw => ((c * frames + f) * h + y) * w + x,
+        }
+    }
+}
+
+/// Per-channel normalization: `(value - mean) / std`, in the units of the chosen [`DType`] (0-255 for
+/// [`DType::F32`], 0-1 for [`DType::F32Unit`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Normalize {
+    /// Per-channel mean (R, G, B).
+    pub mean: [f32; CHANNELS],
+    /// Per-channel standard deviation (R, G, B), each non-zero.
+    pub std: [f32; CHANNELS],
+}
+
+/// The transforms applied to every sequence, configured once with [`Config::transforms`](crate::Config).
+/// Order: resize, then crop (in the resized frame's pixels), then type, normalization and layout. The crop and
+/// resize happen while converting from the decoder's YUV planes: pixels cropped away are never converted.
+///
+/// ```
+/// use framefeed::{Config, Crop, CropPosition, DType, Layout, Resize, Transforms, VideoInput};
+/// let transforms = Transforms::new()
+///     .resize(Resize::Shorter(128))
+///     .crop(Crop::new(112, 112).position(CropPosition::Random))
+///     .dtype(DType::F32Unit)
+///     .normalize([0.45, 0.45, 0.45], [0.225, 0.225, 0.225])
+///     .layout(Layout::Cfhw)
+///     .seed(7);
+/// let input = VideoInput::new(Config::new(8, 2).transforms(transforms))?;
+/// input.feed(framefeed::SAMPLE_MP4)?;
+/// input.close();
+/// let batch = input.next_batch()?.unwrap();
+/// assert_eq!(batch.shape(), Some([2, 3, 8, 112, 112])); // N, C, F, H, W
+/// let floats: &[f32] = batch.data_f32().unwrap();
+/// assert_eq!(floats.len(), 2 * 3 * 8 * 112 * 112);
+/// # Ok::<(), framefeed::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Transforms {
+    pub(crate) resize: Option<Resize>,
+    pub(crate) interpolation: Interpolation,
+    pub(crate) crop: Option<Crop>,
+    pub(crate) dtype: DType,
+    pub(crate) normalize: Option<Normalize>,
+    pub(crate) layout: Layout,
+    pub(crate) seed: u64,
+}
+
+impl Transforms {
+    /// No transform: full frames, u8, FHWC.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Resize every frame before the crop.
+    pub fn resize(mut self, resize: Resize) -> Self {
+        self.resize = Some(resize);
+        self
+    }
+
+    /// The resize filter (default bilinear).
+    pub fn interpolation(mut self, interpolation: Interpolation) -> Self {
+        self.interpolation = interpolation;
+        self
+    }
+
+    /// Crop one window per sequence.
+    pub fn crop(mut self, crop: Crop) -> Self {
+        self.crop = Some(crop);
+        self
+    }
+
+    /// The element type (default u8).
+    pub fn dtype(mut self, dtype: DType) -> Self {
+        self.dtype = dtype;
+        self
+    }
+
+    /// Per-channel normalization (needs a float [`DType`]).
+    pub fn normalize(mut self, mean: [f32; CHANNELS], std: [f32; CHANNELS]) -> Self {
+        self.normalize = Some(Normalize { mean, std });
+        self
+    }
+
+    /// The layout of each sequence (default FHWC).
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// The seed of the random crop positions (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Whether frames are output as decoded: full size, u8, FHWC.
+    pub(crate) fn is_identity(&self) -> bool {
+        self.resize.is_none()
+            && self.crop.is_none()
+            && self.dtype == DType::U8
+            && self.normalize.is_none()
+            && self.layout == Layout::Fhwc
+    }
+
+    /// Checks the values, naming the first one out of range.
+    pub(crate) fn validate(&self, max_dimension: u32) -> Result<(), String> {
+        let side = |name: &str, v: u32| {
+            if v == 0 || v > max_dimension {
+                Err(format!("{name} is {v}; allowed: 1 to {max_dimension}"))
+            } else {
+                Ok(())
+            }
+        };
+        match self.resize {
+            Some(Resize::Shorter(s)) => side("resize shorter side", s)?,
+            Some(r) => {
+                let (width, height) = r.target().expect("sized variants");
+                side("resize width", width)?;
+                side("resize height", height)?;
+                if let Resize::Letterbox { fill, .. } = r {
+                    if fill.iter().any(|v| !v.is_finite()) {
+                        return Err(format!("letterbox fill values {fill:?} must be finite"));
+                    }
+                }
+                if matches!(r, Resize::Fill { .. } | Resize::Letterbox { .. })
+                    && self.crop.is_some()
+                {
+                    return Err(
+                        "Resize::Fill and Resize::Letterbox set the output size themselves; allowed: no crop with them"
+                            .into(),
+                    );
+                }
+            }
+            None => {}
+        }
+        if let Some(crop) = &self.crop {
+            side("crop width", crop.width)?;
+            side("crop height", crop.height)?;
+            if let CropPosition::Fixed { x, y } = crop.position {
+                for (name, v) in [("crop position x", x), ("crop position y", y)] {
+                    if !(0.0..=1.0).contains(&v) {
+                        return Err(format!("{name} is {v}; allowed: 0 to 1"));
+                    }
+                }
+            }
+            if let OutOfBounds::Pad(fill) = crop.out_of_bounds {
+                if fill.iter().any(|v| !v.is_finite()) {
+                    return Err(format!("crop fill values {fill:?} must be finite"));
+                }
+            }
+        }
+        if let Some(n) = &self.normalize {
+            if self.dtype == DType::U8 {
+                return Err(
+                    "normalize needs a float dtype (f32); allowed with: F32, F32Unit".into(),
+                );
+            }
+            if n.std.iter().any(|s| *s == 0.0 || !s.is_finite())
+                || n.mean.iter().any(|m| !m.is_finite())
+            {
+                return Err(format!(
+                    "normalize std {:?} must be finite and non-zero, mean {:?} finite",
+                    n.std, n.mean
+                ));
+            }
+        }
+        Ok(())
+    }
+}
