@@ -1,4 +1,5 @@
-//! The CPU backend: libavcodec's software decoders with frame and slice threading, and swscale for RGB.
+//! The CPU backend: libavcodec's software decoders with frame and slice threading; frames are converted to RGB
+//! by swscale, per the plan of `transform::host`.
 
 use super::{DecodeLoop, Decoder, FrameSink, Stop};
 use crate::config::Threading;
@@ -7,22 +8,19 @@ use crate::error::{AvError, VideoError};
 use crate::ffi::codec::CodecContext;
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
-use crate::ffi::scale::{Filter, RgbRegion, Scaler};
+use crate::ffi::scale::Filter;
 use crate::transform::frame::{FrameRef, HostFrame};
+use crate::transform::host::{HostConverter, RgbRegion};
 
 /// A frame decoded on the CPU, converted by swscale.
 struct CpuFrame<'a> {
     frame: &'a AvFrame,
-    scaler: &'a mut Scaler,
-    /// Resizes in YUV before the RGB conversion.
-    resizer: &'a mut Scaler,
-    /// The resized YUV picture, reused while its size stays.
-    resized: &'a mut Option<AvFrame>,
+    converter: &'a mut HostConverter,
 }
 
 impl HostFrame for CpuFrame<'_> {
     fn write_rgb(&mut self, dst: &mut [u8]) -> Result<(), AvError> {
-        self.scaler.convert_to_rgb24(self.frame, dst)
+        self.converter.rgb(self.frame, dst)
     }
 
     fn window_rgb(
@@ -30,7 +28,7 @@ impl HostFrame for CpuFrame<'_> {
         window: (u32, u32, u32, u32),
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
-        self.scaler.convert_window(self.frame, window, out)
+        self.converter.window_rgb(self.frame, window, out)
     }
 
     fn resized_window_rgb(
@@ -40,20 +38,15 @@ impl HostFrame for CpuFrame<'_> {
         window: (u32, u32, u32, u32),
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
-        let (resized, (x, y)) =
-            self.resizer
-                .resize_yuv(self.frame, size, filter, window, self.resized)?;
-        self.scaler
-            .convert_window(resized, (x, y, window.2, window.3), out)
+        self.converter
+            .resized_window_rgb(self.frame, size, filter, window, out)
     }
 }
 
 /// libavcodec decoding on the CPU.
 pub(crate) struct CpuDecoder {
     receiver: DecodeLoop,
-    scaler: Scaler,
-    resizer: Scaler,
-    resized: Option<AvFrame>,
+    converter: HostConverter,
 }
 
 impl CpuDecoder {
@@ -80,9 +73,7 @@ impl CpuDecoder {
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened decoder");
         Ok(Self {
             receiver: DecodeLoop::new(codec, stream)?,
-            scaler: Scaler::new(),
-            resizer: Scaler::new(),
-            resized: None,
+            converter: HostConverter::new(),
         })
     }
 }
@@ -93,17 +84,9 @@ impl Decoder for CpuDecoder {
         packet: Option<&Packet>,
         sink: &mut FrameSink<'_>,
     ) -> Result<Option<AvError>, Stop> {
-        let (scaler, resizer, resized) = (&mut self.scaler, &mut self.resizer, &mut self.resized);
+        let converter = &mut self.converter;
         self.receiver.decode(packet, &mut |frame, info| {
-            sink(
-                info,
-                FrameRef::Host(&mut CpuFrame {
-                    frame,
-                    scaler,
-                    resizer,
-                    resized,
-                }),
-            )
+            sink(info, FrameRef::Host(&mut CpuFrame { frame, converter }))
         })
     }
 }

@@ -3,8 +3,9 @@
 //! [`DeviceFrame`] the CUDA kernel reads. A backend hands each frame over as a [`FrameRef`]; the transform stage
 //! matches on it, so a frame that cannot go where its batch lives is a match arm, not a panic.
 
+use super::host::RgbRegion;
 use crate::error::AvError;
-use crate::ffi::scale::{Filter, RgbRegion};
+use crate::ffi::scale::Filter;
 
 /// A decoded frame, as its decoder backend hands it over.
 pub(crate) enum FrameRef<'a> {

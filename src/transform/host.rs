@@ -1,0 +1,298 @@
+//! The CPU path's conversion plan (the GPU twin is `transform::gpu`): which region of a decoded frame swscale
+//! converts, at what stride, so that the result equals a full-frame conversion byte for byte — a window with a
+//! margin, aligned to swscale's groups and the chroma grid; a resize limited to whole blocks of the resize's
+//! pixel grid around the window; and the right-edge strip that swscale's fast path skips. Safe code: the calls
+//! into swscale are `ffi::scale`'s.
+
+use crate::error::AvError;
+use crate::ffi::frame::AvFrame;
+use crate::ffi::scale::{chroma_alignment, takes_fast_path, Filter, Scaler, WRITE_SLACK};
+
+/// Where the requested window lies in a converted buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RgbRegion {
+    /// Byte offset of the window's top-left pixel.
+    pub(crate) offset: usize,
+    /// Bytes per row.
+    pub(crate) stride: usize,
+}
+
+/// A frame's converters on the CPU: one swscale context for the RGB conversion, one for the right-edge strip
+/// (so that neither is rebuilt per frame), one for a resize in YUV, and the resized picture, reused while its
+/// size stays.
+pub(crate) struct HostConverter {
+    scaler: Scaler,
+    /// Converts the right edge of frames whose last pixels swscale's fast path skips (see [`padded_row`]).
+    tail: Option<Box<TailStrip>>,
+    resizer: Scaler,
+    resized: Option<AvFrame>,
+}
+
+/// A converter of its own for the right-edge strip, and the strip's rows at a padded stride.
+struct TailStrip {
+    scaler: Scaler,
+    rows: Vec<u8>,
+}
+
+impl HostConverter {
+    pub(crate) fn new() -> Self {
+        Self {
+            scaler: Scaler::new(),
+            tail: None,
+            resizer: Scaler::new(),
+            resized: None,
+        }
+    }
+
+    /// Converts `frame` to RGB24 rows of `width * 3` bytes written straight into `dst`, which must hold
+    /// `width * height * 3` bytes plus [`WRITE_SLACK`] spare ones (swscale's SIMD code may write into them).
+    pub(crate) fn rgb(&mut self, frame: &AvFrame, dst: &mut [u8]) -> Result<(), AvError> {
+        let (width, height) = (frame.width(), frame.height());
+        let row = width as usize * 3;
+        assert!(
+            dst.len() >= row * height as usize + WRITE_SLACK,
+            "destination too small for the frame and the slack"
+        );
+        self.scaler.convert(
+            frame,
+            (0, 0, width, height),
+            (width, height),
+            Filter::Bicubic,
+            dst,
+            row,
+        )?;
+        let Some((x0, strip_width, tail)) = tail_strip(width).filter(|_| takes_fast_path(frame))
+        else {
+            return Ok(());
+        };
+        // swscale's fast path left the last `tail` pixels of each row unwritten (see `padded_row`): convert a
+        // strip of the right edge at a padded stride and copy them from it. That path gives each pixel a value
+        // of its own column's samples only, so the strip's pixels equal the full frame's.
+        let strip = self.tail.get_or_insert_with(|| {
+            Box::new(TailStrip {
+                scaler: Scaler::new(),
+                rows: Vec::new(),
+            })
+        });
+        let stride = padded_row(strip_width);
+        sized_with_slack(&mut strip.rows, stride * height as usize);
+        strip.scaler.convert(
+            frame,
+            (x0, 0, strip_width, height),
+            (strip_width, height),
+            Filter::Bicubic,
+            &mut strip.rows,
+            stride,
+        )?;
+        let (from, to) = (
+            ((strip_width - tail) * 3) as usize,
+            (strip_width * 3) as usize,
+        );
+        let rows = dst[..row * height as usize].chunks_exact_mut(row);
+        for (out, strip_row) in rows.zip(strip.rows.chunks(stride)) {
+            out[row - tail as usize * 3..].copy_from_slice(&strip_row[from..to]);
+        }
+        Ok(())
+    }
+
+    /// Converts the window `(x, y, w, h)` of `frame` to RGB24 in `out`, converting little more than that
+    /// window's pixels, with exactly the values a full-frame conversion gives them (see [`window_region`]).
+    /// The returned region says where the asked window starts in `out`.
+    pub(crate) fn window_rgb(
+        &mut self,
+        frame: &AvFrame,
+        window: (u32, u32, u32, u32),
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError> {
+        convert_window(&mut self.scaler, frame, window, out)
+    }
+
+    /// The window `(x, y, w, h)` of `frame` resized to `size` with `filter`, into `out`: the frame is resized
+    /// in YUV, but only the part of the resized picture around the window (see [`grid_span`]), then that
+    /// window is converted as [`window_rgb`](Self::window_rgb) converts one.
+    pub(crate) fn resized_window_rgb(
+        &mut self,
+        frame: &AvFrame,
+        size: (u32, u32),
+        filter: Filter,
+        window: (u32, u32, u32, u32),
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError> {
+        let (align_x, align_y) = chroma_alignment(frame);
+        let (fw, fh) = (frame.width(), frame.height());
+        let (x, y, w, h) = window;
+        let (ox0, ox1, sx0, sx1) = grid_span(fw, size.0, align_x, x, x + w);
+        let (oy0, oy1, sy0, sy1) = grid_span(fh, size.1, align_y, y, y + h);
+        let out_size = (ox1 - ox0, oy1 - oy0);
+        // An odd height gets one more row, a copy of the last (4:2:0 chroma already covers it): the RGB
+        // conversion then takes swscale's fast path (each chroma sample over 2x2 pixels) as for even heights,
+        // rather than its scaled path, whose chroma filter would depend on the span's height.
+        let picture = (out_size.0, out_size.1.next_multiple_of(2));
+        let resized = self.resizer.resize_yuv(
+            frame,
+            (sx0, sy0, sx1 - sx0, sy1 - sy0),
+            out_size,
+            picture,
+            filter,
+            &mut self.resized,
+        )?;
+        if picture.1 != out_size.1 {
+            resized.copy_luma_row(out_size.1 - 1, out_size.1);
+        }
+        convert_window(&mut self.scaler, resized, (x - ox0, y - oy0, w, h), out)
+    }
+}
+
+/// [`HostConverter::window_rgb`] with a given converter.
+fn convert_window(
+    scaler: &mut Scaler,
+    frame: &AvFrame,
+    window: (u32, u32, u32, u32),
+    out: &mut Vec<u8>,
+) -> Result<RgbRegion, AvError> {
+    let (x, y, w, h) = window;
+    let (fw, fh) = (frame.width(), frame.height());
+    assert!(
+        x + w <= fw && y + h <= fh && w > 0 && h > 0,
+        "window outside the frame"
+    );
+    let (_, align_y) = chroma_alignment(frame);
+    let (x0, y0, rw, rh) = window_region((fw, fh), align_y, window);
+    let stride = padded_row(rw);
+    sized_with_slack(out, stride * rh as usize);
+    scaler.convert(
+        frame,
+        (x0, y0, rw, rh),
+        (rw, rh),
+        Filter::Bicubic,
+        out,
+        stride,
+    )?;
+    Ok(RgbRegion {
+        offset: (y - y0) as usize * stride + (x - x0) as usize * 3,
+        stride,
+    })
+}
+
+/// The region `(x0, y0, w, h)` of a `frame`-sized picture whose conversion gives the window `(x, y, w, h)`
+/// exactly the values of a full-frame conversion: the window plus a margin of [`WINDOW_MARGIN`] pixels (so
+/// chroma filters see the same neighbours), its left edge on a 16-pixel grid and its top on the chroma grid
+/// (`align_y` rows), and its width and height of the same residues as the frame's (swscale picks its code
+/// path from them); an odd side is taken whole.
+fn window_region(
+    frame: (u32, u32),
+    align_y: u32,
+    window: (u32, u32, u32, u32),
+) -> (u32, u32, u32, u32) {
+    let (fw, fh) = frame;
+    let (x, y, w, h) = window;
+    let mut x0 = x.saturating_sub(WINDOW_MARGIN) / 16 * 16;
+    let mut y0 = y.saturating_sub(WINDOW_MARGIN) / align_y.max(2) * align_y.max(2);
+    let mut x1 = (x + w + WINDOW_MARGIN).min(fw);
+    let mut y1 = (y + h + WINDOW_MARGIN).min(fh);
+    // An odd side makes swscale's chroma scale factor depend on the whole side: convert it whole.
+    if fw % 2 == 1 {
+        (x0, x1) = (0, fw);
+    }
+    if fh % 2 == 1 {
+        (y0, y1) = (0, fh);
+    }
+    while (x1 - x0) % 16 != (fw - x0) % 16 && x1 < fw {
+        x1 += 1;
+    }
+    while (y1 - y0) % 2 != fh % 2 && y1 < fh {
+        y1 += 1;
+    }
+    (x0, y0, x1 - x0, y1 - y0)
+}
+
+/// For a frame `width` pixels wide that swscale's fast path converts, the right-edge strip to convert again:
+/// `(x0, strip_width, tail)`, the strip's left edge and width (on the 8-pixel grid, one group before the
+/// skipped pixels), and how many pixels at the right edge the fast path left unwritten. `None` when the width
+/// is a multiple of 8.
+fn tail_strip(width: u32) -> Option<(u32, u32, u32)> {
+    let tail = width % 8;
+    if tail == 0 {
+        return None;
+    }
+    let x0 = (width - tail).saturating_sub(8);
+    Some((x0, width - x0, tail))
+}
+
+/// Output pixels resized around a window on each side, so that the resize filter's taps near the window are
+/// those of a full resize.
+const RESIZE_MARGIN: u32 = 4;
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// On one axis of a resize from `src` to `dst` pixels, the output span `[o0, o1)` covering `[lo, hi)` plus
+/// [`RESIZE_MARGIN`], both ends on the grid where source and output pixel edges meet (the source end on a
+/// multiple of the source's chroma `align`, the output end even, for the 4:2:0 output's chroma), and its source
+/// span `[s0, s1)`: the same scale, the same filter phases.
+fn grid_span(src: u32, dst: u32, align: u32, lo: u32, hi: u32) -> (u32, u32, u32, u32) {
+    let g = gcd(src, dst);
+    let (src_step, dst_step) = (src / g, dst / g);
+    // The smallest whole number of grid steps whose source length is a multiple of `align` and whose output
+    // length is even.
+    let (ks, kd) = (align / gcd(src_step, align), 2 / gcd(dst_step, 2));
+    let k = ks * kd / gcd(ks, kd);
+    let block = dst_step * k;
+    let o0 = lo.saturating_sub(RESIZE_MARGIN) / block * block;
+    let o1 = ((hi + RESIZE_MARGIN).div_ceil(block) * block).min(dst);
+    let to_src = |o: u32| (u64::from(o) * u64::from(src) / u64::from(dst)) as u32;
+    (o0, o1, to_src(o0), if o1 == dst { src } else { to_src(o1) })
+}
+
+/// Pixels converted around a window on each side, so that chroma upsampling filters near the window's edges
+/// read the same neighbours as in a full-frame conversion.
+const WINDOW_MARGIN: u32 = 8;
+
+/// Bytes per RGB24 row at which swscale converts every pixel of a `width`-pixel row: its x86 fast path
+/// (YUV 4:2:0/4:2:2 to RGB at the same size, see `ffi::scale::takes_fast_path`) works on groups of 8 pixels and, when the
+/// stride has no room for the last group's overrun, skips that group, leaving up to 7 pixels at the right edge
+/// unwritten (FFmpeg 5.1, `libswscale/x86/yuv2rgb_template.c`). Rows are padded to a multiple of 16 pixels
+/// whenever the width is not a multiple of 8.
+fn padded_row(width: u32) -> usize {
+    if width % 8 == 0 {
+        width as usize * 3
+    } else {
+        width.next_multiple_of(16) as usize * 3
+    }
+}
+
+/// Resizes `out` to `len` bytes with [`WRITE_SLACK`] spare bytes after them (the view the caller uses stops at
+/// `len`; swscale may write into the slack).
+fn sized_with_slack(out: &mut Vec<u8>, len: usize) {
+    out.resize(len + WRITE_SLACK, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn resize_spans_sit_on_the_shared_pixel_grid(
+            src in 2u32..4000, dst in 2u32..2000, align in prop::sample::select(vec![1u32, 2, 4]),
+            lo_frac in 0.0f64..1.0, len_frac in 0.0f64..1.0,
+        ) {
+            let lo = ((dst - 1) as f64 * lo_frac) as u32;
+            let hi = (lo + 1 + ((dst - lo - 1) as f64 * len_frac) as u32).min(dst);
+            let (o0, o1, s0, s1) = grid_span(src, dst, align, lo, hi);
+            prop_assert!(o0 <= lo.saturating_sub(RESIZE_MARGIN) && o1 >= (hi + RESIZE_MARGIN).min(dst));
+            prop_assert!(o1 <= dst && s1 <= src && o0 < o1 && s0 < s1);
+            // Same scale and phase: the span's ends map exactly onto source pixel edges.
+            prop_assert_eq!(u64::from(s0) * u64::from(dst), u64::from(o0) * u64::from(src));
+            prop_assert!(o1 == dst || u64::from(s1) * u64::from(dst) == u64::from(o1) * u64::from(src));
+            prop_assert_eq!(s0 % align, 0);
+            prop_assert_eq!(o0 % 2, 0);
+        }
+    }
+}
