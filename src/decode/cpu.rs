@@ -1,7 +1,7 @@
 //! The CPU backend: libavcodec's software decoders with frame and slice threading; frames are converted to RGB
 //! by swscale, per the plan of `transform::host`.
 
-use super::{DecodeLoop, Decoder, FrameSink, Stop};
+use super::backend::{DecodeLoop, Decoder, FrameSink, Stop};
 use crate::config::Threading;
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::{DecodeLoop, Decoder, FrameSink, Stop};
+use super::backend::{DecodeLoop, Decoder, FrameSink, Stop};
 use crate::demux::Demuxer;
 use crate::device::GpuRuntime;
 use crate::error::{AvError, VideoError};

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::Decoder;
+use super::backend::Decoder;
 use crate::demux::Demuxer;
 use crate::device::GpuRuntime;
 use crate::error::VideoError;

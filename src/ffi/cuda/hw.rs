@@ -1,6 +1,7 @@
 //! libavcodec's CUDA hardware device, made around framefeed's own cudarc context and stream, so that NVDEC's
-//! output copies run on that stream and a kernel launched on it afterwards is ordered after them (NOTES.md
-//! section 3: FFmpeg 5.1 cannot adopt a current context by flag, so `AVCUDADeviceContext` is filled by hand).
+//! output (mapped on that stream) is ready for a kernel launched on it afterwards (FFmpeg 5.1 cannot adopt a
+//! current context by flag, and its primary-context option clashes with cudarc's flags, so
+//! `AVCUDADeviceContext` is filled by hand); the NVDEC decoder opened on it; and an NVDEC frame's planes.
 
 use std::ffi::c_void;
 use std::ptr::NonNull;

@@ -1,0 +1,181 @@
+//! What every decoder backend is and shares: the [`Decoder`] trait, the frame sink it hands frames to, why
+//! decoding stops ([`Stop`]), and the send-packet / receive-frame loop of libavcodec ([`DecodeLoop`]) with its
+//! clock. A leaf of the decode stage: the backends and the worker use it.
+
+use crate::error::{AvError, VideoError};
+use crate::ffi::codec::{CodecContext, Received};
+use crate::ffi::frame::AvFrame;
+use crate::ffi::packet::Packet;
+use crate::ffi::{av_error, AVERROR_EAGAIN};
+use crate::transform::frame::FrameRef;
+
+/// A decoded frame's size and presentation time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct FrameInfo {
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    /// Presentation time in seconds.
+    pub(crate) pts: f64,
+}
+
+impl From<VideoError> for Stop {
+    fn from(e: VideoError) -> Self {
+        Stop::Video(e)
+    }
+}
+
+/// Consecutive errors from `receive_frame` after which draining gives up (a decoder that keeps failing).
+const MAX_CONSECUTIVE_RECEIVE_ERRORS: usize = 64;
+
+/// The send-packet / receive-frame loop every libavcodec backend runs: an open decoder, the frame it decodes
+/// into, and the stream's clock. Each backend says what to do with a decoded frame.
+pub(crate) struct DecodeLoop {
+    pub(crate) codec: CodecContext,
+    frame: AvFrame,
+    clock: Clock,
+}
+
+impl DecodeLoop {
+    pub(crate) fn new(
+        codec: CodecContext,
+        stream: &crate::info::StreamInfo,
+    ) -> Result<Self, AvError> {
+        Ok(Self {
+            codec,
+            frame: AvFrame::new()?,
+            clock: Clock::new(stream),
+        })
+    }
+
+    /// Sends `packet` (`None`: drain) and hands every frame completed to `on_frame`, with its size and time.
+    /// `Ok(Some(e))`: the decoder rejected data (corrupt input); decoding can go on with the next packet.
+    pub(crate) fn decode(
+        &mut self,
+        packet: Option<&Packet>,
+        on_frame: &mut dyn FnMut(&AvFrame, FrameInfo) -> Result<(), Stop>,
+    ) -> Result<Option<AvError>, Stop> {
+        let mut rejected = None;
+        loop {
+            match self.codec.send_packet(packet) {
+                Ok(true) => break,
+                // The decoder is full: take its frames out, then send the same packet again.
+                Ok(false) => {
+                    let (frames, err) = self.drain(on_frame)?;
+                    if let Some(e) = err {
+                        rejected.get_or_insert(e);
+                    }
+                    if frames == 0 {
+                        // EAGAIN on send promises a frame to receive; a decoder that breaks the promise would
+                        // spin here forever.
+                        rejected
+                            .get_or_insert_with(|| av_error(AVERROR_EAGAIN, "avcodec_send_packet"));
+                        break;
+                    }
+                }
+                Err(e) => {
+                    rejected.get_or_insert(e);
+                    break;
+                }
+            }
+        }
+        let (_, err) = self.drain(on_frame)?;
+        Ok(rejected.or(err))
+    }
+
+    /// Receives every frame the decoder has ready. Returns how many, and the first receive error, if any.
+    fn drain(
+        &mut self,
+        on_frame: &mut dyn FnMut(&AvFrame, FrameInfo) -> Result<(), Stop>,
+    ) -> Result<(usize, Option<AvError>), Stop> {
+        let mut first_error = None;
+        let mut errors = 0;
+        let mut frames = 0;
+        loop {
+            match self.codec.receive_frame(&mut self.frame) {
+                Ok(Received::AvFrame) => {
+                    errors = 0;
+                    frames += 1;
+                    let info = FrameInfo {
+                        width: self.frame.width() as usize,
+                        height: self.frame.height() as usize,
+                        pts: self.clock.pts(&self.frame),
+                    };
+                    on_frame(&self.frame, info)?;
+                }
+                Ok(Received::Again | Received::Eof) => return Ok((frames, first_error)),
+                Err(e) => {
+                    errors += 1;
+                    first_error.get_or_insert(e);
+                    if errors >= MAX_CONSECUTIVE_RECEIVE_ERRORS {
+                        return Ok((frames, first_error));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Presentation times of a stream's frames in seconds; frames without a timestamp follow the previous one by
+/// their duration (or the stream's nominal frame interval).
+pub(crate) struct Clock {
+    /// Seconds per timestamp unit.
+    time_base: f64,
+    /// Nominal frame duration.
+    frame_duration: f64,
+    last: Option<f64>,
+}
+
+impl Clock {
+    pub(crate) fn new(stream: &crate::info::StreamInfo) -> Self {
+        let (num, den) = stream.time_base;
+        Self {
+            time_base: if den > 0 {
+                f64::from(num) / f64::from(den)
+            } else {
+                0.0
+            },
+            frame_duration: stream.fps().filter(|f| *f > 0.0).map_or(0.0, |f| 1.0 / f),
+            last: None,
+        }
+    }
+
+    /// The time of the frame just decoded.
+    pub(crate) fn pts(&mut self, frame: &AvFrame) -> f64 {
+        let pts = match frame.timestamp() {
+            Some(ts) => ts as f64 * self.time_base,
+            None => {
+                let step = frame
+                    .duration()
+                    .map_or(self.frame_duration, |d| d as f64 * self.time_base);
+                self.last.map_or(0.0, |p| p + step)
+            }
+        };
+        self.last = Some(pts);
+        pts
+    }
+}
+
+/// Why decoding of a video stops early.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The operator is shutting down.
+    Shutdown,
+    /// The video cannot go on. [`VideoError::NvdecUnsupported`] from the NVDEC backend before any frame: the
+    /// video moves to the CPU backend instead, unless the config forbids it.
+    Video(VideoError),
+}
+
+/// Receives each decoded frame, to convert into the slot the sink chooses.
+pub(crate) type FrameSink<'a> = dyn FnMut(FrameInfo, FrameRef<'_>) -> Result<(), Stop> + 'a;
+
+/// A decoder backend: compressed packets in, frames out.
+pub(crate) trait Decoder: Send {
+    /// Sends `packet` (`None`: the stream ended, drain everything) and hands every frame it completes to
+    /// `sink`, in presentation order. `Ok(Some(e))`: the decoder rejected data (corrupt input); decoding can
+    /// go on with the next packet.
+    fn decode(
+        &mut self,
+        packet: Option<&Packet>,
+        sink: &mut FrameSink<'_>,
+    ) -> Result<Option<AvError>, Stop>;
+}
