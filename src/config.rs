@@ -160,9 +160,8 @@ impl Config {
         self
     }
 
-    /// Where videos are decoded and batches kept: [`Device::Cpu`](Device::Cpu) (default),
-    /// [`Device::Cuda`](Device::Cuda) (NVDEC, batches in GPU memory; needs the `cuda` feature) or
-    /// [`Device::Auto`](Device::Auto). Resolved once by [`VideoInput::new`](crate::VideoInput::new):
+    /// Where videos are decoded and batches kept: [`Device::Cpu`] (default), [`Device::Cuda`] (NVDEC, batches
+    /// in GPU memory; needs the `cuda` feature) or [`Device::Auto`]. Resolved once by [`VideoInput::new`](crate::VideoInput::new):
     /// CUDA asked for but unusable is an error there, never a panic.
     pub fn device(mut self, device: Device) -> Self {
         self.device = device;

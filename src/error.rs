@@ -187,9 +187,9 @@ pub enum Error {
         /// What went wrong.
         error: VideoError,
     },
-    /// [`Device::Cuda`](crate::Device::Cuda) was asked for, but CUDA cannot be used here: the `cuda` feature is
+    /// [`Device::Cuda`] was asked for, but CUDA cannot be used here: the `cuda` feature is
     /// not built, the NVIDIA driver or NVDEC's library is missing, or the device does not exist.
-    /// ([`Device::Auto`](crate::Device::Auto) picks the CPU instead.)
+    /// ([`Device::Auto`] picks the CPU instead.)
     #[error("cannot use {device}: {reason}")]
     CudaUnavailable {
         /// The device asked for.

@@ -29,10 +29,18 @@
 //! ## The pipeline, one module per stage
 //! feed queue (`feed`: [`feed`](crate::VideoInput::feed), bounded, with backpressure; `live`: chunks of a live
 //! video, [`feed_live`](crate::VideoInput::feed_live)) → demux (`demux`: AVIO over memory, stream choice) →
-//! decoder backend (`decode`: CPU libavcodec, behind one trait) → RGB conversion (`ffi::scale`, the stream's
-//! own colour matrix and range) → sequence & batch assembly (`assemble`, pooled buffers) → output
-//! ([`VideoInput`]: blocking, non-blocking, timeout, iterator, async future and stream). All `unsafe` code
-//! lives in `ffi`.
+//! decoder backend (`decode`: CPU libavcodec and NVDEC behind one trait, `decode::backend`) → conversion and
+//! transforms (`transform`: the frame contract `frame`, the spec `spec`, per-sequence geometry `plan`, the CPU
+//! plan `host` over swscale's `ffi::scale`, the CUDA kernel's parameters `gpu`, type and layout `write`) →
+//! sequence & batch assembly (`assemble`, `batch`, pooled host buffers in `pool`) → output ([`VideoInput`] in
+//! `input`: blocking, non-blocking, timeout, iterator, async future and stream), with the decoding thread in
+//! `worker` (its module doc walks one frame through these stages).
+//!
+//! Beside the stages: the device layer (`device`: [`Device`], and the GPU runtime and device buffers, real with
+//! the `cuda` feature and uninhabited without it, so shared code has no `cfg`), leaf types (`video`: ids and
+//! labels; `signal`: stop and wake signals; `error`), and the FFI layer (`ffi`: FFmpeg and, in `ffi::cuda`, the
+//! CUDA driver, libavcodec's CUDA device and the kernel's parameter block), where all `unsafe` code lives.
+//! Layers point one way: `tests/architecture.rs` checks that the import graph of `src/` has no cycle.
 //!
 //! ## Transforms
 //! [`Config::transforms`] takes [`Transforms`]: resize ([`Resize`]), crop ([`Crop`], one window per sequence,

@@ -1,6 +1,31 @@
 //! The decoding thread: takes fed videos one at a time from the feed queue, demuxes and decodes each
 //! incrementally, and sends its batches (then its error, if any) into the bounded output channel, whose
 //! capacity is the prefetch depth.
+//!
+//! ## One frame's path
+//! 1. [`Worker::decode_packets`] reads a packet from the demuxer (`demux`) and hands it to the video's decoder
+//!    backend ([`Decoder::decode`], `decode::cpu` or the NVDEC backend) with a *sink*, a closure of the worker.
+//! 2. The backend's `DecodeLoop` sends the packet to libavcodec; for each frame that comes out, the backend
+//!    wraps it as a [`FrameRef`]: `Host` (the CPU backend's frame, converted on request) or `Device` (an NVDEC
+//!    surface), and calls the sink with it. The frame is only valid during this call.
+//! 3. The sink checks the stop flag and the frame size, then calls [`Assembler::push_frame`] with the frame's
+//!    size and time, a *write* closure and an *emit* closure.
+//! 4. The assembler decides where the frame goes: a new sequence gets its geometry from the planner (resize,
+//!    crop window), a new batch gets a buffer (the host pool, or the GPU runtime for NVDEC videos); it calls
+//!    the write closure with the geometry and the sequence's output region (`SeqOut`).
+//! 5. The write closure calls [`transform::apply`], which converts the frame straight into that region: a host
+//!    frame through swscale (back into the backend's frame, which converts the region `transform::host`
+//!    plans) and `transform::write`; a device frame through the CUDA kernel, launched on the buffer's stream.
+//! 6. Back in the assembler, the frame is counted; a full batch is held until the next frame tells it is not
+//!    the video's last (or emitted at once in eager mode) and goes to the emit closure: [`Worker::send_batch`],
+//!    which uploads a CPU-decoded batch when the operator has a GPU and sends it into the output channel.
+//!
+//! Control goes back and forth (worker → decoder → worker → assembler → worker → transform → decoder's frame)
+//! for two reasons. Zero copy: a decoded frame lives only inside the decoder's callback, and it is written
+//! once, straight into its slot of the batch buffer, so the decoder must call out while it holds the frame,
+//! and the assembler must say where the slot is. Separation: the decoder knows nothing of batches, and the
+//! assembler nothing of decoders or conversion (it takes closures), so the batching rules are unit-tested
+//! with a fake writer (`assemble`'s tests) and each backend is swapped without touching them.
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;

@@ -2,7 +2,7 @@
 //! (the device layer's [`GpuRuntime`]). Frames stay in GPU memory as NV12/P010 surfaces, handed to the
 //! transform stage as [`DeviceFrame`]s; the CUDA kernel converts each one straight into its slot of a pooled
 //! device buffer, on the same stream, so no host synchronisation is needed per frame. Streams NVDEC cannot
-//! decode move to the CPU backend for that video ([`nvdec_support`](super::nvdec_support) before opening, or
+//! decode move to the CPU backend for that video ([`nvdec_support`](fn@super::nvdec_support) before opening, or
 //! libavcodec offering only software formats when NVDEC refuses the stream, reported as
 //! [`VideoError::NvdecUnsupported`]).
 

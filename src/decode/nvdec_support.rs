@@ -6,7 +6,8 @@ use crate::info::StreamInfo;
 /// Whether NVDEC (on Hopper and earlier) can decode the stream, judged from what the
 /// container says: codec, bit depth, chroma format and size. `Err` says why not. libavcodec has the last word
 /// (it falls back to software when NVDEC refuses at run time, e.g. AV1 on GPUs without AV1 decoding), which
-/// [`CudaDecoder`] reports as [`Stop::Fallback`].
+/// the NVDEC backend reports as [`VideoError::NvdecUnsupported`](crate::VideoError::NvdecUnsupported), and the
+/// worker then moves the video to the CPU.
 pub(crate) fn nvdec_support(stream: &StreamInfo) -> Result<(), String> {
     let codec = stream.codec.as_str();
     // NVDEC's smallest and largest sizes per codec (NVIDIA Video Codec SDK, NVDEC application note, Ampere

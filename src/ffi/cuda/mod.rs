@@ -1,7 +1,7 @@
 //! The CUDA side of the FFI layer. In both builds: the conversion kernel's parameter block ([`params`]) and,
 //! for the tests, the kernel's code compiled for the CPU (`host`). With the `cuda` feature: probing the driver
-//! without panicking ([`probe`]), libavcodec's CUDA device built around framefeed's own context and stream and
-//! the NVDEC decoder opened on it ([`hw`]), and loading and launching the kernel ([`kernel`]).
+//! without panicking (`probe`), libavcodec's CUDA device built around framefeed's own context and stream and
+//! the NVDEC decoder opened on it (`hw`), and loading and launching the kernel (`kernel`).
 
 #[cfg(test)]
 pub(crate) mod host;
