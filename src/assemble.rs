@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use crate::batch::{Batch, BatchData, SequenceMeta};
-use crate::config::LastSequencePolicy;
+use crate::config::{batch_bytes, LastSequencePolicy};
 use crate::device::{DecodedOn, GpuRuntime};
 use crate::error::VideoError;
 use crate::ffi::scale::WRITE_SLACK;
@@ -75,6 +75,8 @@ pub(crate) enum Finished {
 pub(crate) struct Assembler {
     sequence_length: usize,
     max_batch_size: usize,
+    /// The most bytes one batch may take.
+    max_batch_bytes: u64,
     policy: LastSequencePolicy,
     pool: BufferPool,
     video: VideoRef,
@@ -106,6 +108,7 @@ impl Assembler {
         Self {
             sequence_length,
             max_batch_size,
+            max_batch_bytes: u64::MAX,
             policy,
             pool,
             building: None,
@@ -165,7 +168,36 @@ impl Assembler {
         if let Some(gpu) = self.gpu.as_ref().filter(|_| self.on_gpu) {
             return gpu.acquire(len).map(BatchData::Device);
         }
-        Ok(BatchData::Host(self.pool.acquire(len)))
+        Ok(BatchData::Host(self.pool.acquire(len)?))
+    }
+
+    /// The most bytes one batch may take ([`Config::max_batch_bytes`](crate::Config::max_batch_bytes)).
+    pub(crate) fn max_batch_bytes(mut self, limit: u64) -> Self {
+        self.max_batch_bytes = limit;
+        self
+    }
+
+    /// Bytes of a batch of `w` x `h` output frames, or why it may not be allocated: over the limit, or more
+    /// than the address space (checked arithmetic: the settings and the video choose these numbers).
+    fn batch_len(&self, w: usize, h: usize) -> Result<usize, VideoError> {
+        let bytes_per_pixel = CHANNELS * self.transforms.dtype.size();
+        let bytes = batch_bytes(
+            self.max_batch_size,
+            self.sequence_length,
+            (w, h),
+            bytes_per_pixel,
+        );
+        match bytes.and_then(|b| usize::try_from(b).ok().map(|len| (b, len))) {
+            Some((b, len)) if b <= self.max_batch_bytes => Ok(len),
+            _ => Err(VideoError::BatchTooLarge {
+                max_batch_size: self.max_batch_size,
+                sequence_length: self.sequence_length,
+                frame: (w, h),
+                bytes_per_pixel,
+                bytes,
+                limit: self.max_batch_bytes,
+            }),
+        }
     }
 
     /// Emit full batches as soon as they are full (they are then never marked last).
@@ -253,9 +285,8 @@ impl Assembler {
         let dtype = self.transforms.dtype;
         if self.building.is_none() {
             let (w, h) = geometry.out();
-            let data = self
-                .allocate(self.max_batch_size * l * w * h * CHANNELS * dtype.size())
-                .map_err(E::from)?;
+            let len = self.batch_len(w, h).map_err(E::from)?;
+            let data = self.allocate(len).map_err(E::from)?;
             self.building = Some(Building {
                 data,
                 input: (width, height),

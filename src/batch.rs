@@ -229,7 +229,13 @@ impl Batch {
             BatchData::Host(b) => b.to_vec(),
             BatchData::Device(b) => b.to_host()?,
         };
-        let mut host = BufferPool::new(0).acquire(bytes.len());
+        let mut host =
+            BufferPool::new(0)
+                .acquire(bytes.len())
+                .map_err(|error| crate::Error::Video {
+                    video: self.video.clone(),
+                    error,
+                })?;
         host.copy_from_slice(&bytes);
         Ok(Batch {
             video: self.video.clone(),

@@ -73,6 +73,7 @@ pub struct Config {
     pub(crate) stream: StreamSelection,
     pub(crate) max_dimension: u32,
     pub(crate) max_frame_pixels: u64,
+    pub(crate) max_batch_bytes: u64,
     pub(crate) max_queued_videos: usize,
     pub(crate) max_queued_bytes: usize,
     pub(crate) threading: Threading,
@@ -88,8 +89,30 @@ pub struct Config {
     pub(crate) cpu_fallback: bool,
 }
 
+/// Bytes of a batch of `max_batch_size` sequences of `sequence_length` frames of `frame` pixels: `None` when the
+/// product does not fit in a `u64` (the settings and the video choose these numbers).
+pub(crate) fn batch_bytes(
+    max_batch_size: usize,
+    sequence_length: usize,
+    frame: (usize, usize),
+    bytes_per_pixel: usize,
+) -> Option<u64> {
+    [
+        max_batch_size,
+        sequence_length,
+        frame.0,
+        frame.1,
+        bytes_per_pixel,
+    ]
+    .into_iter()
+    .try_fold(1u64, |acc, n| acc.checked_mul(u64::try_from(n).ok()?))
+}
+
 /// Limits on the configuration, named in the validation messages.
 pub mod limits {
+    /// The default [`Config::max_batch_bytes`](super::Config::max_batch_bytes): 4 GiB (a 4K RGB batch of 16 x 4
+    /// frames is 1.6 GB).
+    pub const DEFAULT_MAX_BATCH_BYTES: u64 = 4 << 30;
     /// Largest `sequence_length`.
     pub const MAX_SEQUENCE_LENGTH: usize = 1 << 16;
     /// Largest `max_batch_size`.
@@ -130,6 +153,7 @@ impl Config {
             stream: StreamSelection::Best,
             max_dimension: 16_384,
             max_frame_pixels: 1 << 27,
+            max_batch_bytes: limits::DEFAULT_MAX_BATCH_BYTES,
             max_queued_videos: 64,
             max_queued_bytes: 1 << 30,
             threading: Threading::FrameAndSlice,
@@ -297,6 +321,17 @@ impl Config {
         self
     }
 
+    /// The most bytes one batch may take (default [`limits::DEFAULT_MAX_BATCH_BYTES`], 4 GiB): `max_batch_size x
+    /// sequence_length x` the output frame's bytes (width x height x 3 x the element size). Checked when the
+    /// operator is created against the smallest batch these settings can give (the exact one when a crop or
+    /// a resize fixes the output size), and before every batch against the video's real output size: a video
+    /// whose batches would not fit fails alone with [`VideoError::BatchTooLarge`](crate::VideoError), naming
+    /// the numbers, and never allocates. Allowed: at least 1.
+    pub fn max_batch_bytes(mut self, bytes: u64) -> Self {
+        self.max_batch_bytes = bytes;
+        self
+    }
+
     /// The number of frames in a full sequence.
     pub fn get_sequence_length(&self) -> usize {
         self.sequence_length
@@ -350,6 +385,28 @@ impl Config {
             1,
             u64::from(MAX_DIMENSION) * u64::from(MAX_DIMENSION),
         )?;
+        range("max_batch_bytes", self.max_batch_bytes, 1, u64::MAX)?;
+        // The smallest batch these settings can give must fit.
+        let (w, h) = self.transforms.fixed_output_size().unwrap_or((1, 1));
+        let bytes_per_pixel = crate::transform::spec::CHANNELS * self.transforms.dtype.size();
+        let smallest = batch_bytes(
+            self.max_batch_size,
+            self.sequence_length,
+            (w as usize, h as usize),
+            bytes_per_pixel,
+        );
+        if smallest.is_none_or(|b| b > self.max_batch_bytes) {
+            return Err(Error::Config(format!(
+                "max_batch_size {} x sequence_length {} x a {w}x{h} frame of {} bytes per pixel is {} bytes, \
+                 over max_batch_bytes {}; allowed: a product of at most max_batch_bytes (lower the sizes, or \
+                 raise max_batch_bytes)",
+                self.max_batch_size,
+                self.sequence_length,
+                bytes_per_pixel,
+                smallest.map_or("over 2^64".to_owned(), |b| b.to_string()),
+                self.max_batch_bytes
+            )));
+        }
         range(
             "max_queued_videos",
             self.max_queued_videos,
@@ -396,6 +453,57 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         assert_eq!(Config::new(16, 4).validate(), Ok(()));
+    }
+
+    #[test]
+    fn batches_that_can_never_fit_the_memory_budget_are_refused() {
+        use crate::transform::spec::{Crop, DType, OutOfBounds, Resize, Transforms};
+        // Each value in range, the product 12.9 GB even for 1-pixel frames: refused with the numbers.
+        let err = Config::new(65536, 65536)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("12884901888 bytes, over max_batch_bytes 4294967296"),
+            "{err}"
+        );
+        // The largest settings within the budget pass; the video's real frame size is checked per batch.
+        assert_eq!(Config::new(4096, 64).validate(), Ok(()));
+        // A crop fixes the output size: 4 x 16 x 224 x 224 x 3 x 4 bytes (f32) = 38.5 MB.
+        let crop = Transforms::new()
+            .crop(Crop::new(224, 224))
+            .dtype(DType::F32);
+        let config = Config::new(16, 4).transforms(crop.clone());
+        assert_eq!(
+            config.clone().max_batch_bytes(38_535_168).validate(),
+            Ok(())
+        );
+        let err = config.max_batch_bytes(38_535_167).validate().unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("a 224x224 frame of 12 bytes per pixel"),
+            "{err}"
+        );
+        // So does a resize to a given size; a trimmed crop or a shorter-side resize does not.
+        let exact = Resize::Exact {
+            width: 100,
+            height: 100,
+        };
+        let too_small = |t: Transforms| Config::new(2, 2).transforms(t).max_batch_bytes(1000);
+        assert!(too_small(Transforms::new().resize(exact))
+            .validate()
+            .is_err());
+        let trim = Crop::new(100, 100).out_of_bounds(OutOfBounds::Trim);
+        assert_eq!(too_small(Transforms::new().crop(trim)).validate(), Ok(()));
+        assert_eq!(
+            too_small(Transforms::new().resize(Resize::Shorter(100))).validate(),
+            Ok(())
+        );
+        // Products past 2^64 are refused too, not wrapped.
+        assert_eq!(batch_bytes(usize::MAX, 2, (1, 1), 3), None);
+        assert_eq!(batch_bytes(2, 3, (4, 5), 3), Some(360));
+        let err = Config::new(1, 1).max_batch_bytes(0).validate().unwrap_err();
+        assert!(err.to_string().contains("max_batch_bytes is 0"), "{err}");
     }
 
     #[test]

@@ -131,6 +131,34 @@ pub enum VideoError {
         /// The (resized) frame's width and height.
         frame: (u32, u32),
     },
+    /// One batch of this video's output frames would take more than
+    /// [`Config::max_batch_bytes`](crate::Config::max_batch_bytes): nothing was allocated for it.
+    #[error(
+        "a batch of {max_batch_size} sequences of {sequence_length} frames of {}x{} ({bytes_per_pixel} bytes per pixel) would take {}, over max_batch_bytes {limit}; lower sequence_length or max_batch_size, crop or resize the frames, or raise max_batch_bytes",
+        frame.0, frame.1, bytes.map_or("more than 2^64 bytes".to_owned(), |b| format!("{b} bytes"))
+    )]
+    BatchTooLarge {
+        /// The configured `max_batch_size`.
+        max_batch_size: usize,
+        /// The configured `sequence_length`.
+        sequence_length: usize,
+        /// The output frame's width and height.
+        frame: (usize, usize),
+        /// Bytes per output pixel (3 channels times the element size).
+        bytes_per_pixel: usize,
+        /// The batch's bytes (`None`: more than fits in 64 bits).
+        bytes: Option<u64>,
+        /// The configured `max_batch_bytes`.
+        limit: u64,
+    },
+    /// Memory for this video's output could not be allocated (the system refused it); the process goes on.
+    #[error("could not allocate {bytes} bytes for {what}")]
+    OutOfMemory {
+        /// What the memory was for.
+        what: &'static str,
+        /// How many bytes were asked for.
+        bytes: usize,
+    },
     /// NVDEC cannot decode this stream (codec, profile, bit depth, chroma format or size) and the
     /// configuration forbids falling back to the CPU ([`Config::cpu_fallback`](crate::Config::cpu_fallback)).
     #[error("NVDEC cannot decode this stream ({reason}) and CPU fallback is disabled")]

@@ -7,6 +7,8 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
+use crate::error::VideoError;
+
 /// Spare bytes after every buffer (see [`BufferPool::acquire`]).
 const SLACK: usize = crate::ffi::scale::WRITE_SLACK;
 
@@ -32,9 +34,14 @@ impl BufferPool {
 
     /// A buffer of `len` bytes. Its contents are unspecified (a recycled buffer keeps old bytes): the caller
     /// overwrites every byte it exposes. [`SLACK`] more bytes are allocated after them: swscale's SIMD code may
-    /// write a few bytes past the last row it converts.
-    pub(crate) fn acquire(&self, len: usize) -> PooledBuffer {
-        let words = (len + SLACK).div_ceil(4);
+    /// write a few bytes past the last row it converts. A new buffer the system cannot give is an error, not an
+    /// abort.
+    pub(crate) fn acquire(&self, len: usize) -> Result<PooledBuffer, VideoError> {
+        let refused = || VideoError::OutOfMemory {
+            what: "a batch buffer",
+            bytes: len,
+        };
+        let words = len.checked_add(SLACK).ok_or_else(refused)?.div_ceil(4);
         let recycled = take_best_fit(&mut self.0.free.lock(), words, Vec::capacity);
         let data = match recycled {
             Some(mut data) => {
@@ -43,15 +50,16 @@ impl BufferPool {
                 data
             }
             None => {
+                let data = crate::ffi::alloc::zeroed_words(words).ok_or_else(refused)?;
                 self.0.allocations.fetch_add(1, Ordering::Relaxed);
-                vec![0; words]
+                data
             }
         };
-        PooledBuffer {
+        Ok(PooledBuffer {
             data,
             len,
             pool: Arc::downgrade(&self.0),
-        }
+        })
     }
 
     /// How many buffers the pool has allocated since it was made.
@@ -147,25 +155,37 @@ mod tests {
     fn buffers_are_recycled_not_reallocated() {
         let pool = BufferPool::new(4);
         for _ in 0..100 {
-            let a = pool.acquire(1000);
-            let b = pool.acquire(600);
+            let a = pool.acquire(1000).unwrap();
+            let b = pool.acquire(600).unwrap();
             assert_eq!((a.len(), b.len()), (1000, 600));
         }
         assert_eq!(pool.allocations(), 2);
         // A larger request than any idle buffer allocates.
-        drop(pool.acquire(5000));
+        drop(pool.acquire(5000).unwrap());
         assert_eq!(pool.allocations(), 3);
+    }
+
+    #[test]
+    fn a_buffer_the_system_cannot_give_is_an_error() {
+        let pool = BufferPool::new(1);
+        for len in [usize::MAX, usize::MAX / 2, 1 << 62] {
+            match pool.acquire(len) {
+                Err(VideoError::OutOfMemory { bytes, .. }) => assert_eq!(bytes, len),
+                other => panic!("{len}: {:?}", other.map(|b| b.len())),
+            }
+        }
+        assert_eq!(pool.allocations(), 0);
     }
 
     #[test]
     fn idle_buffers_are_capped() {
         let pool = BufferPool::new(1);
-        let mut f = pool.acquire(10);
+        let mut f = pool.acquire(10).unwrap();
         assert_eq!((f.len(), f.as_f32().len()), (10, 2));
         f.as_f32_mut()[1] = 1.5;
         assert_eq!(f.as_f32()[1], 1.5);
         drop(f);
-        let (a, b) = (pool.acquire(10), pool.acquire(10));
+        let (a, b) = (pool.acquire(10).unwrap(), pool.acquire(10).unwrap());
         drop((a, b));
         assert_eq!(pool.0.free.lock().len(), 1);
     }

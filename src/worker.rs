@@ -261,6 +261,7 @@ impl Worker {
                 video.clone(),
             )
             .eager(!self.config.hold_last_batch)
+            .max_batch_bytes(self.config.max_batch_bytes)
             .transforms(&self.config.transforms, self.output_size.clone()),
         };
         let mut asm = asm.gpu(self.gpu.clone());

@@ -275,3 +275,47 @@ fn every_bad_input_in_one_queue_loses_nothing_else() {
     assert_eq!(frames, 3 * 23);
     assert_eq!(errors, [0, 2, 3, 5]);
 }
+
+/// A video whose batches would not fit `max_batch_bytes` fails alone, naming the numbers, before anything is
+/// allocated for it; the next video decodes.
+#[test]
+fn a_batch_over_the_memory_budget_fails_its_video_alone() {
+    use framefeed::{Config, Error, VideoError, VideoInput};
+    // 4 x 2 frames: 1.84 MB at 320x240 (the sample), 144 kB at 100x60.
+    let input = VideoInput::new(Config::new(4, 2).max_batch_bytes(1 << 20)).unwrap();
+    input.feed(framefeed::SAMPLE_MP4).unwrap();
+    input.feed(common::read_fixture("h264_100x60.mp4")).unwrap();
+    input.close();
+    let results: Vec<_> = input.iter().collect();
+    match &results[0] {
+        Err(Error::Video {
+            error:
+                VideoError::BatchTooLarge {
+                    frame,
+                    bytes,
+                    limit,
+                    ..
+                },
+            ..
+        }) => {
+            assert_eq!(
+                (*frame, *bytes, *limit),
+                ((320, 240), Some(1_843_200), 1 << 20)
+            );
+            let message = results[0].as_ref().unwrap_err().to_string();
+            assert!(message.contains("raise max_batch_bytes"), "{message}");
+        }
+        other => panic!("expected BatchTooLarge, got {other:?}"),
+    }
+    let frames: usize = results[1..]
+        .iter()
+        .map(|r| r.as_ref().expect("the next video decodes").valid_frames())
+        .sum();
+    assert!(frames > 0);
+    // Only the small video's batches were ever allocated (each a fraction of the budget).
+    assert!(
+        input.buffer_allocations() <= 3,
+        "{}",
+        input.buffer_allocations()
+    );
+}

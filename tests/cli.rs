@@ -332,3 +332,49 @@ fn pack_fills_batches_across_files_and_names_each_sequence_video() {
     );
     assert_eq!(lines.last().unwrap()["summary"]["frames"], 46);
 }
+
+/// Settings whose batches could never fit in memory are bad arguments (exit 2, the limit named), never an
+/// abort; a video whose real frames make its batches too large fails alone (exit 1).
+#[test]
+fn batches_over_the_memory_budget_exit_with_the_limit_named() {
+    let out = framefeed()
+        .args(["run", "-L", "65536", "-B", "65536"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("over max_batch_bytes 4294967296"),
+        "{stderr}"
+    );
+    let out = framefeed()
+        .args(["run", "-L", "4096", "-B", "64", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let summary = json_lines(&out.stdout).pop().unwrap();
+    let error = summary["summary"]["errors"][0]["error"].to_string();
+    assert!(
+        error.contains("60397977600 bytes, over max_batch_bytes"),
+        "{error}"
+    );
+    assert!(
+        summary["summary"]["peak_rss_mib"].as_f64().unwrap() < 300.0,
+        "{summary}"
+    );
+    // The flag raises or lowers the budget.
+    let ok = framefeed()
+        .args(["run", "-L", "8", "-B", "2", "--max-batch-bytes", "8M"])
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0));
+    let low = framefeed()
+        .args(["run", "--max-batch-bytes", "100"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        low.status.code(),
+        Some(2),
+        "16 x 4 frames of even 1 pixel (192 bytes) can never fit in 100"
+    );
+}

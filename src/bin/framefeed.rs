@@ -114,6 +114,33 @@ struct RunArgs {
     /// With a CUDA device, fail videos NVDEC cannot decode instead of decoding them on the CPU.
     #[arg(long)]
     no_cpu_fallback: bool,
+    /// The most memory one batch may take, in bytes or with a K, M, G or T suffix (powers of 1024): a video
+    /// whose batches would be larger fails with a message naming the numbers, and settings that can never fit
+    /// are refused. Default 4G.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    max_batch_bytes: Option<u64>,
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let (digits, shift) = match s
+        .trim()
+        .to_ascii_uppercase()
+        .strip_suffix(['K', 'M', 'G', 'T'])
+    {
+        Some(d) => {
+            let unit = s.trim().chars().last().unwrap_or('B').to_ascii_uppercase();
+            (
+                d.to_owned(),
+                10 * (1 + "KMGT".find(unit).unwrap_or(0) as u32),
+            )
+        }
+        None => (s.trim().to_owned(), 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| format!("{s:?} is not a byte count (e.g. 1073741824, 512M, 4G)"))
 }
 
 fn parse_device(s: &str) -> Result<Device, String> {
@@ -329,6 +356,10 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         .pack_batches(args.pack)
         .device(args.device)
         .cpu_fallback(!args.no_cpu_fallback)
+        .max_batch_bytes(
+            args.max_batch_bytes
+                .unwrap_or(framefeed::limits::DEFAULT_MAX_BATCH_BYTES),
+        )
         .transforms(args.transforms());
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
     let mut raw_out = match &args.raw_out {

@@ -7,6 +7,7 @@
 //! module is safe Rust.
 #![allow(unsafe_code)]
 
+pub(crate) mod alloc;
 pub(crate) mod codec;
 pub(crate) mod cuda;
 pub(crate) mod format;

@@ -319,6 +319,17 @@ impl Transforms {
         self
     }
 
+    /// The output frame size these transforms always give, when they fix one: a crop that keeps its size
+    /// (any policy but [`OutOfBounds::Trim`]), else a resize to a given size. `None`: it follows the video.
+    pub(crate) fn fixed_output_size(&self) -> Option<(u32, u32)> {
+        match (&self.crop, self.resize) {
+            (Some(c), _) if c.out_of_bounds != OutOfBounds::Trim => Some((c.width, c.height)),
+            (Some(_), _) => None,
+            (None, Some(r)) => r.target(),
+            (None, None) => None,
+        }
+    }
+
     /// Whether frames are output as decoded: full size, u8, FHWC.
     pub(crate) fn is_identity(&self) -> bool {
         self.resize.is_none()
