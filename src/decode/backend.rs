@@ -92,7 +92,7 @@ impl DecodeLoop {
         let mut frames = 0;
         loop {
             match self.codec.receive_frame(&mut self.frame) {
-                Ok(Received::AvFrame) => {
+                Ok(Received::Frame) => {
                     errors = 0;
                     frames += 1;
                     let info = FrameInfo {

@@ -14,7 +14,7 @@ use crate::error::AvError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Received {
     /// A frame was written into the `AvFrame`.
-    AvFrame,
+    Frame,
     /// The decoder needs more input first.
     Again,
     /// The decoder is fully drained.
@@ -130,7 +130,7 @@ impl CodecContext {
         match ret {
             AVERROR_EAGAIN => Ok(Received::Again),
             AVERROR_EOF => Ok(Received::Eof),
-            ret => check(ret, "avcodec_receive_frame").map(|_| Received::AvFrame),
+            ret => check(ret, "avcodec_receive_frame").map(|_| Received::Frame),
         }
     }
 }
