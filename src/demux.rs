@@ -70,6 +70,8 @@ impl Demuxer {
         if data.is_empty() {
             return Err(VideoError::Empty);
         }
+        crate::mp4_claims::check_sample_tables(&data)
+            .map_err(|reason| VideoError::ImplausibleContainer { reason })?;
         Self::open_io(MemoryIo::new(data)?, config)
     }
 

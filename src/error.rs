@@ -131,6 +131,14 @@ pub enum VideoError {
         /// The (resized) frame's width and height.
         frame: (u32, u32),
     },
+    /// The container claims more than its bytes can hold (an MP4 track with more samples, or more bytes of
+    /// samples, than the whole file has bytes), which would make the demuxer's index take memory out of all
+    /// proportion to the input: refused before the demuxer opens it.
+    #[error("implausible container: {reason}")]
+    ImplausibleContainer {
+        /// Which claim, with its numbers.
+        reason: String,
+    },
     /// One batch of this video's output frames would take more than
     /// [`Config::max_batch_bytes`](crate::Config::max_batch_bytes): nothing was allocated for it.
     #[error(

@@ -90,6 +90,7 @@ mod files;
 mod info;
 mod input;
 mod live;
+mod mp4_claims;
 mod outline;
 mod pool;
 #[cfg(feature = "json")]

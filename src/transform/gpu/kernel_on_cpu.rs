@@ -124,7 +124,10 @@ fn compare_file(
         eprintln!("SKIPPED {name}: no ffmpeg CLI");
         return (0.0, 0.0);
     }
-    let dir = std::env::temp_dir().join(format!("framefeed-kernel-{}", std::process::id()));
+    // A directory per build: tests run in parallel, and one must not load a library another is writing.
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let build = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("framefeed-kernel-{}-{build}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let kernel = HostKernel::build(&dir).expect("a C++ compiler builds kernels/convert.cu");
     let l = 4;
@@ -177,6 +180,8 @@ fn compare_file(
         "{name}: every frame compared"
     );
     eprintln!("{name}: mean {:.3} max {max}", sum / count as f64);
+    drop(kernel);
+    let _ = std::fs::remove_dir_all(&dir);
     (sum / count as f64, max)
 }
 
