@@ -190,7 +190,7 @@ fn uses(code: &str) -> Vec<(bool, String, String)> {
                 out.push((reexport, path.split_whitespace().collect(), name));
             }
         }
-        rest = &rest[(i + 4).min(end.max(i + 4))..];
+        rest = &rest[i + 4..];
     }
     out
 }

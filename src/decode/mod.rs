@@ -1,7 +1,7 @@
 //! Decoder backends behind one trait, [`Decoder`]: the CPU backend ([`cpu::CpuDecoder`], libavcodec) and the
 //! NVDEC backend (libavcodec's hwaccel on the operator's CUDA context), which the `cuda` feature swaps in as a
 //! whole module: `cuda.rs` with it, `cuda_none.rs` (nothing to open: there is no GPU runtime) without.
-//! A direct nvcuvid backend could replace the former behind the same trait. Each backend hands every decoded
+//! A direct nvcuvid backend could replace the NVDEC one behind the same trait. Each backend hands every decoded
 //! frame to the transform stage as a [`FrameRef`](crate::transform::frame::FrameRef): in host or GPU memory.
 
 mod backend;
