@@ -3,16 +3,13 @@
 //! 1. Latency: a 1080p30 H.264 MPEG-TS stream is pushed into a [`framefeed::LiveVideo`] at its real-time rate
 //!    (each frame's packet at its 1/30 s slot, in decode order). For each batch (L=8, B=1) we take the time
 //!    from the arrival of the last byte of its frames to its delivery. Also: time to the first batch.
-//! 2. Service throughput: the ingest server example (in-process, loopback) with 8 concurrent uploads of 8
+//! 2. Service throughput: the ingest service (`framefeed::server`, in-process, loopback) with 8 concurrent uploads of 8
 //!    different 1080p clips, total frames/s, against one `framefeed run` over the same 8 files, in interleaved
 //!    rounds (`ROUNDS`, default 5), medians.
 
 mod common;
 #[path = "../tests/common/http_client.rs"]
 mod http_client;
-#[path = "../examples/ingest_server/service.rs"]
-#[allow(dead_code)]
-mod service;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -226,13 +223,13 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let (addr, _service) = rt.block_on(async {
-        let service = service::Service::new(service::Limits::default());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let app = service::app(service.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        (addr, service)
+    let addr = rt.block_on(async {
+        let mut config = framefeed::server::ServeConfig::default();
+        config.addr = "127.0.0.1:0".parse().unwrap();
+        let server = framefeed::server::Server::bind(config).await.unwrap();
+        let addr = server.local_addr();
+        tokio::spawn(server.run(std::future::pending()));
+        addr
     });
     let rounds = rounds(5);
     let (mut cli, mut svc) = (Vec::new(), Vec::new());

@@ -53,7 +53,7 @@
 //! async, with backpressure), then finish it. Batches come out while the video is still arriving, memory stays
 //! bounded, a stalled or aborted stream fails alone, and an MP4 with its index at the end is buffered or
 //! failed fast ([`MoovAtEnd`]). [`Config::low_latency`] trades throughput for latency. See
-//! `examples/ingest_server` for an HTTP service built on it.
+//! [`server`] (feature `server`, the `framefeed serve` command) for the HTTP service built on it.
 //!
 //! ## Batching contract
 //! With N frames, L = `sequence_length`, B = `max_batch_size` ([`BatchOutline`] computes it):
@@ -95,6 +95,8 @@ mod outline;
 mod pool;
 #[cfg(feature = "json")]
 pub mod report;
+#[cfg(feature = "server")]
+pub mod server;
 mod signal;
 mod transform;
 mod video;

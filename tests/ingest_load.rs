@@ -1,4 +1,4 @@
-//! The ingest server example under load, on loopback only: 16 concurrent chunked uploads of different files,
+//! The ingest service (`framefeed::server`, what `framefeed serve` runs) under load, on loopback only: 16 concurrent chunked uploads of different files,
 //! every frame of every upload accounted for (against framefeed's own whole-buffer decode), no errors, while a
 //! stalled upload stays open beside them without holding them up; then the limits (400, 413, 429, 503), the
 //! stall timeout, malformed bodies and shutdown. Every wait is bounded, so the test stops by itself.
@@ -6,17 +6,13 @@
 #[macro_use]
 mod common;
 
-#[path = "../examples/ingest_server/service.rs"]
-#[allow(dead_code)]
-mod service;
-
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use common::http_client::{chunks_of, get, send, upload, Upload};
 use common::{decode_all, read_fixture};
+use framefeed::server::{ServeConfig, Server, ServerHandle};
 use framefeed::Config;
 use hyper::{Request, StatusCode};
 use serde_json::Value;
@@ -44,13 +40,20 @@ const FILES: [&str; 16] = [
 /// Every wait in this file is bounded by this.
 const BOUND: Duration = Duration::from_secs(120);
 
-async fn start(limits: service::Limits) -> (SocketAddr, Arc<service::Service>) {
-    let service = service::Service::new(limits);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = service::app(service.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, service)
+/// The service's defaults on a loopback port the system chooses, with the memory pool set (so that the test
+/// does not depend on the machine's memory) and no rate rule (tested in `tests/serve_abuse.rs`), changed by
+/// `adjust`.
+async fn start(adjust: impl FnOnce(&mut ServeConfig)) -> (SocketAddr, ServerHandle) {
+    let mut config = ServeConfig::default();
+    config.addr = "127.0.0.1:0".parse().unwrap();
+    config.max_memory = Some(64 << 30);
+    config.min_upload_rate = 0;
+    adjust(&mut config);
+    let server = Server::bind(config).await.unwrap();
+    let addr = server.local_addr();
+    let handle = server.handle();
+    tokio::spawn(server.run(std::future::pending()));
+    (addr, handle)
 }
 
 /// (frames, batches, first frames of the sequences) of a response's batch lines.
@@ -78,11 +81,7 @@ fn metric(text: &str, name: &str) -> u64 {
 }
 
 async fn sixteen_concurrent_uploads_beside_a_stalled_one() {
-    let limits = service::Limits {
-        max_streams_per_client: 32,
-        ..service::Limits::default()
-    };
-    let (addr, _service) = start(limits).await;
+    let (addr, _service) = start(|c| c.max_streams_per_client = 32).await;
     let query = "sequence_length=4&batch_size=2&policy=pad";
 
     // A client that sends 3 KB of a stream and then nothing, keeping its connection open.
@@ -164,11 +163,7 @@ async fn sixteen_concurrent_uploads_beside_a_stalled_one() {
 }
 
 async fn a_stalled_upload_fails_alone_with_a_clear_error() {
-    let (addr, _service) = start(service::Limits {
-        stall_timeout: Duration::from_millis(300),
-        ..service::Limits::default()
-    })
-    .await;
+    let (addr, _service) = start(|c| c.stall_timeout = Duration::from_millis(300)).await;
     let data = read_fixture("h264_live.ts");
     let (_keep_open, hold) = tokio::sync::oneshot::channel::<()>();
     let stalled = upload(
@@ -200,10 +195,7 @@ async fn a_stalled_upload_fails_alone_with_a_clear_error() {
         .iter()
         .find_map(|l| l.get("error"))
         .expect("an error line");
-    assert!(
-        error["error"].as_str().unwrap().contains("stalled"),
-        "{error}"
-    );
+    assert_eq!(error["code"], "stalled", "{error}");
     let (_, good_lines) = tokio::time::timeout(BOUND, good.response)
         .await
         .unwrap()
@@ -212,11 +204,11 @@ async fn a_stalled_upload_fails_alone_with_a_clear_error() {
 }
 
 async fn malformed_bodies_get_an_error_line_and_a_summary() {
-    let (addr, _service) = start(service::Limits::default()).await;
-    for body in [
-        &b"this is not a video"[..],
-        &b""[..],
-        &read_fixture("h264.mp4")[..3000],
+    let (addr, _service) = start(|_| {}).await;
+    for (body, code) in [
+        (&b"this is not a video"[..], "not_a_video"),
+        (&b""[..], "not_a_video"),
+        (&read_fixture("h264.mp4")[..3000], "corrupt"),
     ] {
         let up = upload(
             addr,
@@ -236,18 +228,20 @@ async fn malformed_bodies_get_an_error_line_and_a_summary() {
             .iter()
             .find_map(|l| l.get("error"))
             .unwrap_or_else(|| panic!("no error line in {lines:?}"));
-        assert_eq!(error["label"], "upload");
+        assert_eq!(error["code"], code, "{error}");
+        assert!(error["request_id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty()));
         let summary = &lines.last().unwrap()["summary"];
         assert_eq!(summary["errors"].as_array().unwrap().len(), 1);
     }
 }
 
 async fn limits_are_answered_with_400_413_429_and_503() {
-    let (addr, service) = start(service::Limits {
-        max_streams: 2,
-        max_streams_per_client: 1,
-        max_body_bytes: 50_000,
-        ..service::Limits::default()
+    let (addr, service) = start(|c| {
+        c.max_streams = 2;
+        c.max_streams_per_client = 1;
+        c.max_body_bytes = 50_000;
     })
     .await;
     let data = read_fixture("h264_live.ts"); // 81968 bytes
@@ -271,7 +265,7 @@ async fn limits_are_answered_with_400_413_429_and_503() {
     .await;
     let (status, lines) = status_of(up).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(lines[0]["error"]["error"]
+    assert!(lines[0]["error"]["message"]
         .as_str()
         .unwrap()
         .contains("sequence_length is 0"));
@@ -292,13 +286,7 @@ async fn limits_are_answered_with_400_413_429_and_503() {
         .iter()
         .find_map(|l| l.get("error"))
         .expect("an error line");
-    assert!(
-        error["error"]
-            .as_str()
-            .unwrap()
-            .contains("limit of 50000 bytes"),
-        "{error}"
-    );
+    assert_eq!(error["code"], "body_too_large", "{error}");
 
     // 413: a declared length over the limit.
     let request = Request::post(format!("http://{addr}/videos"));

@@ -1,0 +1,214 @@
+//! Memory accounting: what one upload may need, and the server-wide pool its reservation is taken from.
+//!
+//! An upload is admitted only when the pool can cover its **ceiling** (`--max-upload-memory`); the operator is
+//! configured so that no video can outgrow that ceiling (its `max_batch_bytes` is derived below, so that the
+//! batches in flight, the decoder's frames, the live buffer and the moov-at-end buffer together fit). When the
+//! upload's first batch shows the real frame size, the reservation is trimmed to the real need, and the rest
+//! goes back to the pool for other uploads.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+/// Frames the decoder may hold besides the output (reference frames and threads' frames), counted at 3 bytes a
+/// pixel (10-bit 4:2:0 and 8-bit 4:4:4 both are): generous for H.264/HEVC's 16-frame reference lists.
+pub(crate) const DECODER_FRAMES: u64 = 20;
+/// Bytes per output pixel of the service's output (8-bit RGB).
+const OUTPUT_BYTES_PER_PIXEL: u64 = 3;
+
+/// What one upload's settings need, independent of its frame size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct UploadShape {
+    /// `sequence_length x batch_size`: frames in one batch.
+    pub(crate) frames_per_batch: u64,
+    /// Batches alive at once: those prefetched, the one being decoded and the one the response holds.
+    pub(crate) batches_in_flight: u64,
+    /// Bytes of body buffered ahead of the decoder, plus the moov-at-end buffer's limit (0 when such uploads
+    /// fail).
+    pub(crate) fixed_bytes: u64,
+}
+
+impl UploadShape {
+    /// Bytes this upload needs for frames of `pixels` pixels; `None` past `u64`.
+    pub(crate) fn need(&self, pixels: u64) -> Option<u64> {
+        let batch = self
+            .frames_per_batch
+            .checked_mul(pixels)?
+            .checked_mul(OUTPUT_BYTES_PER_PIXEL)?;
+        let decoder = DECODER_FRAMES
+            .checked_mul(pixels)?
+            .checked_mul(OUTPUT_BYTES_PER_PIXEL)?;
+        batch
+            .checked_mul(self.batches_in_flight)?
+            .checked_add(decoder)?
+            .checked_add(self.fixed_bytes)
+    }
+
+    /// The `max_batch_bytes` that keeps [`need`](Self::need) within `ceiling` for every frame size: a batch of
+    /// `b` bytes has `b / (3 * frames_per_batch)` pixels a frame, so the need is
+    /// `b * (in_flight + DECODER_FRAMES / frames_per_batch) + fixed`. `None` when even a one-pixel frame does not
+    /// fit: such settings can never be served.
+    pub(crate) fn max_batch_bytes(&self, ceiling: u64) -> Option<u64> {
+        if self.need(1)? > ceiling {
+            return None;
+        }
+        let room = u128::from(ceiling - self.fixed_bytes);
+        let frames = u128::from(self.frames_per_batch);
+        let per_batch = room * frames
+            / (u128::from(self.batches_in_flight) * frames + u128::from(DECODER_FRAMES));
+        Some(u64::try_from(per_batch).unwrap_or(u64::MAX))
+    }
+}
+
+/// The server-wide memory pool (`--max-memory`).
+#[derive(Debug)]
+pub(crate) struct MemoryPool {
+    capacity: u64,
+    reserved: Mutex<u64>,
+}
+
+impl MemoryPool {
+    pub(crate) fn new(capacity: u64) -> Arc<Self> {
+        Arc::new(Self {
+            capacity,
+            reserved: Mutex::new(0),
+        })
+    }
+
+    /// Bytes reserved now.
+    pub(crate) fn reserved(&self) -> u64 {
+        *self.reserved.lock()
+    }
+
+    /// The pool's size.
+    pub(crate) fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Reserves `bytes`, or returns `None` when the pool cannot cover them now.
+    pub(crate) fn reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+        let mut reserved = self.reserved.lock();
+        let after = reserved
+            .checked_add(bytes)
+            .filter(|&r| r <= self.capacity)?;
+        *reserved = after;
+        Some(Reservation {
+            pool: self.clone(),
+            bytes,
+        })
+    }
+}
+
+/// Bytes held from a [`MemoryPool`]; given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Reservation {
+    pool: Arc<MemoryPool>,
+    bytes: u64,
+}
+
+impl Reservation {
+    /// Bytes held.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Gives back what is held beyond `bytes` (never grows the reservation).
+    pub(crate) fn shrink_to(&mut self, bytes: u64) {
+        if bytes < self.bytes {
+            *self.pool.reserved.lock() -= self.bytes - bytes;
+            self.bytes = bytes;
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut reserved = self.pool.reserved.lock();
+        *reserved = reserved.saturating_sub(self.bytes);
+    }
+}
+
+/// The machine's memory in bytes (Linux `/proc/meminfo`), if it can be read.
+pub(crate) fn machine_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SHAPE: UploadShape = UploadShape {
+        frames_per_batch: 16,
+        batches_in_flight: 3,
+        fixed_bytes: 8 << 20,
+    };
+
+    #[test]
+    fn need_counts_batches_decoder_and_buffers() {
+        // 1080p, 16 frames a batch: 3 batches of 99.5 MB, 20 decoder frames of 6.2 MB, 8 MiB.
+        let pixels = 1920 * 1080;
+        assert_eq!(
+            SHAPE.need(pixels),
+            Some(3 * 16 * pixels * 3 + 20 * pixels * 3 + (8 << 20))
+        );
+        assert_eq!(SHAPE.need(u64::MAX / 2), None);
+    }
+
+    #[test]
+    fn settings_that_cannot_fit_even_one_pixel_are_refused() {
+        let huge = UploadShape {
+            frames_per_batch: 65_536 * 65_536,
+            ..SHAPE
+        };
+        assert_eq!(huge.max_batch_bytes(512 << 20), None);
+        assert!(SHAPE.max_batch_bytes(512 << 20).is_some());
+    }
+
+    proptest! {
+        /// Whatever the frame size, a video whose full batch fits the derived `max_batch_bytes` needs no more
+        /// than the ceiling.
+        #[test]
+        fn the_derived_batch_limit_keeps_every_video_within_the_ceiling(
+            frames in 1u64..10_000, in_flight in 1u64..70, fixed in 0u64..(1 << 30),
+            ceiling in 0u64..(64 << 30), pixels in 1u64..(1 << 28),
+        ) {
+            let shape = UploadShape { frames_per_batch: frames, batches_in_flight: in_flight, fixed_bytes: fixed };
+            if let Some(limit) = shape.max_batch_bytes(ceiling) {
+                let batch = frames * pixels * 3;
+                if batch <= limit {
+                    prop_assert!(shape.need(pixels).unwrap() <= ceiling);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reservations_are_bounded_and_given_back() {
+        let pool = MemoryPool::new(100);
+        let mut a = pool.reserve(60).unwrap();
+        assert!(pool.reserve(50).is_none(), "over the capacity");
+        a.shrink_to(30);
+        a.shrink_to(90); // never grows
+        assert_eq!(a.bytes(), 30);
+        let b = pool.reserve(70).unwrap();
+        assert_eq!(pool.reserved(), 100);
+        drop(a);
+        drop(b);
+        assert_eq!(pool.reserved(), 0);
+    }
+
+    #[test]
+    fn the_machine_memory_is_read() {
+        assert!(machine_memory().is_some_and(|m| m > 1 << 20));
+    }
+}

@@ -1,0 +1,243 @@
+//! The service's settings, checked once.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::auth::Tokens;
+use super::budget;
+use crate::error::{Error, Result};
+
+/// What a live MP4 upload with its index (`moov`) at the end does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MoovAtEndUploads {
+    /// Buffer it (up to half of `max_upload_memory`, inside the upload's budget) and decode it when the upload
+    /// ends.
+    #[default]
+    Buffer,
+    /// Fail it at once with the error code `moov_at_end`.
+    Fail,
+}
+
+/// The service's settings. [`Default`] gives the values `framefeed serve` starts with; every value is checked
+/// by [`validate`](Self::validate) (and by [`Server::bind`](super::Server::bind)).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeConfig {
+    /// Address to listen on (default `127.0.0.1:8080`). A non-loopback address needs `auth_tokens`, or
+    /// `insecure_no_auth`.
+    pub addr: SocketAddr,
+    /// Uploads decoded at once, server-wide (default 32); more get 503.
+    pub max_streams: usize,
+    /// Uploads at once from one client (token name, or address), default 8; more get 429.
+    pub max_streams_per_client: usize,
+    /// Largest request body (default 2 GiB): a larger `Content-Length` gets 413; a streamed body growing past
+    /// it is cut with an error line.
+    pub max_body_bytes: u64,
+    /// libavcodec threads per upload (default 1). Threads in all: at most `max_streams * (1 + this)`.
+    pub decoder_threads_per_stream: usize,
+    /// An upload that sends nothing for this long fails (default 30 s).
+    pub stall_timeout: Duration,
+    /// Memory one upload may take (default 512 MiB): its batches in flight, its decoder's frames, the body
+    /// buffered ahead of the decoder and the moov-at-end buffer. Settings that cannot fit even for a one-pixel
+    /// video get 400; a video whose real frame size does not fit fails with the error code
+    /// `over_memory_budget`.
+    pub max_upload_memory: u64,
+    /// Memory all uploads together may take (`None`, the default: half of the machine's memory). An upload is
+    /// admitted only when `max_upload_memory` of it is free (else 503 with `Retry-After`); its reservation is
+    /// trimmed to its real need when its first batch is out.
+    pub max_memory: Option<u64>,
+    /// What a moov-at-end MP4 upload does (default: buffered within the budget).
+    pub moov_at_end: MoovAtEndUploads,
+    /// Time a connection has to send a request's headers (default 10 s), also the longest a keep-alive
+    /// connection may sit idle between requests, and the TLS handshake's limit.
+    pub header_timeout: Duration,
+    /// Open connections at most (default 1024); beyond it new connections are closed at once.
+    pub max_connections: usize,
+    /// Slowest upload accepted, in bytes a second averaged over `upload_rate_window` of time spent waiting
+    /// for the client (default 16 KiB/s; 0: no rule). Checked once the window has passed.
+    pub min_upload_rate: u64,
+    /// The window of the rate rule (default 10 s).
+    pub upload_rate_window: Duration,
+    /// Bearer tokens; `None`: no authentication (loopback only, unless `insecure_no_auth`).
+    pub auth_tokens: Option<Tokens>,
+    /// Serve without tokens on a non-loopback address.
+    pub insecure_no_auth: bool,
+    /// TLS certificate chain and private key (PEM files); `None`: plain HTTP.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Proxies whose `X-Forwarded-For` names the client (for the per-client limit and the logs).
+    pub trusted_proxies: Vec<IpAddr>,
+    /// Time uploads in progress get to finish once shutdown begins (default 30 s).
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            max_streams: 32,
+            max_streams_per_client: 8,
+            max_body_bytes: 2 << 30,
+            decoder_threads_per_stream: 1,
+            stall_timeout: Duration::from_secs(30),
+            max_upload_memory: 512 << 20,
+            max_memory: None,
+            moov_at_end: MoovAtEndUploads::Buffer,
+            header_timeout: Duration::from_secs(10),
+            max_connections: 1024,
+            min_upload_rate: 16 << 10,
+            upload_rate_window: Duration::from_secs(10),
+            auth_tokens: None,
+            insecure_no_auth: false,
+            tls: None,
+            trusted_proxies: Vec::new(),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The smallest `max_upload_memory`: the body buffered ahead of the decoder takes 8 MiB.
+pub const MIN_UPLOAD_MEMORY: u64 = 16 << 20;
+/// Bytes of an upload's body buffered ahead of its decoder.
+pub(crate) const LIVE_BUFFER_BYTES: usize = 8 << 20;
+
+impl ServeConfig {
+    /// Checks every value, naming the allowed range.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::Config(m));
+        if !(1..=65_536).contains(&self.max_streams) {
+            return bad(format!(
+                "max_streams is {}; allowed: 1 to 65536",
+                self.max_streams
+            ));
+        }
+        if !(1..=self.max_streams).contains(&self.max_streams_per_client) {
+            return bad(format!(
+                "max_streams_per_client is {}; allowed: 1 to max_streams ({})",
+                self.max_streams_per_client, self.max_streams
+            ));
+        }
+        if self.max_body_bytes == 0 {
+            return bad("max_body_bytes is 0; allowed: at least 1".into());
+        }
+        if self.decoder_threads_per_stream > crate::limits::MAX_DECODER_THREADS {
+            return bad(format!(
+                "decoder_threads_per_stream is {}; allowed: 0 to {}",
+                self.decoder_threads_per_stream,
+                crate::limits::MAX_DECODER_THREADS
+            ));
+        }
+        let positive = |name: &str, d: Duration| {
+            if d.is_zero() {
+                bad(format!("{name} is 0; allowed: a positive duration"))
+            } else {
+                Ok(())
+            }
+        };
+        positive("stall_timeout", self.stall_timeout)?;
+        positive("header_timeout", self.header_timeout)?;
+        positive("upload_rate_window", self.upload_rate_window)?;
+        if self.max_upload_memory < MIN_UPLOAD_MEMORY {
+            return bad(format!(
+                "max_upload_memory is {}; allowed: at least {MIN_UPLOAD_MEMORY} (16 MiB)",
+                self.max_upload_memory
+            ));
+        }
+        let pool = self.memory_pool_bytes();
+        if pool < self.max_upload_memory {
+            return bad(format!(
+                "max_memory is {pool}, less than max_upload_memory ({}): no upload could be admitted",
+                self.max_upload_memory
+            ));
+        }
+        if self.max_connections == 0 {
+            return bad("max_connections is 0; allowed: at least 1".into());
+        }
+        if !self.addr.ip().is_loopback() && self.auth_tokens.is_none() && !self.insecure_no_auth {
+            return bad(format!(
+                "refusing to serve {} without authentication: give auth tokens (--auth-tokens FILE), listen on a loopback address, or pass --insecure-no-auth",
+                self.addr
+            ));
+        }
+        Ok(())
+    }
+
+    /// The server-wide memory pool: `max_memory`, or half of the machine's memory (8 GiB where it cannot be
+    /// read).
+    pub fn memory_pool_bytes(&self) -> u64 {
+        self.max_memory
+            .unwrap_or_else(|| budget::machine_memory().map_or(8 << 30, |m| m / 2))
+    }
+
+    /// The bytes a moov-at-end upload may buffer: half of `max_upload_memory`, or 0 when such uploads fail.
+    pub(crate) fn moov_buffer_bytes(&self) -> u64 {
+        match self.moov_at_end {
+            MoovAtEndUploads::Buffer => self.max_upload_memory / 2,
+            MoovAtEndUploads::Fail => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_names_the_allowed_range() {
+        let check = |config: ServeConfig, expected: &str| {
+            let err = config.validate().unwrap_err().to_string();
+            assert!(err.contains(expected), "{err}");
+        };
+        check(
+            ServeConfig {
+                max_streams: 0,
+                ..ServeConfig::default()
+            },
+            "max_streams is 0; allowed: 1 to 65536",
+        );
+        check(
+            ServeConfig {
+                max_upload_memory: 1000,
+                ..ServeConfig::default()
+            },
+            "allowed: at least 16777216",
+        );
+        check(
+            ServeConfig {
+                max_memory: Some(100 << 20),
+                ..ServeConfig::default()
+            },
+            "no upload could be admitted",
+        );
+        check(
+            ServeConfig {
+                header_timeout: Duration::ZERO,
+                ..ServeConfig::default()
+            },
+            "header_timeout is 0",
+        );
+        ServeConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn a_public_address_needs_tokens_or_an_explicit_opt_out() {
+        let public = ServeConfig {
+            addr: "0.0.0.0:8080".parse().unwrap(),
+            ..ServeConfig::default()
+        };
+        let err = public.validate().unwrap_err().to_string();
+        assert!(err.contains("--auth-tokens"), "{err}");
+        ServeConfig {
+            insecure_no_auth: true,
+            ..public.clone()
+        }
+        .validate()
+        .unwrap();
+        ServeConfig {
+            auth_tokens: Some(Tokens::parse("a:0123456789abcdef").unwrap()),
+            ..public
+        }
+        .validate()
+        .unwrap();
+    }
+}

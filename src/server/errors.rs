@@ -1,0 +1,230 @@
+//! What clients are told when something fails: a stable `code` and a short `message`, with the request id,
+//! and never FFmpeg's function names, numeric codes or hyper's internals (those go to the server log under
+//! the same request id).
+//!
+//! ```text
+//! {"error":{"code":"not_a_video","message":"the upload is not a video container this server reads","request_id":"5f0c1a2e-00000003"}}
+//! ```
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+use crate::error::{Error, VideoError};
+
+/// Why an upload's body was cut by the server (the video then fails with [`VideoError::LiveAborted`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CutReason {
+    /// The body grew past `--max-body-bytes`.
+    BodyTooLarge,
+    /// The client sent more slowly than `--min-upload-rate`.
+    TooSlow,
+    /// The body could not be read (the client went away, or broke the chunked encoding).
+    BodyUnreadable,
+}
+
+/// A client-facing error: the HTTP status for a refusal, the code and the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ApiError {
+    pub(crate) status: StatusCode,
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The JSON object of an error line.
+    pub(crate) fn line(&self, request_id: &str) -> Value {
+        error_line(self.code, &self.message, request_id)
+    }
+
+    /// The refusal as a response: one error line, `Retry-After` on 429 and 503, `WWW-Authenticate` on 401.
+    pub(crate) fn into_response(self, request_id: &str) -> Response {
+        let mut response = (self.status, format!("{}\n", self.line(request_id))).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/x-ndjson"),
+        );
+        if matches!(
+            self.status,
+            StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS
+        ) {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"framefeed\""),
+            );
+        }
+        response
+    }
+}
+
+/// `{"error":{"code":..,"message":..,"request_id":..}}`.
+pub(crate) fn error_line(code: &str, message: &str, request_id: &str) -> Value {
+    json!({"error": {"code": code, "message": message, "request_id": request_id}})
+}
+
+/// The code and client-facing message of an operator error for an upload. `cut` says why the server cut the
+/// body, when it did; `upload_budget` is the per-upload memory budget (named when a video needs more).
+pub(crate) fn describe(
+    error: &Error,
+    cut: Option<CutReason>,
+    upload_budget: u64,
+) -> (&'static str, String) {
+    let Error::Video { error, .. } = error else {
+        return ("internal", "the server could not decode this upload".into());
+    };
+    match error {
+        VideoError::Empty => ("not_a_video", "the upload is empty".into()),
+        VideoError::NotAVideo(_) | VideoError::ImplausibleContainer { .. } => (
+            "not_a_video",
+            "the upload is not a video container this server reads".into(),
+        ),
+        VideoError::NoVideoStream | VideoError::StreamNotFound { .. } => {
+            ("no_video_stream", "the container holds no video stream".into())
+        }
+        VideoError::NoFrames => ("no_frames", "the video stream holds no decodable frame".into()),
+        VideoError::UnsupportedCodec { codec } => (
+            "unsupported_codec",
+            format!("this server has no decoder for the codec '{codec}'"),
+        ),
+        VideoError::AbsurdDimensions {
+            width,
+            height,
+            max_dimension,
+            max_pixels,
+        } => (
+            "frame_too_large",
+            format!("frames of {width}x{height} are outside what this server takes (at most {max_dimension} a side and {max_pixels} pixels)"),
+        ),
+        VideoError::Demux { frames, .. } => (
+            "corrupt",
+            format!("the container is truncated or broken after {frames} frames"),
+        ),
+        VideoError::Corrupt {
+            failed_packets,
+            frames,
+            ..
+        } => (
+            "corrupt",
+            format!("{failed_packets} packets could not be decoded ({frames} frames were decoded)"),
+        ),
+        VideoError::LiveAborted { received, .. } => match cut {
+            Some(CutReason::BodyTooLarge) => (
+                "body_too_large",
+                format!("the upload grew past this server's limit after {received} bytes"),
+            ),
+            Some(CutReason::TooSlow) => (
+                "too_slow",
+                format!("the upload was slower than this server's minimum rate (after {received} bytes)"),
+            ),
+            Some(CutReason::BodyUnreadable) | None => (
+                "body_unreadable",
+                format!("the request body could not be read after {received} bytes"),
+            ),
+        },
+        VideoError::LiveStalled { waited, received } => (
+            "stalled",
+            format!("the upload stalled: no data for {:.1} s after {received} bytes", waited.as_secs_f64()),
+        ),
+        VideoError::MoovAtEndLive => (
+            "moov_at_end",
+            "this MP4 has its index at the end and this server decodes uploads live; send it fragmented or with -movflags +faststart".into(),
+        ),
+        VideoError::MoovAtEndTooLarge { max_bytes } => (
+            "moov_at_end",
+            format!("this MP4 has its index at the end and is larger than the {max_bytes} bytes this server buffers for such files; send it fragmented or with -movflags +faststart"),
+        ),
+        VideoError::BatchTooLarge {
+            max_batch_size,
+            sequence_length,
+            frame,
+            bytes,
+            ..
+        } => (
+            "over_memory_budget",
+            format!(
+                "a batch of {max_batch_size} sequences of {sequence_length} frames of {}x{} takes {}; with what decoding it needs, this is over this server's {upload_budget} bytes per upload: lower sequence_length or batch_size",
+                frame.0,
+                frame.1,
+                bytes.map_or("more than 2^64 bytes".to_owned(), |b| format!("{b} bytes"))
+            ),
+        ),
+        VideoError::OutOfMemory { .. } => (
+            "out_of_memory",
+            "the server could not allocate memory for this upload; retry later".into(),
+        ),
+        _ => ("decode_failed", "the video could not be decoded".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::AvError;
+    use crate::video::{VideoId, VideoRef};
+
+    fn video(error: VideoError) -> Error {
+        Error::Video {
+            video: VideoRef {
+                id: VideoId(0),
+                label: None,
+            },
+            error,
+        }
+    }
+
+    #[test]
+    fn messages_carry_no_ffmpeg_internals() {
+        let av = AvError {
+            operation: "avformat_open_input",
+            code: -1_094_995_529,
+            message: "Invalid data found when processing input".into(),
+        };
+        for error in [
+            VideoError::NotAVideo(av.clone()),
+            VideoError::Demux {
+                frames: 3,
+                source: av.clone(),
+            },
+            VideoError::Corrupt {
+                failed_packets: 2,
+                frames: 5,
+                first: av.clone(),
+            },
+        ] {
+            let (code, message) = describe(&video(error), None, 1);
+            assert!(!code.is_empty());
+            for internal in ["avformat", "1094995529", "Invalid data"] {
+                assert!(!message.contains(internal), "{message}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_cut_body_says_why() {
+        let aborted = video(VideoError::LiveAborted {
+            reason: "internal detail".into(),
+            received: 10,
+        });
+        assert_eq!(
+            describe(&aborted, Some(CutReason::TooSlow), 1).0,
+            "too_slow"
+        );
+        assert_eq!(
+            describe(&aborted, Some(CutReason::BodyTooLarge), 1).0,
+            "body_too_large"
+        );
+        assert!(!describe(&aborted, None, 1).1.contains("internal detail"));
+    }
+}

@@ -1,0 +1,257 @@
+//! The service's shared state: its settings, admission (upload slots per client and server-wide, and memory
+//! from the pool), request ids and the counters `/metrics` shows.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use parking_lot::Mutex;
+
+use super::auth::ClientKey;
+use super::budget::{MemoryPool, Reservation};
+use super::config::ServeConfig;
+use super::errors::ApiError;
+
+/// Counters for `/metrics`.
+#[derive(Default)]
+pub(crate) struct Metrics {
+    pub(crate) streams_active: AtomicU64,
+    pub(crate) streams_total: AtomicU64,
+    pub(crate) frames: AtomicU64,
+    pub(crate) batches: AtomicU64,
+    pub(crate) errors: AtomicU64,
+    pub(crate) bytes: AtomicU64,
+    pub(crate) connections_open: AtomicU64,
+    pub(crate) connections_refused: AtomicU64,
+    pub(crate) rejected: Mutex<HashMap<u16, u64>>,
+}
+
+/// The shared state of a running service.
+pub(crate) struct Service {
+    pub(crate) config: ServeConfig,
+    pub(crate) metrics: Metrics,
+    pub(crate) memory: Arc<MemoryPool>,
+    /// Uploads in progress per client.
+    clients: Mutex<HashMap<ClientKey, usize>>,
+    shutting_down: AtomicBool,
+    /// Request ids: this process's prefix and a counter.
+    boot: u32,
+    requests: AtomicU64,
+}
+
+impl Service {
+    pub(crate) fn new(config: ServeConfig) -> Arc<Self> {
+        let memory = MemoryPool::new(config.memory_pool_bytes());
+        let boot = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| {
+                d.subsec_nanos() ^ (d.as_secs() as u32).rotate_left(16)
+            });
+        Arc::new(Self {
+            config,
+            metrics: Metrics::default(),
+            memory,
+            clients: Mutex::new(HashMap::new()),
+            shutting_down: AtomicBool::new(false),
+            boot,
+            requests: AtomicU64::new(0),
+        })
+    }
+
+    /// A new request id, unique in this process and unlikely to repeat across restarts.
+    pub(crate) fn request_id(&self) -> String {
+        let n = self.requests.fetch_add(1, Ordering::Relaxed);
+        format!("{:08x}-{n:08x}", self.boot)
+    }
+
+    pub(crate) fn begin_shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn active_streams(&self) -> u64 {
+        self.metrics.streams_active.load(Ordering::SeqCst)
+    }
+
+    /// Takes an upload slot for `client` and reserves the upload's memory ceiling, or says why not.
+    pub(crate) fn admit(self: &Arc<Self>, client: ClientKey) -> Result<Slot, ApiError> {
+        let mut clients = self.clients.lock();
+        if self.is_shutting_down() {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                "the server is shutting down",
+            ));
+        }
+        let active: usize = clients.values().sum();
+        let mine = clients.get(&client).copied().unwrap_or(0);
+        if mine >= self.config.max_streams_per_client {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_uploads",
+                format!(
+                    "this client already has {mine} uploads in progress (limit {})",
+                    self.config.max_streams_per_client
+                ),
+            ));
+        }
+        if active >= self.config.max_streams {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_busy",
+                format!("the server is decoding {active} uploads, its limit; retry later"),
+            ));
+        }
+        let Some(memory) = self.memory.reserve(self.config.max_upload_memory) else {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_busy",
+                "the server's memory for uploads is taken; retry later",
+            ));
+        };
+        *clients.entry(client.clone()).or_default() += 1;
+        self.metrics.streams_active.fetch_add(1, Ordering::SeqCst);
+        self.metrics.streams_total.fetch_add(1, Ordering::SeqCst);
+        Ok(Slot {
+            service: self.clone(),
+            client,
+            memory,
+        })
+    }
+
+    /// Counts a refusal by status.
+    pub(crate) fn count_rejection(&self, status: StatusCode) {
+        *self
+            .metrics
+            .rejected
+            .lock()
+            .entry(status.as_u16())
+            .or_default() += 1;
+    }
+
+    pub(crate) fn metrics_text(&self) -> String {
+        let m = &self.metrics;
+        let mut out = String::new();
+        let mut put = |name: &str, kind: &str, help: &str, value: u64| {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+            ));
+        };
+        let get = |v: &AtomicU64| v.load(Ordering::SeqCst);
+        put(
+            "framefeed_streams_active",
+            "gauge",
+            "Uploads being decoded now.",
+            get(&m.streams_active),
+        );
+        put(
+            "framefeed_streams_total",
+            "counter",
+            "Uploads accepted.",
+            get(&m.streams_total),
+        );
+        put(
+            "framefeed_frames_total",
+            "counter",
+            "Real frames delivered.",
+            get(&m.frames),
+        );
+        put(
+            "framefeed_batches_total",
+            "counter",
+            "Batches delivered.",
+            get(&m.batches),
+        );
+        put(
+            "framefeed_errors_total",
+            "counter",
+            "Uploads that ended with an error.",
+            get(&m.errors),
+        );
+        put(
+            "framefeed_bytes_received_total",
+            "counter",
+            "Request body bytes received.",
+            get(&m.bytes),
+        );
+        put(
+            "framefeed_connections_open",
+            "gauge",
+            "Connections open now.",
+            get(&m.connections_open),
+        );
+        put(
+            "framefeed_connections_refused_total",
+            "counter",
+            "Connections closed at once because max_connections were open.",
+            get(&m.connections_refused),
+        );
+        put(
+            "framefeed_memory_reserved_bytes",
+            "gauge",
+            "Memory reserved by uploads in progress.",
+            self.memory.reserved(),
+        );
+        put(
+            "framefeed_memory_limit_bytes",
+            "gauge",
+            "The server-wide memory pool (max_memory).",
+            self.memory.capacity(),
+        );
+        out.push_str("# HELP framefeed_requests_rejected_total Requests refused, by status.\n");
+        out.push_str("# TYPE framefeed_requests_rejected_total counter\n");
+        let mut rejected: Vec<(u16, u64)> =
+            m.rejected.lock().iter().map(|(k, v)| (*k, *v)).collect();
+        rejected.sort_unstable();
+        for (status, count) in rejected {
+            out.push_str(&format!(
+                "framefeed_requests_rejected_total{{status=\"{status}\"}} {count}\n"
+            ));
+        }
+        out
+    }
+}
+
+/// A request's id and client, set by the router's middleware for the handlers.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestCtx {
+    pub(crate) id: String,
+    pub(crate) client: ClientKey,
+}
+
+impl Service {
+    /// A refusal: counted, logged, answered with its error line.
+    pub(crate) fn refuse(&self, refusal: ApiError, request_id: &str) -> axum::response::Response {
+        self.count_rejection(refusal.status);
+        tracing::info!(request_id, status = refusal.status.as_u16(), code = refusal.code, message = %refusal.message, "refused");
+        refusal.into_response(request_id)
+    }
+}
+
+/// One admitted upload: its slot and its memory; both freed when dropped (when the response ends or the
+/// client goes away).
+pub(crate) struct Slot {
+    service: Arc<Service>,
+    client: ClientKey,
+    pub(crate) memory: Reservation,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut clients = self.service.clients.lock();
+        if let Some(n) = clients.get_mut(&self.client) {
+            *n -= 1;
+            if *n == 0 {
+                clients.remove(&self.client);
+            }
+        }
+        self.service
+            .metrics
+            .streams_active
+            .fetch_sub(1, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,801 @@
+//! `framefeed serve` (the real binary, on loopback) against hostile clients, one class of abuse per test:
+//! settings that would take the process down, settings that would hold gigabytes, connections that never send
+//! their headers, an upload dripped to hold a slot, requests without a token, CL+TE smuggling, and error
+//! lines that would leak internals; plus a TLS round trip. Each test starts its own server and checks that it
+//! is still up and answering `/health` afterwards. Every wait is bounded.
+
+#[macro_use]
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::read_fixture;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Every wait in this file is bounded by this.
+const BOUND: Duration = Duration::from_secs(60);
+/// A token of the tokens file the auth tests write.
+const TOKEN: &str = "s3cret-token-0123456789";
+
+/// A `framefeed serve` process, killed when dropped.
+struct Serve {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Serve {
+    /// Starts `framefeed serve --addr 127.0.0.1:0 ARGS` and waits for its address.
+    fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_framefeed"))
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .env("RUST_LOG", "warn,ffmpeg=off")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("framefeed serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .parse()
+            .unwrap();
+        Self { child, addr }
+    }
+
+    /// The peak resident memory of the server so far (Linux `VmHWM`), in bytes.
+    fn peak_rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .map(|v| v.trim().parse::<u64>().unwrap() * 1024)
+            .unwrap()
+    }
+
+    /// Checks that the process is alive and `/health` answers 200.
+    async fn assert_up(&mut self) {
+        assert!(
+            self.child.try_wait().unwrap().is_none(),
+            "the server process exited"
+        );
+        let response = request(self.addr, "GET /health HTTP/1.1\r\n", &[], b"").await;
+        assert_eq!(response.status, 200, "{}", response.body);
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A parsed response.
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case(name).then_some(v.trim())
+        })
+    }
+
+    /// The body's JSON lines (a chunked body is de-chunked first).
+    fn lines(&self) -> Vec<Value> {
+        self.body
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+
+    fn error(&self) -> Value {
+        self.lines()
+            .into_iter()
+            .find_map(|l| l.get("error").cloned())
+            .unwrap_or_else(|| panic!("no error line in {self:?}"))
+    }
+}
+
+/// Sends `start_line`, `headers` (plus Host and `Connection: close`) and `body` over `stream`, reads the whole
+/// response.
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    start_line: &str,
+    headers: &[&str],
+    body: &[u8],
+) -> Response {
+    let mut head = format!("{start_line}Host: test\r\nConnection: close\r\n");
+    for h in headers {
+        head.push_str(h);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    stream.flush().await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(BOUND, stream.read_to_end(&mut raw))
+        .await
+        .expect("a response within the bound")
+        .unwrap();
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Response {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no response head in {text:?}"));
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap();
+    let chunked = head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Response {
+        status,
+        head: head.to_owned(),
+        body,
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].strip_prefix("\r\n").unwrap_or(&rest[size..]);
+    }
+    out
+}
+
+/// One request over a new plain connection.
+async fn request(addr: SocketAddr, start_line: &str, headers: &[&str], body: &[u8]) -> Response {
+    let stream = TcpStream::connect(addr).await.unwrap();
+    exchange(stream, start_line, headers, body).await
+}
+
+/// A POST of `body` with a `Content-Length`.
+async fn post(addr: SocketAddr, query: &str, headers: &[&str], body: &[u8]) -> Response {
+    let length = format!("Content-Length: {}", body.len());
+    let mut all = vec![length.as_str()];
+    all.extend_from_slice(headers);
+    request(
+        addr,
+        &format!("POST /videos?{query} HTTP/1.1\r\n"),
+        &all,
+        body,
+    )
+    .await
+}
+
+/// Frames in the summary line.
+fn frames(response: &Response) -> u64 {
+    response
+        .lines()
+        .last()
+        .and_then(|l| l["summary"]["frames"].as_u64())
+        .unwrap_or_else(|| panic!("no summary in {response:?}"))
+}
+
+/// Nothing of FFmpeg's or hyper's internals in a client-facing text.
+fn assert_no_internals(text: &str) {
+    for internal in [
+        "avformat_",
+        "avcodec_",
+        "AVERROR",
+        "(code -",
+        "hyper",
+        "Failed to deserialize",
+        "Invalid data found",
+        "panicked",
+    ] {
+        assert!(!text.contains(internal), "{internal:?} leaked in {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_that_would_abort_or_hold_gigabytes_are_refused_and_the_server_stays_up() {
+    let mut server = Serve::start(&[]);
+    let video = read_fixture("h264_live.ts"); // 96x64, 100 frames
+                                              // L x B = 2^32 frames: once a SIGABRT of the whole process; now a 400 before anything is allocated.
+    let response = post(
+        server.addr,
+        "sequence_length=65536&batch_size=65536",
+        &[],
+        &video,
+    )
+    .await;
+    assert_eq!(response.status, 400, "{response:?}");
+    let error = response.error();
+    assert_eq!(error["code"], "over_memory_budget", "{error}");
+    server.assert_up().await;
+    // 65536-frame padded sequences of a small video (once 1.2 GB held per request): the video's real size
+    // does not fit the upload's budget, so it fails with an error line naming it, and nothing is allocated.
+    let hungry = "sequence_length=65536&batch_size=1&policy=pad";
+    let responses =
+        futures_util::future::join_all((0..4).map(|_| post(server.addr, hungry, &[], &video)))
+            .await;
+    for response in responses {
+        assert_eq!(response.status, 200, "{response:?}");
+        let error = response.error();
+        assert_eq!(error["code"], "over_memory_budget", "{error}");
+        assert!(
+            error["message"].as_str().unwrap().contains("per upload"),
+            "{error}"
+        );
+    }
+    // The same video with sane settings is served in full.
+    let response = post(server.addr, "sequence_length=8&batch_size=2", &[], &video).await;
+    assert_eq!(frames(&response), 100, "{response:?}");
+    server.assert_up().await;
+    let peak = server.peak_rss();
+    assert!(
+        peak < 300 << 20,
+        "the server's peak memory was {} MiB",
+        peak >> 20
+    );
+}
+
+/// A value of the server's `/metrics`.
+async fn metric(addr: SocketAddr, name: &str) -> u64 {
+    let metrics = request(addr, "GET /metrics HTTP/1.1\r\n", &[], b"").await;
+    metrics
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} missing: {}", metrics.body))
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_reserve_memory_from_the_pool_and_a_full_pool_answers_503() {
+    let mut server = Serve::start(&[
+        "--max-upload-memory",
+        "64M",
+        "--max-memory",
+        "128M",
+        "--min-upload-rate",
+        "0",
+    ]);
+    // Two uploads whose frame size is not known yet each hold the whole per-upload budget.
+    let a = hold_upload(server.addr, "127.0.0.1", &[], 1, &[]).await;
+    let b = hold_upload(server.addr, "127.0.0.2", &[], 2, &[]).await;
+    assert_eq!(
+        metric(server.addr, "framefeed_memory_reserved_bytes").await,
+        128 << 20
+    );
+    let video = read_fixture("h264.ts");
+    let refused = post(server.addr, "sequence_length=4", &[], &video).await;
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.error()["code"], "server_busy");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    drop(a);
+    let deadline = Instant::now() + BOUND;
+    while metric(server.addr, "framefeed_streams_active").await != 1 {
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // An upload whose first batch is out holds only what its 96x64 frames need.
+    let mut c = TcpStream::connect(server.addr).await.unwrap();
+    let live = read_fixture("h264_live.ts");
+    let head = format!(
+        "POST /videos?sequence_length=4 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n",
+        live.len()
+    );
+    c.write_all(head.as_bytes()).await.unwrap();
+    c.write_all(&live).await.unwrap();
+    c.write_all(b"\r\n").await.unwrap();
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("\"batch\"") {
+        let mut buf = [0u8; 4096];
+        let n = tokio::time::timeout(BOUND, c.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            n > 0,
+            "the response ended early: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let reserved = metric(server.addr, "framefeed_memory_reserved_bytes").await;
+    assert!(
+        reserved > 64 << 20 && reserved < 80 << 20,
+        "64 MiB for the held upload and about 8.5 MiB for the one decoding: {reserved}"
+    );
+    drop((b, c));
+    let deadline = Instant::now() + BOUND;
+    while metric(server.addr, "framefeed_memory_reserved_bytes").await != 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the reservations were never given back"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.assert_up().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_open_connections_are_closed_after_the_header_timeout_while_health_answers() {
+    let mut server = Serve::start(&["--header-timeout", "1", "--max-connections", "40"]);
+    let started = Instant::now();
+    // 30 clients that open a connection and send part of a request head, and then nothing.
+    let mut idle = Vec::new();
+    for i in 0..30 {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        if i % 2 == 0 {
+            stream
+                .write_all(b"POST /videos HTTP/1.1\r\nHost: x\r\n")
+                .await
+                .unwrap();
+        }
+        idle.push(stream);
+    }
+    server.assert_up().await;
+    for mut stream in idle {
+        let mut buf = [0u8; 256];
+        // The server closes each (EOF, or a reset); a bounded wait, so a connection left open fails the test.
+        let read = tokio::time::timeout(BOUND, stream.read(&mut buf))
+            .await
+            .expect("the server closed the half-open connection");
+        if let Ok(n) = read {
+            let text = String::from_utf8_lossy(&buf[..n]);
+            assert!(n == 0 || text.starts_with("HTTP/1.1 408"), "{text}");
+        }
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "closed within the bound"
+    );
+    // A keep-alive connection idle between requests is closed too.
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(BOUND, stream.read_to_end(&mut raw))
+        .await
+        .expect("the idle keep-alive connection was closed")
+        .unwrap();
+    assert!(String::from_utf8_lossy(&raw).starts_with("HTTP/1.1 200"));
+    server.assert_up().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_beyond_the_cap_are_closed_at_once() {
+    let mut server = Serve::start(&["--header-timeout", "2", "--max-connections", "4"]);
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(TcpStream::connect(server.addr).await.unwrap());
+    }
+    // Let the server accept the four.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut extra = TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(1), extra.read(&mut buf))
+        .await
+        .expect("the fifth connection is closed at once, long before the header timeout")
+        .unwrap_or(0);
+    assert_eq!(n, 0);
+    // Once the held ones time out, the server takes connections again.
+    drop(held);
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let stream = TcpStream::connect(server.addr).await.unwrap();
+        let mut raw = Vec::new();
+        let mut stream = stream;
+        let _ = stream
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await;
+        let _ = tokio::time::timeout(BOUND, stream.read_to_end(&mut raw)).await;
+        let text = String::from_utf8_lossy(&raw);
+        if text.starts_with("HTTP/1.1 200") {
+            assert!(
+                text.contains("framefeed_connections_refused_total 1")
+                    || text.contains("framefeed_connections_refused_total 2"),
+                "{text}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server never took connections again"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    server.assert_up().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drip_fed_upload_fails_by_the_rate_rule_while_a_normal_one_completes() {
+    let mut server = Serve::start(&["--min-upload-rate", "16K", "--upload-rate-window", "2"]);
+    let video = read_fixture("h264_live.ts");
+    // The drip: a chunked upload sending 100 bytes every 300 ms (333 B/s), from one client address.
+    let drip = {
+        let addr = server.addr;
+        let video = video.clone();
+        tokio::spawn(async move {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+            let mut stream = socket.connect(addr).await.unwrap();
+            stream
+                .write_all(
+                    b"POST /videos?sequence_length=4 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+                )
+                .await
+                .unwrap();
+            let started = Instant::now();
+            let mut raw = Vec::new();
+            for piece in video.chunks(100) {
+                let chunk = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
+                if stream.write_all(&chunk).await.is_err() {
+                    break;
+                }
+                // Stop dripping once the server has answered and closed.
+                let mut buf = [0u8; 4096];
+                match tokio::time::timeout(Duration::from_millis(300), stream.read(&mut buf)).await
+                {
+                    Ok(Ok(0)) | Ok(Err(_)) => break,
+                    Ok(Ok(n)) => raw.extend_from_slice(&buf[..n]),
+                    Err(_) => {}
+                }
+                assert!(started.elapsed() < BOUND, "the drip was never cut");
+            }
+            let _ =
+                tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut raw)).await;
+            (parse_response(&raw), started.elapsed())
+        })
+    };
+    // Meanwhile a normal upload from another address completes.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let normal = post(server.addr, "sequence_length=4", &[], &video).await;
+    assert_eq!(frames(&normal), 100, "{normal:?}");
+    let (dripped, took) = drip.await.unwrap();
+    let error = dripped.error();
+    assert_eq!(error["code"], "too_slow", "{error}");
+    assert!(
+        took >= Duration::from_secs(2),
+        "not before the window: {took:?}"
+    );
+    server.assert_up().await;
+}
+
+/// Opens a chunked upload from `from` with `headers`, sends the first KB of a video, and keeps it open (the
+/// returned stream); waits until the server counts `active` uploads (seen with `metrics_headers`).
+async fn hold_upload(
+    addr: SocketAddr,
+    from: &str,
+    headers: &[&str],
+    active: u64,
+    metrics_headers: &[&str],
+) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let mut head =
+        "POST /videos?sequence_length=4 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+            .to_owned();
+    for h in headers {
+        head.push_str(h);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    let video = read_fixture("h264_live.ts");
+    let chunk = [b"3e8\r\n", &video[..1000], b"\r\n"].concat();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&chunk).await.unwrap();
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let metrics = request(addr, "GET /metrics HTTP/1.1\r\n", metrics_headers, b"").await;
+        if metrics
+            .body
+            .contains(&format!("framefeed_streams_active {active}\n"))
+        {
+            return stream;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never {active} uploads: {}",
+            metrics.body
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The status of an upload of a small video from `from` with `headers`.
+async fn upload_status(addr: SocketAddr, from: &str, headers: &[&str]) -> u16 {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let stream = socket.connect(addr).await.unwrap();
+    let video = read_fixture("h264.ts");
+    let length = format!("Content-Length: {}", video.len());
+    let mut all = vec![length.as_str()];
+    all.extend_from_slice(headers);
+    exchange(
+        stream,
+        "POST /videos?sequence_length=4 HTTP/1.1\r\n",
+        &all,
+        &video,
+    )
+    .await
+    .status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_required_and_the_per_client_limit_counts_by_name() {
+    let dir = std::env::temp_dir().join(format!("framefeed-tokens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tokens = dir.join("tokens");
+    std::fs::write(
+        &tokens,
+        format!("# test\nalice:{TOKEN}\nbob:another-token-9876543210\n"),
+    )
+    .unwrap();
+    let mut server = Serve::start(&[
+        "--auth-tokens",
+        tokens.to_str().unwrap(),
+        "--max-streams-per-client",
+        "1",
+    ]);
+    let video = read_fixture("h264.ts");
+    let denied = post(server.addr, "sequence_length=4", &[], &video).await;
+    assert_eq!(denied.status, 401, "{denied:?}");
+    assert_eq!(denied.error()["code"], "unauthorized");
+    assert!(denied.header("www-authenticate").is_some());
+    let wrong = post(
+        server.addr,
+        "sequence_length=4",
+        &["Authorization: Bearer not-the-token-0000000"],
+        &video,
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+    let metrics = request(server.addr, "GET /metrics HTTP/1.1\r\n", &[], b"").await;
+    assert_eq!(metrics.status, 401, "/metrics needs a token too");
+    let bearer = format!("Authorization: Bearer {TOKEN}");
+    let ok = post(server.addr, "sequence_length=4", &[&bearer], &video).await;
+    assert_eq!(ok.status, 200, "{ok:?}");
+    assert_eq!(frames(&ok), 23);
+    let metrics = request(server.addr, "GET /metrics HTTP/1.1\r\n", &[&bearer], b"").await;
+    assert_eq!(metrics.status, 200);
+    server.assert_up().await; // /health stays open
+
+    // The per-client limit counts by token name, whatever the address.
+    let held = hold_upload(server.addr, "127.0.0.1", &[&bearer], 1, &[&bearer]).await;
+    assert_eq!(
+        upload_status(server.addr, "127.0.0.2", &[&bearer]).await,
+        429
+    );
+    let bob = "Authorization: Bearer another-token-9876543210";
+    assert_eq!(upload_status(server.addr, "127.0.0.1", &[bob]).await, 200);
+    drop(held);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Without tokens, a non-loopback address is refused unless asked for explicitly.
+    let output = Command::new(env!("CARGO_BIN_EXE_framefeed"))
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--auth-tokens"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forwarded_addresses_count_only_from_a_trusted_proxy() {
+    let mut server = Serve::start(&[
+        "--trusted-proxy",
+        "127.0.0.1",
+        "--max-streams-per-client",
+        "1",
+    ]);
+    // Through the trusted proxy (127.0.0.1), two users are two clients.
+    let held = hold_upload(
+        server.addr,
+        "127.0.0.1",
+        &["X-Forwarded-For: 192.0.2.1"],
+        1,
+        &[],
+    )
+    .await;
+    assert_eq!(
+        upload_status(server.addr, "127.0.0.1", &["X-Forwarded-For: 192.0.2.2"]).await,
+        200
+    );
+    assert_eq!(
+        upload_status(
+            server.addr,
+            "127.0.0.1",
+            &["X-Forwarded-For: 10.9.9.9, 192.0.2.1"]
+        )
+        .await,
+        429,
+        "the address the proxy added (the last) is the client"
+    );
+    // From an address that is not a trusted proxy, X-Forwarded-For is ignored: the peer is the client.
+    let held2 = hold_upload(
+        server.addr,
+        "127.0.0.2",
+        &["X-Forwarded-For: 192.0.2.3"],
+        2,
+        &[],
+    )
+    .await;
+    assert_eq!(
+        upload_status(server.addr, "127.0.0.2", &["X-Forwarded-For: 192.0.2.4"]).await,
+        429
+    );
+    drop((held, held2));
+    server.assert_up().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_length_with_transfer_encoding_is_refused() {
+    let mut server = Serve::start(&[]);
+    for headers in [
+        ["Content-Length: 5", "Transfer-Encoding: chunked"],
+        ["Transfer-Encoding: chunked", "Content-Length: 5"],
+    ] {
+        let response = request(
+            server.addr,
+            "POST /videos?sequence_length=4 HTTP/1.1\r\n",
+            &headers,
+            b"0\r\n\r\n",
+        )
+        .await;
+        assert_eq!(response.status, 400, "{response:?}");
+        assert_eq!(response.error()["code"], "bad_request");
+    }
+    // The same request with one framing header is taken (an empty chunked body: not a video).
+    let response = request(
+        server.addr,
+        "POST /videos?sequence_length=4 HTTP/1.1\r\n",
+        &["Transfer-Encoding: chunked"],
+        b"0\r\n\r\n",
+    )
+    .await;
+    assert_eq!(response.status, 200, "{response:?}");
+    server.assert_up().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_lines_carry_a_code_and_a_request_id_and_no_internals() {
+    let mut server = Serve::start(&[]);
+    let mut checked = 0;
+    let cases: Vec<(String, Vec<u8>, &str)> = vec![
+        (
+            "sequence_length=4".into(),
+            b"this is not a video at all".to_vec(),
+            "not_a_video",
+        ),
+        (
+            "sequence_length=4".into(),
+            read_fixture("h264.mp4")[..3000].to_vec(),
+            "corrupt",
+        ),
+        ("sequence_length=x".into(), Vec::new(), "bad_request"),
+        ("bogus=1".into(), Vec::new(), "bad_request"),
+        ("sequence_length=%zz&&=".into(), Vec::new(), "bad_request"),
+    ];
+    for (query, body, code) in cases {
+        let response = post(server.addr, &query, &[], &body).await;
+        let error = response.error();
+        assert_eq!(error["code"], code, "{query}: {error}");
+        let id = error["request_id"].as_str().unwrap();
+        assert_eq!(response.header("x-request-id"), Some(id), "{response:?}");
+        assert_no_internals(&response.body);
+        checked += 1;
+    }
+    // A broken chunked body: hyper's parse error stays in the server's log.
+    let response = request(
+        server.addr,
+        "POST /videos?sequence_length=4 HTTP/1.1\r\n",
+        &["Transfer-Encoding: chunked"],
+        b"zz\r\nnot hex\r\n",
+    )
+    .await;
+    if response.status == 200 {
+        assert_eq!(response.error()["code"], "body_unreadable");
+    }
+    assert_no_internals(&response.body);
+    // Unknown routes.
+    let response = request(server.addr, "GET /admin HTTP/1.1\r\n", &[], b"").await;
+    assert_eq!(response.status, 404);
+    assert_eq!(response.error()["code"], "not_found");
+    assert_eq!(checked, 5);
+    server.assert_up().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_round_trip_with_a_certificate_the_test_makes() {
+    let dir = std::env::temp_dir().join(format!("framefeed-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let (cert_pem, key_pem) = (cert.cert.pem(), cert.key_pair.serialize_pem());
+    std::fs::write(dir.join("cert.pem"), &cert_pem).unwrap();
+    std::fs::write(dir.join("key.pem"), &key_pem).unwrap();
+    let server = Serve::start(&[
+        "--tls-cert",
+        dir.join("cert.pem").to_str().unwrap(),
+        "--tls-key",
+        dir.join("key.pem").to_str().unwrap(),
+    ]);
+    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+    roots.add(cert.cert.der().clone()).unwrap();
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+    let connect = || async {
+        let tcp = TcpStream::connect(server.addr).await.unwrap();
+        connector.connect(name.clone(), tcp).await.unwrap()
+    };
+    let health = exchange(connect().await, "GET /health HTTP/1.1\r\n", &[], b"").await;
+    assert_eq!(health.status, 200, "{health:?}");
+    let video = read_fixture("h264.ts");
+    let length = format!("Content-Length: {}", video.len());
+    let upload = exchange(
+        connect().await,
+        "POST /videos?sequence_length=4 HTTP/1.1\r\n",
+        &[&length],
+        &video,
+    )
+    .await;
+    assert_eq!(frames(&upload), 23, "{upload:?}");
+    // Plain HTTP to the TLS port gets no HTTP answer.
+    let mut plain = TcpStream::connect(server.addr).await.unwrap();
+    plain
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(BOUND, plain.read_to_end(&mut raw)).await;
+    assert!(!String::from_utf8_lossy(&raw).contains("200 OK"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moov_at_end_uploads_are_buffered_within_the_budget_or_refused() {
+    let video = read_fixture("h264_moov_at_end.mp4");
+    let mut buffering = Serve::start(&[]);
+    let response = post(buffering.addr, "sequence_length=4", &[], &video).await;
+    assert_eq!(frames(&response), 23, "{response:?}");
+    buffering.assert_up().await;
+    let mut strict = Serve::start(&["--moov-at-end", "fail"]);
+    let response = post(strict.addr, "sequence_length=4", &[], &video).await;
+    assert_eq!(response.error()["code"], "moov_at_end", "{response:?}");
+    strict.assert_up().await;
+}
