@@ -241,6 +241,14 @@ pub enum Error {
         /// The driver's message.
         message: String,
     },
+    /// Memory for a copy the caller asked for (a GPU batch to the host) could not be allocated.
+    #[error("could not allocate {bytes} bytes for {what}")]
+    OutOfMemory {
+        /// What the memory was for.
+        what: &'static str,
+        /// How many bytes were asked for.
+        bytes: usize,
+    },
     /// The decoding thread stopped unexpectedly (a bug: please report it).
     #[error("the decoding thread stopped unexpectedly: {0}")]
     WorkerDied(String),

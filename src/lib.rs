@@ -87,6 +87,9 @@ mod error;
 mod feed;
 mod ffi;
 mod files;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod info;
 mod input;
 mod live;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, Bytes};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, Result, TryFeedError, VideoError};
@@ -269,7 +269,8 @@ impl LiveShared {
         stall_timeout: Duration,
         max_bytes: u64,
     ) -> std::result::Result<Bytes, Failure> {
-        let mut all = BytesMut::new();
+        // Grown fallibly: the upload's size drives it (bounded by `max_bytes`).
+        let mut all: Vec<u8> = Vec::new();
         loop {
             let mut state =
                 self.wait_until(stop, stall_timeout, |s| s.buffered > 0 || s.finished)?;
@@ -283,13 +284,24 @@ impl LiveShared {
                 self.wake_pushers();
                 return Err(failure);
             }
+            let more: usize = chunks.iter().map(|c| c.len()).sum();
+            if all.try_reserve(more).is_err() {
+                let failure = Failure::Video(VideoError::OutOfMemory {
+                    what: "an MP4 buffered until its index arrives",
+                    bytes: all.len().saturating_add(more),
+                });
+                Self::record_failure(&mut state, &failure);
+                drop(state);
+                self.wake_pushers();
+                return Err(failure);
+            }
             drop(state);
             self.wake_pushers();
             for chunk in chunks {
                 all.extend_from_slice(&chunk);
             }
             if finished {
-                return Ok(all.freeze());
+                return Ok(Bytes::from(all));
             }
         }
     }

@@ -198,7 +198,13 @@ impl DeviceBuffer {
 
     /// Copies the first `len` bytes to the host (waits for the stream).
     pub(crate) fn to_host(&self) -> Result<Vec<u8>, Error> {
-        let mut host = vec![0u8; self.len];
+        let mut host = Vec::new();
+        host.try_reserve_exact(self.len)
+            .map_err(|_| Error::OutOfMemory {
+                what: "a batch copied to the host",
+                bytes: self.len,
+            })?;
+        host.resize(self.len, 0);
         if self.len > 0 {
             let stream = &self.gpu.stream;
             stream

@@ -36,6 +36,9 @@ mod auth;
 mod budget;
 mod config;
 mod errors;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod listen;
 mod rate;
 mod routes;

@@ -46,7 +46,7 @@ const RATE_TICK: Duration = Duration::from_millis(250);
 /// The operator configuration from the query string, sized to the upload's memory budget: `sequence_length`
 /// (default 16), `batch_size` (default 1), `policy` (`partial`, the default, or `pad`). Also the upload's
 /// [`UploadShape`].
-fn parse_query(
+pub(crate) fn parse_query(
     query: &HashMap<String, String>,
     service: &Service,
 ) -> Result<(Config, UploadShape), ApiError> {

@@ -75,7 +75,7 @@ impl HostConverter {
             })
         });
         let stride = padded_row(strip_width);
-        sized_with_slack(&mut strip.rows, stride * height as usize);
+        sized_with_slack(&mut strip.rows, stride * height as usize)?;
         strip.scaler.convert(
             frame,
             (x0, 0, strip_width, height),
@@ -159,7 +159,7 @@ fn convert_window(
     let (_, align_y) = chroma_alignment(frame);
     let (x0, y0, rw, rh) = window_region((fw, fh), align_y, window);
     let stride = padded_row(rw);
-    sized_with_slack(out, stride * rh as usize);
+    sized_with_slack(out, stride * rh as usize)?;
     scaler.convert(
         frame,
         (x0, y0, rw, rh),
@@ -267,15 +267,37 @@ fn padded_row(width: u32) -> usize {
 }
 
 /// Resizes `out` to `len` bytes with [`WRITE_SLACK`] spare bytes after them (the view the caller uses stops at
-/// `len`; swscale may write into the slack).
-fn sized_with_slack(out: &mut Vec<u8>, len: usize) {
-    out.resize(len + WRITE_SLACK, 0);
+/// `len`; swscale may write into the slack). The frame size (bounded by the configuration) drives `len`, so
+/// memory the system refuses fails the video (`ENOMEM`), never the process.
+fn sized_with_slack(out: &mut Vec<u8>, len: usize) -> Result<(), AvError> {
+    let refused = || AvError {
+        operation: "allocating conversion scratch",
+        code: -libc::ENOMEM,
+        message: format!("cannot allocate {len} bytes"),
+    };
+    let total = len.checked_add(WRITE_SLACK).ok_or_else(refused)?;
+    out.try_reserve(total.saturating_sub(out.len()))
+        .map_err(|_| refused())?;
+    out.resize(total, 0);
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn scratch_the_system_refuses_is_an_error_not_an_abort() {
+        let mut scratch = Vec::new();
+        sized_with_slack(&mut scratch, 100).unwrap();
+        assert_eq!(scratch.len(), 100 + WRITE_SLACK);
+        for len in [usize::MAX / 2, usize::MAX] {
+            let err = sized_with_slack(&mut scratch, len).unwrap_err();
+            assert_eq!(err.code, -libc::ENOMEM);
+        }
+        assert_eq!(scratch.len(), 100 + WRITE_SLACK, "left as it was");
+    }
 
     proptest! {
         #[test]

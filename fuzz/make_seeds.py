@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of each fuzz target (fuzz/seeds/TARGET/) from the committed test fixtures.
+
+Deterministic: run it again after changing the fixtures or a target's input format, and commit the result.
+"""
+import pathlib
+import shutil
+
+HERE = pathlib.Path(__file__).resolve().parent
+FIXTURES = HERE.parent / "tests" / "fixtures"
+SEEDS = HERE / "seeds"
+
+# Small files covering each container and codec the operator reads.
+VIDEOS = ["h264.mp4", "h264.ts", "h264_fragmented.mp4", "h264_moov_at_end.mp4", "h264.mkv", "hevc.hevc",
+          "vp9_odd_35x19.webm", "av1.mkv", "mpeg4.avi", "res_change.h264", "hevc_10bit.mp4", "zero_frames.avi"]
+# Knob bytes (sequence length, batch size, policy, transform) cycled over the videos.
+KNOBS = [bytes([3, 1, 0, 0]), bytes([7, 3, 1, 1]), bytes([1, 0, 1, 2]), bytes([4, 2, 0, 3])]
+
+
+def live_chunks(data: bytes, size: int) -> bytes:
+    """The live target's format: a length byte, then that many bytes, again and again."""
+    out = bytearray()
+    for i in range(0, len(data), size):
+        piece = data[i:i + size]
+        out.append(len(piece))
+        out += piece
+    return bytes(out)
+
+
+def main() -> None:
+    shutil.rmtree(SEEDS, ignore_errors=True)
+    for target in ["operator_whole", "operator_live", "mp4_sniffer", "service_request"]:
+        (SEEDS / target).mkdir(parents=True)
+    for i, name in enumerate(VIDEOS):
+        data = (FIXTURES / name).read_bytes()
+        knobs = KNOBS[i % len(KNOBS)]
+        (SEEDS / "operator_whole" / name).write_bytes(knobs + data)
+        (SEEDS / "operator_live" / name).write_bytes(knobs + live_chunks(data, [255, 100, 17][i % 3]))
+        if name.endswith(".mp4"):
+            (SEEDS / "mp4_sniffer" / name).write_bytes(data)
+    framing = [
+        b"POST /videos?sequence_length=4 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+        b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"POST /videos HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n"
+        b"3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n",
+    ]
+    queries = [b"sequence_length=16&batch_size=4&policy=pad", b"sequence_length=65536&batch_size=65536",
+               b"policy=partial&batch_size=%31", b"bogus=1&sequence_length=0"]
+    tokens = [b"# clients\nalice:0123456789abcdef\nbob:fedcba9876543210\n"]
+    seeds = [b"\x00\x10" + f for f in framing] + [b"\x01" + q for q in queries] + [b"\x02" + t for t in tokens]
+    for i, seed in enumerate(seeds):
+        (SEEDS / "service_request" / f"seed{i}").write_bytes(seed)
+
+
+if __name__ == "__main__":
+    main()
