@@ -19,11 +19,16 @@ fuzz_target!(|data: &[u8]| {
     let Ok(input) = VideoInput::new(config) else {
         return;
     };
-    let live = input.feed_live_with_label("fuzz").expect("the queue takes one video");
+    let live = input
+        .feed_live_with_label("fuzz")
+        .expect("the queue takes one video");
     input.close();
     while let Some((&len, tail)) = rest.split_first() {
         let n = usize::from(len).min(tail.len());
-        if live.push(bytes::Bytes::copy_from_slice(&tail[..n])).is_err() {
+        if live
+            .push(bytes::Bytes::copy_from_slice(&tail[..n]))
+            .is_err()
+        {
             // The video failed already: its error comes through the polls.
             break;
         }
