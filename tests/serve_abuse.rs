@@ -392,7 +392,9 @@ async fn half_open_connections_are_closed_after_the_header_timeout_while_health_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_beyond_the_cap_are_closed_at_once() {
-    let mut server = Serve::start(&["--header-timeout", "2", "--max-connections", "4"]);
+    // The held connections stay open for the header timeout, long enough for the fifth to be refused even on
+    // a loaded machine.
+    let mut server = Serve::start(&["--header-timeout", "6", "--max-connections", "4"]);
     let mut held = Vec::new();
     for _ in 0..4 {
         held.push(TcpStream::connect(server.addr).await.unwrap());
@@ -401,7 +403,7 @@ async fn connections_beyond_the_cap_are_closed_at_once() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut extra = TcpStream::connect(server.addr).await.unwrap();
     let mut buf = [0u8; 16];
-    let n = tokio::time::timeout(Duration::from_secs(1), extra.read(&mut buf))
+    let n = tokio::time::timeout(Duration::from_secs(3), extra.read(&mut buf))
         .await
         .expect("the fifth connection is closed at once, long before the header timeout")
         .unwrap_or(0);
@@ -419,11 +421,12 @@ async fn connections_beyond_the_cap_are_closed_at_once() {
         let _ = tokio::time::timeout(BOUND, stream.read_to_end(&mut raw)).await;
         let text = String::from_utf8_lossy(&raw);
         if text.starts_with("HTTP/1.1 200") {
-            assert!(
-                text.contains("framefeed_connections_refused_total 1")
-                    || text.contains("framefeed_connections_refused_total 2"),
-                "{text}"
-            );
+            let refused: u64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("framefeed_connections_refused_total "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no refusal count in {text}"));
+            assert!(refused >= 1, "the fifth connection was counted: {text}");
             break;
         }
         assert!(
