@@ -478,10 +478,28 @@ async fn a_drip_fed_upload_fails_by_the_rate_rule_while_a_normal_one_completes()
             (parse_response(&raw), started.elapsed())
         })
     };
-    // Meanwhile a normal upload from another address completes.
+    // Meanwhile a normal upload from another address completes, and so does one paced like a live stream
+    // (4 KB every 100 ms: 41 KB/s, a low-bitrate camera), which the rule must never trip.
     tokio::time::sleep(Duration::from_millis(500)).await;
+    let paced = common::http_client::upload(
+        server.addr,
+        "127.0.0.3",
+        "sequence_length=4",
+        common::http_client::chunks_of(&video, 4100),
+        Duration::from_millis(100),
+        None,
+    )
+    .await;
     let normal = post(server.addr, "sequence_length=4", &[], &video).await;
     assert_eq!(frames(&normal), 100, "{normal:?}");
+    let (status, lines) = tokio::time::timeout(BOUND, paced.response)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, 200);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["frames"], 100, "{lines:?}");
+    assert_eq!(summary["errors"], serde_json::json!([]), "{lines:?}");
     let (dripped, took) = drip.await.unwrap();
     let error = dripped.error();
     assert_eq!(error["code"], "too_slow", "{error}");

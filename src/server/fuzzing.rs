@@ -50,6 +50,8 @@ fn query(bytes: &[u8]) {
         return;
     };
     if let Ok((config, _)) = super::upload::parse_query(&pairs, service) {
-        config.validate().expect("an accepted query gives a valid configuration");
+        config
+            .validate()
+            .expect("an accepted query gives a valid configuration");
     }
 }
