@@ -67,7 +67,7 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// Checks `config`, loads its tokens' TLS files, and binds its address. Must be called inside a Tokio
+    /// Checks `config`, loads its TLS files, and binds its address. Must be called inside a Tokio
     /// runtime.
     pub async fn bind(config: ServeConfig) -> Result<Self> {
         config.validate()?;
