@@ -47,7 +47,7 @@ enum Command {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum MoovArg {
-    /// Buffer it within the upload's memory budget (up to half of it) and decode it when the upload ends.
+    /// Buffer it within the upload's memory budget (up to a quarter of it) and decode it when the upload ends.
     Buffer,
     /// Fail it at once (strictly live).
     Fail,

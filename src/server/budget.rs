@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-/// Frames the decoder may hold besides the output (reference frames and threads' frames), counted at 3 bytes a
-/// pixel (10-bit 4:2:0 and 8-bit 4:4:4 both are): generous for H.264/HEVC's 16-frame reference lists.
-pub(crate) const DECODER_FRAMES: u64 = 20;
+/// Frames the decoder may hold besides the output (reference frames and frames in flight), counted at 3 bytes
+/// a pixel (10-bit 4:2:0 and 8-bit 4:4:4 both are): H.264 and HEVC keep at most 16 reference frames, and at
+/// 1080p their levels allow 4 to 6.
+pub(crate) const DECODER_FRAMES: u64 = 16;
 /// Bytes per output pixel of the service's output (8-bit RGB).
 const OUTPUT_BYTES_PER_PIXEL: u64 = 3;
 
@@ -23,8 +24,9 @@ pub(crate) struct UploadShape {
     pub(crate) frames_per_batch: u64,
     /// Batches alive at once: those prefetched, the one being decoded and the one the response holds.
     pub(crate) batches_in_flight: u64,
-    /// Bytes of body buffered ahead of the decoder, plus the moov-at-end buffer's limit (0 when such uploads
-    /// fail).
+    /// Bytes of body held besides the frames: the body buffered ahead of the decoder, or, for an MP4 with its
+    /// index at the end, the buffer holding the whole upload (which takes the buffered chunks over), whichever
+    /// is larger.
     pub(crate) fixed_bytes: u64,
 }
 
@@ -155,11 +157,11 @@ mod tests {
 
     #[test]
     fn need_counts_batches_decoder_and_buffers() {
-        // 1080p, 16 frames a batch: 3 batches of 99.5 MB, 20 decoder frames of 6.2 MB, 8 MiB.
+        // 1080p, 16 frames a batch: 3 batches of 99.5 MB, 16 decoder frames of 6.2 MB, 8 MiB.
         let pixels = 1920 * 1080;
         assert_eq!(
             SHAPE.need(pixels),
-            Some(3 * 16 * pixels * 3 + 20 * pixels * 3 + (8 << 20))
+            Some(3 * 16 * pixels * 3 + 16 * pixels * 3 + (8 << 20))
         );
         assert_eq!(SHAPE.need(u64::MAX / 2), None);
     }

@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 /// What a live MP4 upload with its index (`moov`) at the end does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MoovAtEndUploads {
-    /// Buffer it (up to half of `max_upload_memory`, inside the upload's budget) and decode it when the upload
-    /// ends.
+    /// Buffer it (up to a quarter of `max_upload_memory`, inside the upload's budget) and decode it when the
+    /// upload ends.
     #[default]
     Buffer,
     /// Fail it at once with the error code `moov_at_end`.
@@ -169,10 +169,11 @@ impl ServeConfig {
             .unwrap_or_else(|| budget::machine_memory().map_or(8 << 30, |m| m / 2))
     }
 
-    /// The bytes a moov-at-end upload may buffer: half of `max_upload_memory`, or 0 when such uploads fail.
+    /// The bytes a moov-at-end upload may buffer: a quarter of `max_upload_memory`, or 0 when such uploads
+    /// fail.
     pub(crate) fn moov_buffer_bytes(&self) -> u64 {
         match self.moov_at_end {
-            MoovAtEndUploads::Buffer => self.max_upload_memory / 2,
+            MoovAtEndUploads::Buffer => self.max_upload_memory / 4,
             MoovAtEndUploads::Fail => 0,
         }
     }

@@ -95,7 +95,7 @@ pub(crate) fn parse_query(
     let shape = UploadShape {
         frames_per_batch: (length as u64).saturating_mul(batch as u64),
         batches_in_flight: BATCHES_IN_FLIGHT,
-        fixed_bytes: LIVE_BUFFER_BYTES as u64 + moov_bytes,
+        fixed_bytes: moov_bytes.max(LIVE_BUFFER_BYTES as u64),
     };
     let budget = settings.max_upload_memory;
     let Some(max_batch_bytes) = shape.max_batch_bytes(budget) else {
@@ -393,7 +393,7 @@ impl Progress {
             .moov_buffer_bytes()
             .min(self.received.load(Ordering::Relaxed));
         let shape = UploadShape {
-            fixed_bytes: LIVE_BUFFER_BYTES as u64 + moov,
+            fixed_bytes: moov.max(LIVE_BUFFER_BYTES as u64),
             ..self.shape
         };
         if let Some(need) = shape.need(pixels) {
@@ -440,5 +440,59 @@ impl Drop for Progress {
             upload.abort();
         }
         self.stop_decoding();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::config::ServeConfig;
+
+    fn query(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_default_budget_serves_1080p_batches_of_16_frames() {
+        let service = Service::new(ServeConfig::default());
+        let batch_1080p = |frames: u64| frames * 1920 * 1080 * 3;
+        for (l, b) in [("8", "2"), ("16", "1"), ("4", "4")] {
+            let (config, _) = parse_query(
+                &query(&[("sequence_length", l), ("batch_size", b)]),
+                &service,
+            )
+            .unwrap();
+            assert!(
+                config.max_batch_bytes >= batch_1080p(16),
+                "L={l} B={b}: {}",
+                config.max_batch_bytes
+            );
+        }
+        // 4K needs a larger budget.
+        let (config, _) = parse_query(&query(&[("sequence_length", "4")]), &service).unwrap();
+        assert!(config.max_batch_bytes < 4 * 3840 * 2160 * 3);
+    }
+
+    #[test]
+    fn queries_are_checked_before_anything_is_reserved() {
+        let service = Service::new(ServeConfig::default());
+        for (pairs, expected) in [
+            (vec![("sequence_length", "0")], "sequence_length is 0"),
+            (vec![("bogus", "1")], "unknown query parameter 'bogus'"),
+            (vec![("policy", "drop")], "policy must be 'pad' or 'partial'"),
+            (vec![("batch_size", "-1")], "batch_size must be a positive integer"),
+            (
+                vec![("sequence_length", "65536"), ("batch_size", "65536")],
+                "cannot fit in this server's",
+            ),
+        ] {
+            let err = parse_query(&query(&pairs), &service).unwrap_err();
+            assert!(err.message.contains(expected), "{pairs:?}: {}", err.message);
+            assert_eq!(err.status, StatusCode::BAD_REQUEST);
+        }
+        assert_eq!(service.memory.reserved(), 0);
     }
 }
