@@ -482,8 +482,14 @@ mod tests {
         for (pairs, expected) in [
             (vec![("sequence_length", "0")], "sequence_length is 0"),
             (vec![("bogus", "1")], "unknown query parameter 'bogus'"),
-            (vec![("policy", "drop")], "policy must be 'pad' or 'partial'"),
-            (vec![("batch_size", "-1")], "batch_size must be a positive integer"),
+            (
+                vec![("policy", "drop")],
+                "policy must be 'pad' or 'partial'",
+            ),
+            (
+                vec![("batch_size", "-1")],
+                "batch_size must be a positive integer",
+            ),
             (
                 vec![("sequence_length", "65536"), ("batch_size", "65536")],
                 "cannot fit in this server's",
