@@ -264,14 +264,37 @@ async fn settings_that_would_abort_or_hold_gigabytes_are_refused_and_the_server_
 
 /// A value of the server's `/metrics`.
 async fn metric(addr: SocketAddr, name: &str) -> u64 {
-    let metrics = request(addr, "GET /metrics HTTP/1.1\r\n", &[], b"").await;
-    metrics
-        .body
-        .lines()
+    metric_with(addr, &[], name).await
+}
+
+/// A value of `/metrics` read with `headers` (a token, where the server wants one).
+async fn metric_with(addr: SocketAddr, headers: &[&str], name: &str) -> u64 {
+    let metrics = request(addr, "GET /metrics HTTP/1.1\r\n", headers, b"").await;
+    metric_in(&metrics.body, name)
+}
+
+/// A value in a `/metrics` text.
+fn metric_in(text: &str, name: &str) -> u64 {
+    text.lines()
         .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("{name} missing: {}", metrics.body))
-        .parse()
-        .unwrap()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} missing: {text}"))
+}
+
+/// Polls `/metrics` (with `headers`) until `name` reads `value`, within the bound.
+async fn wait_for_metric(addr: SocketAddr, headers: &[&str], name: &str, value: u64) {
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let now = metric_with(addr, headers, name).await;
+        if now == value {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} stayed {now}, never {value}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,11 +320,7 @@ async fn uploads_reserve_memory_from_the_pool_and_a_full_pool_answers_503() {
     assert_eq!(refused.error()["code"], "server_busy");
     assert_eq!(refused.header("retry-after"), Some("1"));
     drop(a);
-    let deadline = Instant::now() + BOUND;
-    while metric(server.addr, "framefeed_streams_active").await != 1 {
-        assert!(Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_metric(server.addr, &[], "framefeed_streams_active", 1).await;
     // An upload whose first batch is out holds only what its 96x64 frames need.
     let mut c = TcpStream::connect(server.addr).await.unwrap();
     let live = read_fixture("h264_live.ts");
@@ -332,14 +351,8 @@ async fn uploads_reserve_memory_from_the_pool_and_a_full_pool_answers_503() {
         "64 MiB for the held upload and about 8.5 MiB for the one decoding: {reserved}"
     );
     drop((b, c));
-    let deadline = Instant::now() + BOUND;
-    while metric(server.addr, "framefeed_memory_reserved_bytes").await != 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the reservations were never given back"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // The reservations are given back.
+    wait_for_metric(server.addr, &[], "framefeed_memory_reserved_bytes", 0).await;
     server.assert_up().await;
 }
 
@@ -421,11 +434,7 @@ async fn connections_beyond_the_cap_are_closed_at_once() {
         let _ = tokio::time::timeout(BOUND, stream.read_to_end(&mut raw)).await;
         let text = String::from_utf8_lossy(&raw);
         if text.starts_with("HTTP/1.1 200") {
-            let refused: u64 = text
-                .lines()
-                .find_map(|l| l.strip_prefix("framefeed_connections_refused_total "))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or_else(|| panic!("no refusal count in {text}"));
+            let refused = metric_in(&text, "framefeed_connections_refused_total");
             assert!(refused >= 1, "the fifth connection was counted: {text}");
             break;
         }
@@ -534,22 +543,8 @@ async fn hold_upload(
     let chunk = [b"3e8\r\n", &video[..1000], b"\r\n"].concat();
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(&chunk).await.unwrap();
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let metrics = request(addr, "GET /metrics HTTP/1.1\r\n", metrics_headers, b"").await;
-        if metrics
-            .body
-            .contains(&format!("framefeed_streams_active {active}\n"))
-        {
-            return stream;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "never {active} uploads: {}",
-            metrics.body
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_metric(addr, metrics_headers, "framefeed_streams_active", active).await;
+    stream
 }
 
 /// The status of an upload of a small video from `from` with `headers`.

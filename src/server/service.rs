@@ -136,72 +136,74 @@ impl Service {
     pub(crate) fn metrics_text(&self) -> String {
         let m = &self.metrics;
         let mut out = String::new();
-        let mut put = |name: &str, kind: &str, help: &str, value: u64| {
+        let get = |v: &AtomicU64| v.load(Ordering::SeqCst);
+        let series: [(&str, &str, &str, u64); 10] = [
+            (
+                "framefeed_streams_active",
+                "gauge",
+                "Uploads being decoded now.",
+                get(&m.streams_active),
+            ),
+            (
+                "framefeed_streams_total",
+                "counter",
+                "Uploads accepted.",
+                get(&m.streams_total),
+            ),
+            (
+                "framefeed_frames_total",
+                "counter",
+                "Real frames delivered.",
+                get(&m.frames),
+            ),
+            (
+                "framefeed_batches_total",
+                "counter",
+                "Batches delivered.",
+                get(&m.batches),
+            ),
+            (
+                "framefeed_errors_total",
+                "counter",
+                "Uploads that ended with an error.",
+                get(&m.errors),
+            ),
+            (
+                "framefeed_bytes_received_total",
+                "counter",
+                "Request body bytes received.",
+                get(&m.bytes),
+            ),
+            (
+                "framefeed_connections_open",
+                "gauge",
+                "Connections open now.",
+                get(&m.connections_open),
+            ),
+            (
+                "framefeed_connections_refused_total",
+                "counter",
+                "Connections closed at once because max_connections were open.",
+                get(&m.connections_refused),
+            ),
+            (
+                "framefeed_memory_reserved_bytes",
+                "gauge",
+                "Memory reserved by uploads in progress.",
+                self.memory.reserved(),
+            ),
+            (
+                "framefeed_memory_limit_bytes",
+                "gauge",
+                "The server-wide memory pool (max_memory).",
+                self.memory.capacity(),
+            ),
+        ];
+        for (name, kind, help, value) in series {
             out.push_str(&format!(
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
             ));
-        };
-        let get = |v: &AtomicU64| v.load(Ordering::SeqCst);
-        put(
-            "framefeed_streams_active",
-            "gauge",
-            "Uploads being decoded now.",
-            get(&m.streams_active),
-        );
-        put(
-            "framefeed_streams_total",
-            "counter",
-            "Uploads accepted.",
-            get(&m.streams_total),
-        );
-        put(
-            "framefeed_frames_total",
-            "counter",
-            "Real frames delivered.",
-            get(&m.frames),
-        );
-        put(
-            "framefeed_batches_total",
-            "counter",
-            "Batches delivered.",
-            get(&m.batches),
-        );
-        put(
-            "framefeed_errors_total",
-            "counter",
-            "Uploads that ended with an error.",
-            get(&m.errors),
-        );
-        put(
-            "framefeed_bytes_received_total",
-            "counter",
-            "Request body bytes received.",
-            get(&m.bytes),
-        );
-        put(
-            "framefeed_connections_open",
-            "gauge",
-            "Connections open now.",
-            get(&m.connections_open),
-        );
-        put(
-            "framefeed_connections_refused_total",
-            "counter",
-            "Connections closed at once because max_connections were open.",
-            get(&m.connections_refused),
-        );
-        put(
-            "framefeed_memory_reserved_bytes",
-            "gauge",
-            "Memory reserved by uploads in progress.",
-            self.memory.reserved(),
-        );
-        put(
-            "framefeed_memory_limit_bytes",
-            "gauge",
-            "The server-wide memory pool (max_memory).",
-            self.memory.capacity(),
-        );
+        }
         out.push_str("# HELP framefeed_requests_rejected_total Requests refused, by status.\n");
         out.push_str("# TYPE framefeed_requests_rejected_total counter\n");
         let mut rejected: Vec<(u16, u64)> =
