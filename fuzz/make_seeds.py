@@ -5,6 +5,7 @@ Deterministic: run it again after changing the fixtures or a target's input form
 """
 import pathlib
 import shutil
+import struct
 
 HERE = pathlib.Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "tests" / "fixtures"
@@ -27,6 +28,51 @@ def live_chunks(data: bytes, size: int) -> bytes:
     return bytes(out)
 
 
+def find(data: bytes, path: list) -> tuple:
+    """Where the first box at the end of `path` (box types, walking containers) starts, and its size."""
+    pos, end, found = 0, len(data), None
+    for depth, kind in enumerate(path):
+        found = None
+        while pos + 8 <= end:
+            size = struct.unpack(">I", data[pos:pos + 4])[0]
+            if data[pos + 4:pos + 8] == kind:
+                found = (pos, size)
+                break
+            pos += size
+        assert found, kind
+        pos, end = found[0] + 8, found[0] + found[1]
+    return found
+
+
+def put(data: bytearray, at: int, value: int) -> None:
+    data[at:at + 4] = struct.pack(">I", value)
+
+
+STBL = [b"moov", b"trak", b"mdia", b"minf", b"stbl"]
+
+
+def forgeries() -> dict:
+    """A few of the claims tests/container_claims.rs forges (each took 1-2.2 GB before the claims check)."""
+    faststart = (FIXTURES / "h264.mp4").read_bytes()
+    out = {}
+    trun = bytearray((FIXTURES / "h264_fragmented.mp4").read_bytes())
+    at, _ = find(trun, [b"moof", b"traf", b"trun"])
+    put(trun, at + 8, 1)
+    put(trun, at + 12, 80_000_000)
+    out["forged_trun.mp4"] = bytes(trun)
+    stsz = bytearray(faststart)
+    at, _ = find(stsz, STBL + [b"stsz"])
+    put(stsz, at + 12, 100)
+    put(stsz, at + 16, 33_000_000)
+    out["forged_stsz.mp4"] = bytes(stsz)
+    out["forged_id3_stsz.mp4"] = b"ID3\x04\x00\x00\x00\x00\x00\x0a" + bytes(10) + bytes(stsz)
+    overrun = bytearray(faststart)
+    at, _ = find(overrun, STBL + [b"stsd"])
+    put(overrun, at + 16, 0x80000100)
+    out["forged_stsd.mp4"] = bytes(overrun)
+    return out
+
+
 def main() -> None:
     shutil.rmtree(SEEDS, ignore_errors=True)
     for target in ["operator_whole", "operator_live", "mp4_sniffer", "service_request"]:
@@ -38,6 +84,10 @@ def main() -> None:
         (SEEDS / "operator_live" / name).write_bytes(knobs + live_chunks(data, [255, 100, 17][i % 3]))
         if name.endswith(".mp4"):
             (SEEDS / "mp4_sniffer" / name).write_bytes(data)
+    for i, (name, data) in enumerate(sorted(forgeries().items())):
+        (SEEDS / "operator_whole" / name).write_bytes(KNOBS[i % len(KNOBS)] + data)
+        (SEEDS / "operator_live" / name).write_bytes(KNOBS[i % len(KNOBS)] + live_chunks(data, 200))
+        (SEEDS / "mp4_sniffer" / name).write_bytes(data)
     framing = [
         b"POST /videos?sequence_length=4 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
         b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n",

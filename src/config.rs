@@ -74,6 +74,7 @@ pub struct Config {
     pub(crate) max_dimension: u32,
     pub(crate) max_frame_pixels: u64,
     pub(crate) max_batch_bytes: u64,
+    pub(crate) max_container_samples: u64,
     pub(crate) max_queued_videos: usize,
     pub(crate) max_queued_bytes: usize,
     pub(crate) threading: Threading,
@@ -113,6 +114,9 @@ pub mod limits {
     /// The default [`Config::max_batch_bytes`](super::Config::max_batch_bytes): 4 GiB (a 4K RGB batch of 16 x 4
     /// frames is 1.6 GB).
     pub const DEFAULT_MAX_BATCH_BYTES: u64 = 4 << 30;
+    /// The default [`Config::max_container_samples`](super::Config::max_container_samples): 2^22 (about 19
+    /// hours of 60 fps video with its audio; an index of at most 256 MiB).
+    pub const DEFAULT_MAX_CONTAINER_SAMPLES: u64 = 1 << 22;
     /// Largest `sequence_length`.
     pub const MAX_SEQUENCE_LENGTH: usize = 1 << 16;
     /// Largest `max_batch_size`.
@@ -154,6 +158,7 @@ impl Config {
             max_dimension: 16_384,
             max_frame_pixels: 1 << 27,
             max_batch_bytes: limits::DEFAULT_MAX_BATCH_BYTES,
+            max_container_samples: limits::DEFAULT_MAX_CONTAINER_SAMPLES,
             max_queued_videos: 64,
             max_queued_bytes: 1 << 30,
             threading: Threading::FrameAndSlice,
@@ -332,6 +337,21 @@ impl Config {
         self
     }
 
+    /// The most samples (video frames and audio packets, every track together) an MP4/MOV video's tables may
+    /// claim (default [`limits::DEFAULT_MAX_CONTAINER_SAMPLES`], 2^22). libavformat builds an index entry for
+    /// every claimed sample when it opens the file, before reading any of them (about 64 bytes each), and
+    /// nothing in the file has to back the claim; so framefeed checks the claims first, as the demuxer would
+    /// read them, and a video claiming more fails with
+    /// [`VideoError::ImplausibleContainer`](crate::VideoError) before the demuxer sees it. A whole buffer may
+    /// also claim at most one sample per byte it holds, whatever this limit. A live MP4's index boxes (`moov`,
+    /// `moof`) are held until they are complete, up to 16 bytes per sample of this limit (64 MiB by default),
+    /// and a fragmented live MP4 stream is indexed by the demuxer as it goes, so it can run for this many
+    /// samples (use MPEG-TS or Matroska for streams without end). Allowed: at least 1.
+    pub fn max_container_samples(mut self, samples: u64) -> Self {
+        self.max_container_samples = samples;
+        self
+    }
+
     /// The number of frames in a full sequence.
     pub fn get_sequence_length(&self) -> usize {
         self.sequence_length
@@ -386,6 +406,12 @@ impl Config {
             u64::from(MAX_DIMENSION) * u64::from(MAX_DIMENSION),
         )?;
         range("max_batch_bytes", self.max_batch_bytes, 1, u64::MAX)?;
+        range(
+            "max_container_samples",
+            self.max_container_samples,
+            1,
+            u64::MAX,
+        )?;
         // The smallest batch these settings can give must fit.
         let (w, h) = self.transforms.fixed_output_size().unwrap_or((1, 1));
         let bytes_per_pixel = crate::transform::spec::CHANNELS * self.transforms.dtype.size();

@@ -5,7 +5,7 @@ use bytes::Bytes;
 
 use crate::config::{Config, StreamSelection};
 use crate::error::{AvError, VideoError};
-use crate::ffi::format::{FormatContext, ProbeOptions};
+use crate::ffi::format::{Demuxers, FormatContext, ProbeOptions};
 use crate::ffi::io::{MemoryIo, StreamSource};
 use crate::ffi::packet::Packet;
 use crate::info::{ContainerInfo, MediaKind, StreamInfo};
@@ -25,9 +25,16 @@ pub fn probe(data: impl Into<Bytes>) -> Result<ContainerInfo, VideoError> {
         return Err(VideoError::Empty);
     }
     crate::ffi::log::route_to_tracing();
+    check_claims(&data, crate::config::limits::DEFAULT_MAX_CONTAINER_SAMPLES)?;
     Ok(FormatContext::open(data)
         .map_err(VideoError::NotAVideo)?
         .info())
+}
+
+/// Refuses a buffer whose MP4/MOV claims would make the demuxer take memory out of proportion to it.
+fn check_claims(data: &[u8], max_samples: u64) -> Result<(), VideoError> {
+    crate::mp4_claims::check_buffer(data, max_samples)
+        .map_err(|reason| VideoError::ImplausibleContainer { reason })
 }
 
 /// Picks the stream to decode; see [`StreamSelection::Best`] for the rule.
@@ -70,21 +77,29 @@ impl Demuxer {
         if data.is_empty() {
             return Err(VideoError::Empty);
         }
-        crate::mp4_claims::check_sample_tables(&data)
-            .map_err(|reason| VideoError::ImplausibleContainer { reason })?;
-        Self::open_io(MemoryIo::new(data)?, config)
+        check_claims(&data, config.max_container_samples)?;
+        Self::open_io(MemoryIo::new(data)?, config, Demuxers::Any)
     }
 
-    /// Like [`open`](Self::open), reading a live stream as its bytes arrive (no seeking).
+    /// Like [`open`](Self::open), reading a live stream as its bytes arrive. An MP4 stream comes through the
+    /// box gate (`mp4_live`, which checks each box's claims before the demuxer sees it, and keeps what the
+    /// demuxer may go back to) and is read by the MOV demuxer only; any other stream never by it.
     pub(crate) fn open_live(
         source: Box<dyn StreamSource>,
+        mp4: bool,
         config: &Config,
     ) -> Result<Self, VideoError> {
-        Self::open_io(MemoryIo::streaming(source)?, config)
+        let demuxers = if mp4 {
+            Demuxers::OnlyMov
+        } else {
+            Demuxers::NotMov
+        };
+        Self::open_io(MemoryIo::streaming(source, mp4)?, config, demuxers)
     }
 
-    fn open_io(io: MemoryIo, config: &Config) -> Result<Self, VideoError> {
+    fn open_io(io: MemoryIo, config: &Config, demuxers: Demuxers) -> Result<Self, VideoError> {
         let probe = ProbeOptions {
+            demuxers,
             probe_size: config.probe_size.map(|b| b.min(i64::MAX as u64) as i64),
             // FFmpeg reads 0 as "its default": the shortest it takes is 1 µs.
             analyze_duration: config

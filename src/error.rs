@@ -131,9 +131,11 @@ pub enum VideoError {
         /// The (resized) frame's width and height.
         frame: (u32, u32),
     },
-    /// The container claims more than its bytes can hold (an MP4 track with more samples, or more bytes of
-    /// samples, than the whole file has bytes), which would make the demuxer's index take memory out of all
-    /// proportion to the input: refused before the demuxer opens it.
+    /// The container claims what would make the demuxer take memory out of all proportion to the input: an
+    /// MP4/MOV index of more samples than the file has bytes or than
+    /// [`Config::max_container_samples`](crate::Config::max_container_samples) allows, a table longer than its
+    /// box, a sample description past its table, a compressed movie header, or (live) an index box too large to
+    /// hold. Refused before the demuxer reads the claim; the message names it.
     #[error("implausible container: {reason}")]
     ImplausibleContainer {
         /// Which claim, with its numbers.

@@ -20,8 +20,27 @@ pub fn mp4_sniffer(bytes: &[u8]) {
     }
 }
 
-/// The sample-table check run on MP4 buffers before libavformat opens them: it must never panic, and it must
-/// accept what it accepts whatever follows the file (it reads only the boxes).
+/// The claims check run on MP4 buffers before libavformat opens them: it must never panic, and checking the
+/// top-level boxes one by one (as a live stream is checked) must refuse whatever the whole buffer's check
+/// refuses under the same bound.
 pub fn mp4_claims(bytes: &[u8]) {
-    let _ = crate::mp4_claims::check_sample_tables(bytes);
+    use crate::mp4_claims::{check_buffer, Bound, Claims, LavfTags};
+    let _ = check_buffer(bytes, 1 << 16);
+    let bound = Bound::live(1 << 16);
+    let whole = Claims::new(bound, &LavfTags).top_level(bytes);
+    let mut claims = Claims::new(bound, &LavfTags);
+    let mut pos = 0usize;
+    let mut one_by_one = Ok(());
+    while one_by_one.is_ok() && pos + 8 <= bytes.len() {
+        let size = u32::from_be_bytes(bytes[pos..pos + 4].try_into().expect("4 bytes")) as usize;
+        if size < 8 || size == 1 {
+            break;
+        }
+        let end = pos.saturating_add(size).min(bytes.len());
+        one_by_one = claims.top_level(&bytes[pos..end]);
+        pos = end;
+    }
+    if whole.is_err() && pos >= bytes.len() {
+        assert!(one_by_one.is_err(), "whole: {whole:?}, box by box: ok");
+    }
 }

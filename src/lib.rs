@@ -28,7 +28,9 @@
 //!
 //! ## The pipeline, one module per stage
 //! feed queue (`feed`: [`feed`](crate::VideoInput::feed), bounded, with backpressure; `live`: chunks of a live
-//! video, [`feed_live`](crate::VideoInput::feed_live)) → demux (`demux`: AVIO over memory, stream choice) →
+//! video, [`feed_live`](crate::VideoInput::feed_live)) → demux (`demux`: AVIO over memory, stream choice;
+//! `mp4_claims`: an MP4's claims checked before the demuxer acts on them; `mp4_live`: a live MP4 read one
+//! checked box at a time) →
 //! decoder backend (`decode`: CPU libavcodec and NVDEC behind one trait, `decode::backend`) → conversion and
 //! transforms (`transform`: the frame contract `frame`, the spec `spec`, per-sequence geometry `plan`, the CPU
 //! plan `host` over swscale's `ffi::scale`, the CUDA kernel's parameters `gpu`, type and layout `write`) →
@@ -94,6 +96,7 @@ mod info;
 mod input;
 mod live;
 mod mp4_claims;
+mod mp4_live;
 mod outline;
 mod pool;
 #[cfg(feature = "json")]

@@ -118,6 +118,13 @@ impl LiveShared {
         state.buffered = 0;
     }
 
+    /// Fails the video for a reason found while reading it: the worker reports `error` rather than FFmpeg's I/O
+    /// error, and the producer learns at its next push.
+    pub(crate) fn fail(&self, error: VideoError) {
+        Self::record_failure(&mut self.state.lock(), &Failure::Video(error));
+        self.wake_pushers();
+    }
+
     /// Why reading failed, if it did.
     pub(crate) fn failure(&self) -> Option<Failure> {
         self.state.lock().failure.clone()
@@ -254,8 +261,9 @@ impl LiveShared {
                 Sniff::NeedMore(n) if n <= SNIFF_LIMIT.min(self.max_buffered) && !finished => {
                     need = n;
                 }
-                // Too far in, or the upload ended first: let FFmpeg read it as a stream and decide.
-                Sniff::NeedMore(_) => return Ok(Mp4Layout::Streamable),
+                // Too far in, or the upload ended first: read as it comes (an MP4 through the box gate).
+                Sniff::NeedMore(_) if prefix.len() >= 8 => return Ok(Mp4Layout::Mp4),
+                Sniff::NeedMore(_) => return Ok(Mp4Layout::Other),
                 Sniff::Layout(layout) => return Ok(layout),
             }
         }
@@ -349,13 +357,16 @@ impl StreamSource for LiveReader {
     }
 }
 
-/// Where an MP4's index is, as far as streaming is concerned.
+/// What a live video is, as far as streaming is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mp4Layout {
-    /// Not an MP4, or one with `moov` (or fragments) before the media data: read it as it arrives.
-    Streamable,
+    /// An MP4 (ISO BMFF or QuickTime boxes) with `moov` (or fragments) before the media data: read as it
+    /// arrives, through the box gate (`mp4_live`), by the MOV demuxer only.
+    Mp4,
     /// An MP4 whose `mdat` comes before its `moov`.
     MoovAtEnd,
+    /// Anything that does not start like MP4: read as it arrives, by any demuxer but the MOV one.
+    Other,
 }
 
 /// What the first bytes say.
@@ -366,11 +377,12 @@ pub(crate) enum Sniff {
     Layout(Mp4Layout),
 }
 
-/// Walks the top-level ISO BMFF box headers in `prefix` until a `moov`/`moof` (streamable) or an `mdat`
-/// (index at the end). Anything that does not start like an MP4 is streamable (FFmpeg decides what it is).
+/// Walks the top-level ISO BMFF box headers in `prefix` until a `moov`/`moof` (MP4 read as it arrives) or an
+/// `mdat` (index at the end). A stream whose first box is not one an MP4 starts with is another container.
 pub(crate) fn sniff_mp4(prefix: &[u8]) -> Sniff {
-    const SKIPPABLE: [&[u8; 4]; 10] = [
+    const SKIPPABLE: [&[u8; 4]; 14] = [
         b"ftyp", b"styp", b"free", b"skip", b"wide", b"pdin", b"sidx", b"uuid", b"prft", b"emsg",
+        b"junk", b"pnot", b"udta", b"meta",
     ];
     let mut pos = 0usize;
     loop {
@@ -380,15 +392,16 @@ pub(crate) fn sniff_mp4(prefix: &[u8]) -> Sniff {
         let size32 = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
         let kind: &[u8; 4] = header[4..8].try_into().expect("4 bytes");
         match kind {
-            b"moov" | b"moof" => return Sniff::Layout(Mp4Layout::Streamable),
+            b"moov" | b"moof" | b"hoov" => return Sniff::Layout(Mp4Layout::Mp4),
             b"mdat" => return Sniff::Layout(Mp4Layout::MoovAtEnd),
             k if SKIPPABLE.contains(&k) => {}
-            // The first box is not an MP4 box: another container. Later unknown boxes: let FFmpeg decide.
-            _ => return Sniff::Layout(Mp4Layout::Streamable),
+            _ if pos == 0 => return Sniff::Layout(Mp4Layout::Other),
+            // Later unknown boxes: an MP4 all the same, read through the box gate.
+            _ => return Sniff::Layout(Mp4Layout::Mp4),
         }
         let size = match size32 {
             // The box runs to the end of the file: no moov before the data.
-            0 => return Sniff::Layout(Mp4Layout::Streamable),
+            0 => return Sniff::Layout(Mp4Layout::Mp4),
             1 => {
                 let Some(large) = prefix.get(pos + 8..pos + 16) else {
                     return Sniff::NeedMore(pos + 16);
@@ -398,12 +411,12 @@ pub(crate) fn sniff_mp4(prefix: &[u8]) -> Sniff {
             n => u64::from(n),
         };
         if size < 8 {
-            return Sniff::Layout(Mp4Layout::Streamable);
+            return Sniff::Layout(Mp4Layout::Mp4);
         }
         pos = match usize::try_from(size).ok().and_then(|s| pos.checked_add(s)) {
-            // Boxes this large before any moov or mdat are not worth waiting for: let FFmpeg decide.
+            // Boxes this large before any moov or mdat are not worth waiting for: the gate reads on.
             Some(p) if p <= SNIFF_LIMIT => p,
-            _ => return Sniff::Layout(Mp4Layout::Streamable),
+            _ => return Sniff::Layout(Mp4Layout::Mp4),
         };
     }
 }
@@ -544,11 +557,11 @@ mod tests {
     fn faststart_and_fragmented_mp4_are_streamable() {
         let mut faststart = bx(b"ftyp", 32);
         faststart.extend(bx(b"moov", 100));
-        assert_eq!(sniff_mp4(&faststart), Sniff::Layout(Mp4Layout::Streamable));
+        assert_eq!(sniff_mp4(&faststart), Sniff::Layout(Mp4Layout::Mp4));
         let mut fragmented = bx(b"ftyp", 24);
         fragmented.extend(bx(b"free", 8));
         fragmented.extend(bx(b"moof", 50));
-        assert_eq!(sniff_mp4(&fragmented), Sniff::Layout(Mp4Layout::Streamable));
+        assert_eq!(sniff_mp4(&fragmented), Sniff::Layout(Mp4Layout::Mp4));
     }
 
     #[test]
@@ -573,13 +586,19 @@ mod tests {
     }
 
     #[test]
-    fn other_containers_are_streamable() {
+    fn other_containers_are_not_mp4() {
         let ts = [0x47u8, 0x40, 0x00, 0x10, 0, 0, 0, 0, 0, 0];
-        assert_eq!(sniff_mp4(&ts), Sniff::Layout(Mp4Layout::Streamable));
+        assert_eq!(sniff_mp4(&ts), Sniff::Layout(Mp4Layout::Other));
         let mkv = [0x1Au8, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81];
-        assert_eq!(sniff_mp4(&mkv), Sniff::Layout(Mp4Layout::Streamable));
+        assert_eq!(sniff_mp4(&mkv), Sniff::Layout(Mp4Layout::Other));
         let annexb = [0u8, 0, 0, 1, 0x67, 0x64, 0, 0x1f];
-        assert_eq!(sniff_mp4(&annexb), Sniff::Layout(Mp4Layout::Streamable));
+        assert_eq!(sniff_mp4(&annexb), Sniff::Layout(Mp4Layout::Other));
+        let id3 = *b"ID3\x04\x00\x00\x00\x00\x00\x0a";
+        assert_eq!(sniff_mp4(&id3), Sniff::Layout(Mp4Layout::Other));
+        // An unknown box after an MP4's first one is still an MP4.
+        let mut odd = bx(b"ftyp", 16);
+        odd.extend(bx(b"abcd", 8));
+        assert_eq!(sniff_mp4(&odd), Sniff::Layout(Mp4Layout::Mp4));
     }
 
     #[test]
@@ -588,6 +607,6 @@ mod tests {
         file.extend_from_slice(&1u32.to_be_bytes());
         file.extend_from_slice(b"ftyp");
         file.extend_from_slice(&u64::MAX.to_be_bytes());
-        assert_eq!(sniff_mp4(&file), Sniff::Layout(Mp4Layout::Streamable));
+        assert_eq!(sniff_mp4(&file), Sniff::Layout(Mp4Layout::Mp4));
     }
 }

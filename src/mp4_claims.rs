@@ -1,82 +1,673 @@
-//! A check of an MP4's sample tables before libavformat opens it (demux stage, safe code). libavformat's MOV
-//! demuxer builds an index entry (24 bytes) for every sample a track's `stsz` box claims, and nothing in
-//! FFmpeg 5.1 bounds that count: a 10 KB file claiming 33 million samples of a constant size took 1.8 GB. In a
-//! whole buffer every sample's bytes must be in the buffer, so a track may claim at most as many samples, and
-//! as many bytes of samples, as the buffer has bytes; that bounds the index at about 24 bytes per input byte.
-//! Anything that does not parse as ISO BMFF boxes is left to libavformat.
+//! A check of an MP4/MOV file's claims before libavformat acts on them (demux stage, safe code).
+//!
+//! libavformat's MOV demuxer (FFmpeg 5.1) allocates memory in proportion to counts its boxes merely claim, and
+//! fills it, before it reads a single sample: an index entry (24 bytes) and a composition offset (8) for every
+//! sample a track's `stsz`/`stz2` or a fragment's `trun` claims, an index entry for every 160 to 1024 samples
+//! an audio track's `stsc` says its chunks hold, a zeroed byte per `sgpd` sync group, 8 bytes per `keys` key,
+//! and, for HEVC with open GOPs, 4 bytes per sample that its `sbgp` sync groups and `ctts` offsets count.
+//! Nothing bounds these counts: an 18 KB file claiming 80 million `trun` samples took 2.2 GB, a `sgpd` box of
+//! 20 bytes 2.1 GB. The demuxer also reads a sample description (`stsd` entry) to whatever length it claims,
+//! beyond its table, and one shorter than its own fields makes it read the next entries from the wrong place.
+//!
+//! [`Claims`] walks the boxes as the demuxer does (the same containers, each child clamped to its parent, the
+//! `meta` handler scan, `hoov`, QuickTime `wave`, sample descriptions read with the demuxer's own codec tables)
+//! and refuses a file whose claims cannot be true: every class of claimed samples at most
+//! [`Bound::samples`] (one per byte for a whole buffer, and never more than the configured
+//! `max_container_samples`), a `sgpd`/`keys` count within its box, a sample description within its table and
+//! as long as its fields, and no compressed movie header (`cmov`, which the demuxer inflates to any size before
+//! anything can be checked). Anything that does not parse as boxes is left to libavformat, as it would stop
+//! there too. Whole buffers are checked at once ([`check_buffer`]); live MP4 streams one top-level box at a
+//! time as they arrive (`mp4_live`), before the demuxer sees the box.
 
-/// Boxes that hold the boxes leading to a sample table.
-const CONTAINERS: [&[u8; 4]; 5] = [b"moov", b"trak", b"mdia", b"minf", b"stbl"];
+use crate::ffi::format::{codec_tag_known, TagTable};
 
-/// `Err` says which claim cannot be true of a buffer of `data.len()` bytes.
-pub(crate) fn check_sample_tables(data: &[u8]) -> Result<(), String> {
-    walk(data, 0, data.len(), data.len() as u64, 0)
+/// Bytes of demuxer memory counted for every sample an index may claim (measured: 47 bytes a sample on a
+/// million-frame faststart MP4, before composition offsets and edit-list copies).
+pub(crate) const BYTES_PER_SAMPLE: u64 = 64;
+
+/// How deep the demuxer nests boxes (FFmpeg 5.1 refuses an eleventh level).
+const MAX_DEPTH: u32 = 10;
+
+/// A sample description that lavf reads past this many bytes of extra boxes without skipping what is left.
+const STSD_TAIL_SKIP_LIMIT: usize = 0x7ffff;
+
+/// Boxes the demuxer reads as lists of boxes.
+const CONTAINERS: [&[u8; 4]; 15] = [
+    b"moov", b"mdia", b"minf", b"stbl", b"moof", b"traf", b"mvex", b"edts", b"dinf", b"udta",
+    b"tref", b"sinf", b"schi", b"ilst", b"wave",
+];
+
+/// Box types the demuxer parses wherever it meets them (FFmpeg 5.1's `mov_default_parse_table`); any other
+/// top-level box is skipped unread.
+pub(crate) const PARSED: [&[u8; 4]; 104] = [
+    b"ACLR", b"APRG", b"AALP", b"ARES", b"avss", b"av1C", b"chpl", b"co64", b"colr", b"ctts",
+    b"dinf", b"DpxE", b"dref", b"edts", b"elst", b"enda", b"fiel", b"adrm", b"ftyp", b"glbl",
+    b"hdlr", b"ilst", b"jp2h", b"mdat", b"mdhd", b"mdia", b"meta", b"minf", b"moof", b"moov",
+    b"mvex", b"mvhd", b"SMI ", b"alac", b"avcC", b"pasp", b"sidx", b"stbl", b"stco", b"stps",
+    b"strf", b"stsc", b"stsd", b"stss", b"stsz", b"stts", b"stz2", b"sdtp", b"tkhd", b"tfdt",
+    b"tfhd", b"trak", b"traf", b"tref", b"tmcd", b"chap", b"trex", b"trun", b"udta", b"wave",
+    b"esds", b"dac3", b"dec3", b"ddts", b"wide", b"wfex", b"cmov", b"chan", b"dvc1", b"sgpd",
+    b"sbgp", b"hvcC", b"uuid", b"Cin\x8e", b"free", b"----", b"sinf", b"frma", b"senc", b"saiz",
+    b"saio", b"pssh", b"schm", b"schi", b"tenc", b"dfLa", b"st3d", b"sv3d", b"dOps", b"dmlp",
+    b"SmDm", b"CoLL", b"vpcC", b"mdcv", b"clli", b"dvcC", b"dvvC", b"dvwC", b"kind", b"SA3D",
+    b"SAND", b"iloc", b"pcmC", b"pitm",
+];
+
+/// What the numbers of claimed samples are held to, and why (for the message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bound {
+    /// The most samples of each class.
+    pub(crate) samples: u64,
+    /// The bound is the size of a whole buffer (one sample a byte), not the configured limit.
+    pub(crate) by_size: bool,
 }
 
-/// One box: its type, and where its payload lies in `data`.
-fn next_box(data: &[u8], pos: usize, end: usize) -> Option<([u8; 4], usize, usize)> {
-    let header = data.get(pos..pos.checked_add(8)?)?;
-    let size32 = u32::from_be_bytes(header[..4].try_into().ok()?);
-    let kind: [u8; 4] = header[4..8].try_into().ok()?;
-    let (size, header_len) = match size32 {
-        0 => ((end - pos) as u64, 8),
-        1 => (
-            u64::from_be_bytes(data.get(pos + 8..pos + 16)?.try_into().ok()?),
-            16,
-        ),
-        n => (u64::from(n), 8),
-    };
-    let box_end = pos.checked_add(usize::try_from(size).ok()?)?;
-    (size >= header_len as u64 && box_end <= end).then_some((kind, pos + header_len, box_end))
-}
-
-fn walk(
-    data: &[u8],
-    mut pos: usize,
-    end: usize,
-    file_len: u64,
-    depth: usize,
-) -> Result<(), String> {
-    while let Some((kind, payload, box_end)) = next_box(data, pos, end) {
-        if CONTAINERS.contains(&&kind) && depth < CONTAINERS.len() {
-            walk(data, payload, box_end, file_len, depth + 1)?;
-        } else if &kind == b"stsz" || &kind == b"stz2" {
-            check_stsz(&kind, &data[payload..box_end], file_len)?;
+impl Bound {
+    /// The bound of a whole buffer of `len` bytes: one sample a byte, at most `max_samples`.
+    pub(crate) fn whole(len: usize, max_samples: u64) -> Self {
+        let len = len as u64;
+        Self {
+            samples: len.min(max_samples),
+            by_size: len < max_samples,
         }
-        pos = box_end;
     }
-    Ok(())
+
+    /// The bound of a live stream, whose length is not known: `max_samples`.
+    pub(crate) fn live(max_samples: u64) -> Self {
+        Self {
+            samples: max_samples,
+            by_size: false,
+        }
+    }
+
+    fn describe(&self) -> String {
+        if self.by_size {
+            format!("a file of {} bytes can hold", self.samples)
+        } else {
+            format!("max_container_samples allows {}", self.samples)
+        }
+    }
 }
 
-/// `stsz`: version and flags, a constant sample size (0: a table of sizes follows), the sample count. `stz2`:
-/// version and flags, 3 reserved bytes and a field size, the sample count.
-fn check_stsz(kind: &[u8; 4], payload: &[u8], file_len: u64) -> Result<(), String> {
-    let word = |at: usize| {
-        payload
-            .get(at..at + 4)
-            .map(|b| u64::from(u32::from_be_bytes(b.try_into().expect("4 bytes"))))
-    };
-    let (Some(size_word), Some(count)) = (word(4), word(8)) else {
-        return Ok(()); // too short to claim anything: libavformat rejects it
-    };
-    let sample_size = if kind == b"stsz" { size_word } else { 0 };
-    if count > file_len {
-        return Err(format!(
-            "a track claims {count} samples in a file of {file_len} bytes"
-        ));
+/// How the demuxer reads a sample description: as a video, an audio, or another kind of track.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Media {
+    #[default]
+    Unknown,
+    Video,
+    Audio,
+    Subtitle,
+}
+
+/// libavformat's codec tag tables, which decide how the demuxer reads a sample description.
+pub(crate) trait CodecTags: Sync {
+    /// Whether `table` knows the tag (a fourcc packed little-endian, as `MKTAG` does).
+    fn known(&self, table: TagTable, tag: u32) -> bool;
+}
+
+/// The tables of the linked libavformat.
+pub(crate) struct LavfTags;
+
+impl CodecTags for LavfTags {
+    fn known(&self, table: TagTable, tag: u32) -> bool {
+        codec_tag_known(table, tag)
     }
-    if sample_size > 0 && count.saturating_mul(sample_size) > file_len {
-        return Err(format!(
-            "a track claims {count} samples of {sample_size} bytes ({} bytes) in a file of {file_len} bytes",
-            count.saturating_mul(sample_size)
-        ));
+}
+
+/// The state of the demuxer's last track (its "last stream", which boxes outside a `trak` apply to).
+#[derive(Debug, Default)]
+struct Track {
+    media: Media,
+    /// The fourcc of its first sample description read (the demuxer skips later ones of another code).
+    codec_tag: Option<[u8; 4]>,
+    /// Chunks its first `stco`/`co64` claims.
+    chunks: Option<u64>,
+    /// The most samples a chunk of its first `stsc` holds.
+    max_chunk_samples: Option<u64>,
+}
+
+/// Claims gathered over one file's boxes, checked as they are met.
+pub(crate) struct Claims<'t> {
+    bound: Bound,
+    tags: &'t dyn CodecTags,
+    /// Samples of `stsz`/`stz2` tables and `trun` fragments.
+    samples: u64,
+    /// Index entries the audio chunk path would make.
+    chunk_entries: u64,
+    /// Samples counted by `sbgp` sync groups.
+    group_samples: u64,
+    /// Samples counted by `ctts` entries.
+    offset_samples: u64,
+    /// A `trak` was met (the demuxer has a stream that later boxes apply to).
+    has_track: bool,
+    /// Inside a `trak` (its `hdlr` sets the track's kind).
+    trak_depth: u32,
+    track: Track,
+}
+
+/// Reads a big-endian u32 at `at` (the caller checked the length).
+fn be32(data: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(data[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn be16(data: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes(data[at..at + 2].try_into().expect("2 bytes"))
+}
+
+fn kind_name(kind: &[u8; 4]) -> String {
+    kind.iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
+impl<'t> Claims<'t> {
+    /// No claims yet; samples held to `bound`.
+    pub(crate) fn new(bound: Bound, tags: &'t dyn CodecTags) -> Self {
+        Self {
+            bound,
+            tags,
+            samples: 0,
+            chunk_entries: 0,
+            group_samples: 0,
+            offset_samples: 0,
+            has_track: false,
+            trak_depth: 0,
+            track: Track::default(),
+        }
     }
-    Ok(())
+
+    /// Checks top-level boxes (a whole file after its ID3v2 tags, or one box of a live stream): `Err` says
+    /// which claim cannot be true.
+    pub(crate) fn top_level(&mut self, data: &[u8]) -> Result<(), String> {
+        self.walk(data, b"root", 0).map(|_| ())
+    }
+
+    /// Adds `n` to one class of claimed samples and checks it against the bound.
+    fn claim(&self, total: &mut u64, n: u64, what: &str) -> Result<(), String> {
+        *total = total.saturating_add(n);
+        if *total > self.bound.samples {
+            return Err(format!(
+                "{what} claim {} samples in all (this one {n}), more than {}",
+                *total,
+                self.bound.describe()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Walks a list of boxes as `mov_read_default` does; returns where it stopped and whether it left the
+    /// list early (a `trak` or `mdat` where none may be, after which the demuxer does not skip the rest).
+    fn walk(&mut self, data: &[u8], parent: &[u8; 4], depth: u32) -> Result<(usize, bool), String> {
+        if depth > MAX_DEPTH {
+            // The demuxer refuses the file here: nothing below is read.
+            return Ok((data.len(), false));
+        }
+        let mut pos = 0usize;
+        while pos + 8 <= data.len() {
+            let size32 = be32(data, pos);
+            let mut kind: [u8; 4] = data[pos + 4..pos + 8].try_into().expect("4 bytes");
+            // A `hoov` (or `free`) box holding a movie header is read as the movie box.
+            if (&kind == b"hoov" || &kind == b"free") && size32 >= 8 && pos + 16 <= data.len() {
+                let first_child = &data[pos + 12..pos + 16];
+                if first_child == b"mvhd" || first_child == b"cmov" {
+                    kind = *b"moov";
+                }
+            }
+            if parent != b"root" && parent != b"moov" && (&kind == b"trak" || &kind == b"mdat") {
+                return Ok((pos, true));
+            }
+            let (header, size) = match size32 {
+                1 if pos + 16 <= data.len() => (
+                    16,
+                    u64::from_be_bytes(data[pos + 8..pos + 16].try_into().expect("8 bytes")),
+                ),
+                // A 64-bit size with no room for it reads as 1: too small.
+                1 => (8, 1),
+                0 => (8, (data.len() - pos) as u64),
+                n => (8, u64::from(n)),
+            };
+            if size < header as u64 {
+                break;
+            }
+            // Clamped to the parent, as the demuxer clamps it.
+            let avail = data.len() - pos - header;
+            let len = usize::try_from(size - header as u64).map_or(avail, |n| n.min(avail));
+            let payload = &data[pos + header..pos + header + len];
+            self.visit(
+                &kind,
+                &data[pos..pos + header + len],
+                header,
+                payload,
+                parent,
+                depth,
+            )?;
+            pos += header + len;
+        }
+        Ok((pos, false))
+    }
+
+    fn visit(
+        &mut self,
+        kind: &[u8; 4],
+        whole: &[u8],
+        header: usize,
+        payload: &[u8],
+        parent: &[u8; 4],
+        depth: u32,
+    ) -> Result<(), String> {
+        match kind {
+            b"cmov" => Err(
+                "the movie header is compressed (cmov): it would be inflated to a size it claims before \
+                 anything in it could be checked"
+                    .into(),
+            ),
+            b"trak" => {
+                self.has_track = true;
+                self.track = Track::default();
+                self.trak_depth += 1;
+                let walked = self.walk(payload, kind, depth + 1);
+                self.trak_depth -= 1;
+                walked?;
+                self.end_track()
+            }
+            k if CONTAINERS.contains(&k) => {
+                if k == b"wave" && payload.len() > 1 << 30 {
+                    return Ok(()); // the demuxer refuses it
+                }
+                self.walk(payload, kind, depth + 1).map(|_| ())
+            }
+            b"meta" => self.meta(whole, header, payload, depth),
+            b"glbl" | b"avcC" | b"hvcC" | b"av1C" => {
+                // A legacy `fiel` box wrapped whole in the extradata box is read as a list of boxes.
+                let wraps_fiel = payload.len() >= 10
+                    && payload.len() <= 1 << 30
+                    && &payload[4..8] == b"fiel"
+                    && be32(payload, 0) as usize == payload.len();
+                if wraps_fiel {
+                    self.walk(payload, kind, depth + 1)?;
+                }
+                Ok(())
+            }
+            b"hdlr" => {
+                if self.trak_depth > 0 && payload.len() >= 12 {
+                    match &payload[8..12] {
+                        b"vide" => self.track.media = Media::Video,
+                        b"soun" => self.track.media = Media::Audio,
+                        b"subp" | b"clcp" => self.track.media = Media::Subtitle,
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+            b"stsd" => self.stsd(payload, depth),
+            b"stsz" | b"stz2" => {
+                let count = self.field(kind, payload, 8)?;
+                let mut total = self.samples;
+                self.claim(&mut total, count, "sample size tables (stsz)")?;
+                self.samples = total;
+                Ok(())
+            }
+            b"trun" => {
+                let count = self.field(kind, payload, 4)?;
+                let mut total = self.samples;
+                self.claim(&mut total, count, "sample tables and fragments (stsz, trun)")?;
+                self.samples = total;
+                Ok(())
+            }
+            b"stsc" => {
+                let entries = self.field(kind, payload, 4)?;
+                // The demuxer refuses a table of more than (size - 4) / 12 entries (so each entry's count lies
+                // in the box), and reads only a track's first one.
+                let fits = entries * 12 + 4 <= payload.len() as u64;
+                if self.has_track && entries > 0 && fits && self.track.max_chunk_samples.is_none() {
+                    let most = (0..entries as usize)
+                        .map(|i| u64::from(be32(payload, 8 + 12 * i + 4)).max(1))
+                        .max()
+                        .unwrap_or(1);
+                    self.track.max_chunk_samples = Some(most);
+                }
+                Ok(())
+            }
+            b"stco" | b"co64" => {
+                let entries = self.field(kind, payload, 4)?;
+                if self.has_track && entries > 0 && self.track.chunks.is_none() {
+                    self.track.chunks = Some(entries);
+                }
+                Ok(())
+            }
+            b"sgpd" => self.sgpd(payload),
+            b"sbgp" => self.sbgp(payload),
+            b"ctts" => {
+                let entries = self.field(kind, payload, 4)?;
+                let counts = self.table(kind, payload, 8, entries, 8)?;
+                let mut total = self.offset_samples;
+                self.claim(&mut total, counts, "composition offset tables (ctts)")?;
+                self.offset_samples = total;
+                Ok(())
+            }
+            b"keys" if parent == b"meta" => {
+                let count = self.field(kind, payload, 4)?;
+                let room = (payload.len() as u64).saturating_sub(8) / 8;
+                if count > room {
+                    return Err(format!(
+                        "a metadata key table (keys) claims {count} keys in {} bytes",
+                        payload.len()
+                    ));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The big-endian u32 at `at` of a claim box; a box too short to hold it is refused (the demuxer would
+    /// read the count from the bytes after it).
+    fn field(&self, kind: &[u8; 4], payload: &[u8], at: usize) -> Result<u64, String> {
+        if payload.len() < at + 4 {
+            return Err(format!(
+                "a {} box of {} bytes is too short for its own fields",
+                kind_name(kind),
+                payload.len() + 8
+            ));
+        }
+        Ok(u64::from(be32(payload, at)))
+    }
+
+    /// Sums the first u32 of each of `entries` entries of `size` bytes from `at`: the demuxer reads them past
+    /// the box's end, so a table longer than its box is refused.
+    fn table(
+        &self,
+        kind: &[u8; 4],
+        payload: &[u8],
+        at: usize,
+        entries: u64,
+        size: usize,
+    ) -> Result<u64, String> {
+        let room = (payload.len().saturating_sub(at) / size) as u64;
+        if entries > room {
+            return Err(format!(
+                "a {} table claims {entries} entries, its box holds {room}",
+                kind_name(kind)
+            ));
+        }
+        Ok((0..entries as usize)
+            .map(|i| u64::from(be32(payload, at + size * i)))
+            .fold(0u64, u64::saturating_add))
+    }
+
+    /// `sgpd`: the demuxer zeroes a byte per entry of a sync group description before reading them.
+    fn sgpd(&mut self, payload: &[u8]) -> Result<(), String> {
+        if payload.len() < 8 || &payload[4..8] != b"sync" {
+            return Ok(());
+        }
+        let version = payload[0];
+        let at = 8 + if version >= 1 { 4 } else { 0 } + if version >= 2 { 4 } else { 0 };
+        let count = self.field(b"sgpd", payload, at)?;
+        let room = payload.len().saturating_sub(at + 4) as u64;
+        if count > room {
+            return Err(format!(
+                "a sample group description (sgpd) claims {count} entries in {room} bytes"
+            ));
+        }
+        Ok(())
+    }
+
+    /// `sbgp`: sync groups count samples the demuxer lists one by one for HEVC open GOPs.
+    fn sbgp(&mut self, payload: &[u8]) -> Result<(), String> {
+        if payload.len() < 8 {
+            return Ok(());
+        }
+        let grouping = &payload[4..8];
+        if grouping != b"sync" && grouping != b"rap " {
+            return Ok(());
+        }
+        let at = 8 + if payload[0] == 1 { 4 } else { 0 };
+        let entries = self.field(b"sbgp", payload, at)?;
+        let counts = self.table(b"sbgp", payload, at + 4, entries, 8)?;
+        if grouping == b"sync" {
+            let mut total = self.group_samples;
+            self.claim(&mut total, counts, "sample-to-group tables (sbgp)")?;
+            self.group_samples = total;
+        }
+        Ok(())
+    }
+
+    /// The demuxer builds a track's index when its `trak` ends; an audio track of raw samples is indexed by
+    /// chunk, one entry for every 160 to 1024 samples a chunk holds.
+    fn end_track(&mut self) -> Result<(), String> {
+        let (Some(chunks), Some(most)) = (self.track.chunks, self.track.max_chunk_samples) else {
+            return Ok(());
+        };
+        let entries = chunks.saturating_mul(most.div_ceil(160));
+        let mut total = self.chunk_entries;
+        self.claim(&mut total, entries, "audio chunk tables (stco, stsc)")?;
+        self.chunk_entries = total;
+        Ok(())
+    }
+
+    /// `meta`: the demuxer looks for `hdlr` 4 bytes at a time and reads the boxes from the one before it.
+    fn meta(
+        &mut self,
+        whole: &[u8],
+        header: usize,
+        payload: &[u8],
+        depth: u32,
+    ) -> Result<(), String> {
+        let mut at = 0usize;
+        while payload.len() - at > 8 {
+            let tag = &payload[at..at + 4];
+            at += 4;
+            if tag == b"hdlr" {
+                // From the 4 bytes before the `hdlr` tag (which may be the meta box's own header).
+                let start = header + at - 8;
+                return self.walk(&whole[start..], b"meta", depth + 1).map(|_| ());
+            }
+        }
+        Ok(())
+    }
+
+    /// `stsd`: sample descriptions, read as the demuxer reads them (its own sizes, not clamped to the table,
+    /// then the codec's fields by the track's kind, then boxes to the end of the description).
+    fn stsd(&mut self, payload: &[u8], depth: u32) -> Result<(), String> {
+        if !self.has_track {
+            return Ok(()); // no stream yet: the demuxer ignores it
+        }
+        let declared = self.field(b"stsd", payload, 4)?;
+        if declared == 0 || declared > (payload.len() / 8) as u64 || declared > 1024 {
+            return Ok(()); // the demuxer refuses the file
+        }
+        let mut pos = 8usize;
+        for index in 0..declared {
+            if pos + 8 > payload.len() {
+                return Err(format!(
+                    "the sample description table (stsd) claims {declared} entries, its bytes hold {index}"
+                ));
+            }
+            let size = u64::from(be32(payload, pos));
+            if size <= 7 {
+                return Ok(()); // the demuxer refuses the file
+            }
+            let room = (payload.len() - pos) as u64;
+            if size > room {
+                return Err(format!(
+                    "a sample description claims {size} bytes, past the end of its table ({room} bytes left)"
+                ));
+            }
+            let entry = &payload[pos..pos + size as usize];
+            let format: [u8; 4] = entry[4..8].try_into().expect("4 bytes");
+            pos += size as usize;
+            if self
+                .track
+                .codec_tag
+                .is_some_and(|tag| skips_description(tag, format))
+            {
+                continue; // read past unparsed
+            }
+            self.track.codec_tag = Some(format);
+            self.track.media = self.entry_media(format);
+            let read = match self.track.media {
+                Media::Video => video_fields(entry),
+                Media::Audio => audio_fields(entry),
+                // Subtitle and data descriptions are read to their end, or their boxes after 16 bytes.
+                Media::Unknown | Media::Subtitle => 16.min(entry.len()),
+            };
+            if read > entry.len() {
+                return Err(format!(
+                    "a {} sample description of {} bytes is shorter than the {read} bytes of fields the \
+                     demuxer reads from it",
+                    kind_name(&format),
+                    entry.len()
+                ));
+            }
+            let tail = &entry[read..];
+            if tail.len() > 8 {
+                let (stopped, left_early) = self.walk(tail, b"stsd", depth + 1)?;
+                if stopped < tail.len() && (left_early || tail.len() >= STSD_TAIL_SKIP_LIMIT) {
+                    return Err(format!(
+                        "the boxes of a {} sample description stop {} bytes before its end",
+                        kind_name(&format),
+                        tail.len() - stopped
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The track kind after the demuxer's `mov_codec_id` has seen a description's fourcc.
+    fn entry_media(&self, format: [u8; 4]) -> Media {
+        let current = self.track.media;
+        let tag = u32::from_le_bytes(format);
+        let mut audio = self.tags.known(TagTable::MovAudio, tag);
+        let low = tag & 0xFFFF;
+        if !audio
+            && (low == u32::from_le_bytes(*b"ms\0\0") || low == u32::from_le_bytes(*b"TS\0\0"))
+        {
+            audio = self
+                .tags
+                .known(TagTable::RiffAudio, tag.swap_bytes() & 0xFFFF);
+        }
+        if current != Media::Video && audio {
+            return Media::Audio;
+        }
+        if current != Media::Audio && tag != 0 && &format != b"mp4s" {
+            let video = self.tags.known(TagTable::MovVideo, tag)
+                || self.tags.known(TagTable::RiffVideo, tag);
+            if video {
+                return Media::Video;
+            }
+        }
+        current
+    }
+}
+
+/// Whether the demuxer skips a sample description of code `format` in a track whose first one was `tag`
+/// (FFmpeg 5.1's `mov_skip_multiple_stsd`, no forced video codec).
+fn skips_description(tag: [u8; 4], format: [u8; 4]) -> bool {
+    tag != format
+        && !(&tag == b"AV1x" && &format == b"AVup")
+        && ![b"apcn", b"apch", b"dvpp", b"dvcp", b"jpeg"].contains(&&tag)
+}
+
+/// Bytes the demuxer reads of a video sample description: 86 of fields, and an inline colour table.
+fn video_fields(entry: &[u8]) -> usize {
+    const FIELDS: usize = 86;
+    if entry.len() < FIELDS {
+        return FIELDS;
+    }
+    let depth_flags = be16(entry, 82);
+    let bit_depth = depth_flags & 0x1F;
+    let table_id = be16(entry, 84);
+    if !matches!(bit_depth, 1 | 2 | 4 | 8) || table_id != 0 {
+        return FIELDS;
+    }
+    // The table is in the description: start (4), flags (2), end (2), then 8 bytes a colour.
+    if entry.len() < FIELDS + 8 {
+        return FIELDS + 8;
+    }
+    let start = be32(entry, 86);
+    let end = u32::from(be16(entry, 92));
+    let colours = if start <= 255 && end <= 255 && end >= start {
+        (end - start + 1) as usize
+    } else {
+        0
+    };
+    FIELDS + 8 + 8 * colours
+}
+
+/// Bytes the demuxer reads of an audio sample description: 36, and the QuickTime version 1 or 2 fields.
+fn audio_fields(entry: &[u8]) -> usize {
+    const FIELDS: usize = 36;
+    if entry.len() < 18 {
+        return FIELDS;
+    }
+    FIELDS
+        + match be16(entry, 16) {
+            1 => 16,
+            2 => 36,
+            _ => 0,
+        }
+}
+
+/// Bytes of ID3v2 tags at the start of `data`, which libavformat skips before it demuxes.
+fn id3v2_len(data: &[u8]) -> usize {
+    let mut at = 0usize;
+    while let Some(h) = data.get(at..at + 10) {
+        let is_tag = &h[..3] == b"ID3"
+            && h[3] != 0xff
+            && h[4] != 0xff
+            && h[6..10].iter().all(|b| b & 0x80 == 0);
+        if !is_tag {
+            break;
+        }
+        let len = h[6..10]
+            .iter()
+            .fold(0usize, |acc, &b| (acc << 7) | usize::from(b));
+        let footer = if h[3] == 4 && h[5] & 0x10 != 0 { 10 } else { 0 };
+        at = at.saturating_add(10 + len + footer);
+    }
+    at
+}
+
+/// Checks a whole buffer as libavformat's MOV demuxer would read it: `Err` says which claim cannot be true.
+/// Buffers that are not MP4/MOV pass (nothing in them parses as the boxes the demuxer acts on).
+pub(crate) fn check_buffer(data: &[u8], max_samples: u64) -> Result<(), String> {
+    check_buffer_with(data, max_samples, &LavfTags)
+}
+
+pub(crate) fn check_buffer_with(
+    data: &[u8],
+    max_samples: u64,
+    tags: &dyn CodecTags,
+) -> Result<(), String> {
+    let data = &data[id3v2_len(data).min(data.len())..];
+    Claims::new(Bound::whole(data.len(), max_samples), tags).top_level(data)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Tables where `avc1` is video and `mp4a` audio, as in libavformat.
+    struct FakeTags;
+
+    impl CodecTags for FakeTags {
+        fn known(&self, table: TagTable, tag: u32) -> bool {
+            let fourcc = tag.to_le_bytes();
+            match table {
+                TagTable::MovVideo => &fourcc == b"avc1",
+                TagTable::MovAudio => &fourcc == b"mp4a",
+                TagTable::RiffVideo | TagTable::RiffAudio => false,
+            }
+        }
+    }
 
     fn mp4_box(kind: &[u8; 4], payload: &[u8]) -> Vec<u8> {
         let mut b = ((payload.len() + 8) as u32).to_be_bytes().to_vec();
@@ -85,45 +676,317 @@ mod tests {
         b
     }
 
-    fn with_stsz(sample_size: u32, count: u32, padding: usize) -> Vec<u8> {
-        let mut stsz = vec![0u8; 4];
-        stsz.extend(sample_size.to_be_bytes());
-        stsz.extend(count.to_be_bytes());
-        let mut inner = mp4_box(b"stsz", &stsz);
-        for kind in [b"stbl", b"minf", b"mdia", b"trak", b"moov"] {
-            inner = mp4_box(kind, &inner);
-        }
+    fn words(values: &[u32]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_be_bytes()).collect()
+    }
+
+    fn nest(path: &[&[u8; 4]], inner: Vec<u8>) -> Vec<u8> {
+        path.iter()
+            .rev()
+            .fold(inner, |acc, kind| mp4_box(kind, &acc))
+    }
+
+    /// `ftyp`, then a movie with one video track holding `stbl_children`, then `padding` bytes of media.
+    fn movie(stbl_children: &[Vec<u8>], padding: usize) -> Vec<u8> {
+        movie_of(b"vide", stbl_children, padding)
+    }
+
+    /// The same with a track of handler type `handler` (`vide`, `soun`...).
+    fn movie_of(handler: &[u8; 4], stbl_children: &[Vec<u8>], padding: usize) -> Vec<u8> {
+        let hdlr = mp4_box(b"hdlr", &[&[0u8; 8][..], handler, &[0; 12]].concat());
+        let stbl = mp4_box(b"stbl", &stbl_children.concat());
+        let minf = mp4_box(b"minf", &stbl);
+        let mdia = mp4_box(b"mdia", &[hdlr, minf].concat());
+        let trak = mp4_box(b"trak", &mdia);
         let mut file = mp4_box(b"ftyp", b"isom\0\0\0\0");
-        file.extend(inner);
+        file.extend(mp4_box(b"moov", &trak));
         file.extend(mp4_box(b"mdat", &vec![0; padding]));
         file
     }
 
+    fn check(data: &[u8]) -> Result<(), String> {
+        check_buffer_with(data, 1 << 22, &FakeTags)
+    }
+
+    fn stsz(sample_size: u32, count: u32) -> Vec<u8> {
+        mp4_box(b"stsz", &words(&[0, sample_size, count]))
+    }
+
+    /// A video sample description: 78 bytes of fields after its header (depth at 82 of the entry, colour
+    /// table id at 84), then `extra`.
+    fn video_fields_with(depth: u16, table_id: u16) -> Vec<u8> {
+        let mut fields = vec![0u8; 78];
+        fields[74..76].copy_from_slice(&depth.to_be_bytes());
+        fields[76..78].copy_from_slice(&table_id.to_be_bytes());
+        fields
+    }
+
+    fn avc1_entry(extra: &[u8]) -> Vec<u8> {
+        mp4_box(
+            b"avc1",
+            &[&video_fields_with(24, 0xFFFF)[..], extra].concat(),
+        )
+    }
+
+    fn stsd(entries: &[Vec<u8>]) -> Vec<u8> {
+        mp4_box(
+            b"stsd",
+            &[words(&[0, entries.len() as u32]), entries.concat()].concat(),
+        )
+    }
+
     #[test]
-    fn claims_a_buffer_can_hold_pass() {
-        assert_eq!(check_sample_tables(&with_stsz(100, 10, 1000)), Ok(()));
-        assert_eq!(check_sample_tables(&with_stsz(0, 50, 0)), Ok(()));
+    fn well_formed_files_pass() {
+        let file = movie(
+            &[
+                stsd(&[avc1_entry(&mp4_box(b"avcC", &[1; 30]))]),
+                stsz(0, 10),
+            ],
+            5000,
+        );
+        assert_eq!(check(&file), Ok(()));
         // Not MP4 at all, truncated boxes, odd sizes: left to libavformat.
         for data in [
             &b""[..],
             b"RIFF....AVI ",
-            &with_stsz(100, 10, 1000)[..50],
+            &file[..50],
             &[0, 0, 0, 1, 0],
+            &[0x47; 400],
         ] {
-            assert_eq!(check_sample_tables(data), Ok(()));
+            assert_eq!(check(data), Ok(()));
         }
     }
 
     #[test]
-    fn more_samples_or_sample_bytes_than_the_file_has_are_refused() {
-        let err = check_sample_tables(&with_stsz(100, 33_000_000, 1000)).unwrap_err();
-        assert!(err.contains("33000000 samples in a file of"), "{err}");
-        let err = check_sample_tables(&with_stsz(100, 20, 1000)).unwrap_err();
+    fn more_samples_than_the_file_has_bytes_are_refused() {
+        let err = check(&movie(&[stsz(100, 33_000_000)], 1000)).unwrap_err();
+        assert!(err.contains("33000000"), "{err}");
+        assert!(err.contains("a file of"), "{err}");
+        // Two tables of half each add up.
+        let half = movie(&[stsz(1, 700), stsz(1, 700)], 1000);
+        assert!(check(&half).unwrap_err().contains("1400 samples in all"));
+        // The configured limit binds when it is lower than the file's size.
+        let err = check_buffer_with(&movie(&[stsz(1, 600)], 1000), 500, &FakeTags).unwrap_err();
+        assert!(err.contains("max_container_samples allows 500"), "{err}");
+    }
+
+    #[test]
+    fn fragments_count_their_samples() {
+        let trun = |count| mp4_box(b"trun", &words(&[0x000001, count, 0]));
+        let moof = |count| nest(&[b"moof", b"traf"], trun(count));
+        let mut file = movie(&[], 0);
+        file.extend(moof(100));
+        file.extend(mp4_box(b"mdat", &[0; 2000]));
+        assert_eq!(check(&file), Ok(()));
+        file.extend(moof(80_000_000));
+        let err = check(&file).unwrap_err();
+        assert!(err.contains("80000100 samples in all"), "{err}");
+    }
+
+    #[test]
+    fn counts_that_fill_memory_before_any_read_are_held_to_their_box() {
+        let sgpd = |count| {
+            mp4_box(
+                b"sgpd",
+                &[words(&[0]), b"sync".to_vec(), words(&[count]), vec![21]].concat(),
+            )
+        };
+        assert_eq!(check(&movie(&[sgpd(1)], 100)), Ok(()));
+        assert!(check(&movie(&[sgpd(0x7fff_fff0)], 100))
+            .unwrap_err()
+            .contains("sgpd"));
+        let hdlr = mp4_box(b"hdlr", &[&[0u8; 8][..], b"mdta", &[0; 12]].concat());
+        let keys = |count| mp4_box(b"keys", &words(&[0, count]));
+        let meta = |count| mp4_box(b"meta", &[hdlr.clone(), keys(count)].concat());
+        let with_meta = |count| {
+            let mut f = mp4_box(b"ftyp", b"isom\0\0\0\0");
+            f.extend(mp4_box(b"moov", &mp4_box(b"udta", &meta(count))));
+            f
+        };
+        assert_eq!(check(&with_meta(0)), Ok(()));
+        assert!(check(&with_meta(0x07ff_ffff)).unwrap_err().contains("keys"));
+    }
+
+    #[test]
+    fn group_and_offset_tables_count_samples_and_must_fit_their_box() {
+        let sbgp = |count| {
+            mp4_box(
+                b"sbgp",
+                &[
+                    words(&[0]),
+                    b"sync".to_vec(),
+                    words(&[2, count, 1, count, 1]),
+                ]
+                .concat(),
+            )
+        };
+        assert_eq!(check(&movie(&[sbgp(10)], 1000)), Ok(()));
+        assert!(check(&movie(&[sbgp(0x07ff_ffff)], 1000))
+            .unwrap_err()
+            .contains("sbgp"));
+        let ctts = |entries, count| {
+            mp4_box(
+                b"ctts",
+                &[words(&[0, entries]), words(&[count, 0])].concat(),
+            )
+        };
+        assert_eq!(check(&movie(&[ctts(1, 500)], 1000)), Ok(()));
+        assert!(check(&movie(&[ctts(1, 5000)], 1000))
+            .unwrap_err()
+            .contains("ctts"));
+        // More entries than the box holds: the demuxer would read counts from the bytes after it.
+        let err = check(&movie(&[ctts(9, 1)], 1000)).unwrap_err();
+        assert!(err.contains("claims 9 entries, its box holds 1"), "{err}");
+    }
+
+    #[test]
+    fn raw_audio_chunks_count_their_index_entries() {
+        let stsc = |per_chunk| mp4_box(b"stsc", &words(&[0, 1, 1, per_chunk, 1]));
+        let stco = |chunks| mp4_box(b"stco", &[words(&[0, chunks]), vec![0; 4 * 40]].concat());
+        assert_eq!(check(&movie(&[stsc(4096), stco(40)], 1000)), Ok(()));
+        let err = check(&movie(&[stsc(0x7000_0000), stco(40)], 1000)).unwrap_err();
+        assert!(err.contains("audio chunk tables"), "{err}");
+    }
+
+    #[test]
+    fn sample_descriptions_must_lie_in_their_table_and_hold_their_fields() {
+        let ok = movie(&[stsd(&[avc1_entry(&[])])], 100);
+        assert_eq!(check(&ok), Ok(()));
+        // An entry claiming more than its table: the demuxer reads what follows as its boxes.
+        let mut long = avc1_entry(&[]);
+        long[..4].copy_from_slice(&0x8000_0100u32.to_be_bytes());
+        assert!(check(&movie(&[stsd(&[long])], 100))
+            .unwrap_err()
+            .contains("past the end of its table"));
+        // A video entry shorter than the 86 bytes the demuxer reads.
+        let short = mp4_box(b"avc1", &[0; 40]);
+        let err = check(&movie(&[stsd(&[short.clone(), avc1_entry(&[])])], 100)).unwrap_err();
+        assert!(err.contains("shorter than the 86 bytes"), "{err}");
+        // An audio entry of 36 bytes is whole in a sound track; in a video track the demuxer reads it as video.
+        let mp4a = mp4_box(b"mp4a", &[0; 28]);
+        assert_eq!(
+            check(&movie_of(
+                b"soun",
+                &[stsd(std::slice::from_ref(&mp4a))],
+                100
+            )),
+            Ok(())
+        );
+        assert!(check(&movie(&[stsd(std::slice::from_ref(&mp4a))], 100))
+            .unwrap_err()
+            .contains("86 bytes"));
+        // In a track of another kind, its code decides (mp4a: audio); a code no table knows is read as data.
+        assert_eq!(check(&movie_of(b"meta", &[stsd(&[mp4a])], 100)), Ok(()));
+        assert!(check(&movie(&[stsd(&[mp4_box(b"tmcd", &[0; 30])])], 100)).is_err());
+        assert_eq!(
+            check(&movie_of(
+                b"tmcd",
+                &[stsd(&[mp4_box(b"tmcd", &[0; 30])])],
+                100
+            )),
+            Ok(())
+        );
+        // A second description of another code is skipped unread, as the demuxer skips it.
+        let short_second = mp4_box(b"hev1", &[0; 10]);
+        assert_eq!(
+            check(&movie(&[stsd(&[avc1_entry(&[]), short_second])], 100)),
+            Ok(())
+        );
+        // Claims inside a description's boxes count like any other.
+        let hidden = avc1_entry(&mp4_box(
+            b"sgpd",
+            &[words(&[0]), b"sync".to_vec(), words(&[0x7fff_0000])].concat(),
+        ));
+        assert!(check(&movie(&[stsd(&[hidden])], 100))
+            .unwrap_err()
+            .contains("sgpd"));
+    }
+
+    #[test]
+    fn an_inline_colour_table_is_part_of_the_fields() {
+        let fields = video_fields_with(8, 0); // 8-bit palettized, table id 0: the table is inline
+        let mut table = words(&[0]);
+        table.extend([0, 0, 0, 255]); // colours 0..=255
+        let without = mp4_box(b"avc1", &[&fields[..], &table[..]].concat());
+        let err = check(&movie(&[stsd(&[without])], 100)).unwrap_err();
         assert!(
-            err.contains("20 samples of 100 bytes (2000 bytes)"),
+            err.contains(&format!("{} bytes", 86 + 8 + 256 * 8)),
             "{err}"
         );
-        let err = check_sample_tables(&with_stsz(u32::MAX, u32::MAX, 0)).unwrap_err();
-        assert!(err.contains("samples in a file of"), "{err}");
+        let with = mp4_box(
+            b"avc1",
+            &[&fields[..], &table[..], &[0; 256 * 8][..]].concat(),
+        );
+        assert_eq!(check(&movie(&[stsd(&[with])], 100)), Ok(()));
+    }
+
+    #[test]
+    fn compressed_movie_headers_are_refused() {
+        let mut file = mp4_box(b"ftyp", b"qt  \0\0\0\0");
+        file.extend(mp4_box(b"moov", &mp4_box(b"cmov", &[0; 40])));
+        assert!(check(&file).unwrap_err().contains("cmov"));
+        // Also where the demuxer takes a `hoov` for the movie box.
+        let hoov = mp4_box(b"hoov", &mp4_box(b"cmov", &[0; 40]));
+        assert!(check(&hoov).is_err());
+    }
+
+    #[test]
+    fn id3v2_tags_before_the_file_are_skipped_as_libavformat_skips_them() {
+        let forged = movie(&[stsz(100, 33_000_000)], 1000);
+        let mut tagged = b"ID3\x04\x00\x00\x00\x00\x00\x0a".to_vec();
+        tagged.extend([0; 10]);
+        tagged.extend(&forged);
+        assert!(check(&tagged).is_err());
+        assert_eq!(id3v2_len(&tagged), 20);
+    }
+
+    #[test]
+    fn the_demuxers_own_limits_are_mirrored() {
+        // Boxes nested deeper than the demuxer reads are not read.
+        let deep = nest(
+            &[
+                b"moov", b"udta", b"udta", b"udta", b"udta", b"udta", b"udta", b"udta", b"udta",
+                b"udta", b"udta", b"udta",
+            ],
+            stsz(1, u32::MAX),
+        );
+        assert_eq!(check(&deep), Ok(()));
+        // A `trak` inside a container other than the movie ends that container.
+        let stray = nest(
+            &[b"moov", b"udta"],
+            [mp4_box(b"trak", &[]), stsz(1, u32::MAX)].concat(),
+        );
+        assert_eq!(check(&stray), Ok(()));
+        // A child larger than its parent is clamped to it, not refused.
+        let mut clamped = nest(&[b"moov", b"udta"], mp4_box(b"free", &[0; 8]));
+        let free_at = clamped.len() - 16;
+        clamped[free_at..free_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert_eq!(check(&clamped), Ok(()));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Any bytes: no panic, whatever the verdict.
+        #[test]
+        fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..600)) {
+            let _ = check(&data);
+            let _ = check_buffer(&data, 10);
+        }
+
+        /// Checking top-level boxes one by one (as a live stream is checked) gives the whole buffer's verdict.
+        #[test]
+        fn box_by_box_equals_whole(counts in proptest::collection::vec(0u32..3000, 1..6), fragmented in any::<bool>()) {
+            let boxes: Vec<Vec<u8>> = counts.iter().map(|&c| if fragmented {
+                nest(&[b"moof", b"traf"], mp4_box(b"trun", &words(&[0, c])))
+            } else {
+                mp4_box(b"moov", &mp4_box(b"trak", &stsz(1, c)))
+            }).collect();
+            let whole = Claims::new(Bound::live(5000), &FakeTags).top_level(&boxes.concat());
+            let mut claims = Claims::new(Bound::live(5000), &FakeTags);
+            let one_by_one = boxes.iter().try_for_each(|b| claims.top_level(b));
+            prop_assert_eq!(whole.is_ok(), one_by_one.is_ok());
+            prop_assert_eq!(whole.is_ok(), counts.iter().map(|&c| u64::from(c)).sum::<u64>() <= 5000);
+        }
     }
 }

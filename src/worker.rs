@@ -44,8 +44,10 @@ use crate::demux::{check_frame_size, Demuxer};
 use crate::device::GpuRuntime;
 use crate::error::{AvError, Error, VideoError};
 use crate::feed::{FeedQueue, QueuedVideo, Source};
+use crate::ffi::io::StreamSource;
 use crate::ffi::packet::Packet;
 use crate::live::{Failure, LiveReader, LiveShared, Mp4Layout};
+use crate::mp4_live::Mp4Gate;
 use crate::pool::BufferPool;
 use crate::signal::Signals;
 use crate::transform;
@@ -176,12 +178,16 @@ impl Worker {
                 // Whatever happens, the producer learns that no more data is read.
                 let _close = CloseLive(live.clone());
                 let stall = self.config.stall_timeout;
+                let reader = || LiveReader::new(live.clone(), self.shared.clone(), stall);
                 let input = match live.sniff(&self.shared, stall) {
-                    Ok(Mp4Layout::Streamable) => Input::Live(Box::new(LiveReader::new(
-                        live.clone(),
-                        self.shared.clone(),
-                        stall,
-                    ))),
+                    Ok(Mp4Layout::Mp4) => Input::Live {
+                        reader: Box::new(Mp4Gate::new(reader(), live.clone(), &self.config)),
+                        mp4: true,
+                    },
+                    Ok(Mp4Layout::Other) => Input::Live {
+                        reader: Box::new(reader()),
+                        mp4: false,
+                    },
                     Ok(Mp4Layout::MoovAtEnd) => match self.config.moov_at_end {
                         MoovAtEnd::Fail => {
                             live.close();
@@ -232,7 +238,7 @@ impl Worker {
         let live_failure = || live.and_then(|l| l.failure());
         let opened = match input {
             Input::Whole(data) => Demuxer::open(data, &self.config),
-            Input::Live(reader) => Demuxer::open_live(reader, &self.config),
+            Input::Live { reader, mp4 } => Demuxer::open_live(reader, mp4, &self.config),
         }
         .and_then(|demuxer| {
             let decoder = self.open_decoder(&demuxer)?;
@@ -408,7 +414,11 @@ impl Worker {
 /// What a video is read from.
 enum Input {
     Whole(Bytes),
-    Live(Box<LiveReader>),
+    /// A live stream; `mp4`: through the box gate, by the MOV demuxer only.
+    Live {
+        reader: Box<dyn StreamSource>,
+        mp4: bool,
+    },
 }
 
 /// Closes a live video's producer side when its decoding ends, however it ends.

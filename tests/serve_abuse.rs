@@ -815,3 +815,34 @@ async fn moov_at_end_uploads_are_buffered_within_the_budget_or_refused() {
     assert_eq!(response.error()["code"], "moov_at_end", "{response:?}");
     strict.assert_up().await;
 }
+
+/// MP4 uploads whose boxes claim what makes the demuxer take gigabytes (a live faststart `stsz`, a fragmented
+/// `trun`, and every other class of `tests/container_claims.rs`) are streamed into the gate, which checks each
+/// index box before the demuxer reads it: each ends with a `not_a_video` error line, the server stays up and
+/// small (a 10 KB forged upload once took it from 34 to 307 MB), and an honest fragmented upload still decodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_with_forged_mp4_claims_fail_before_the_demuxer_reads_them() {
+    let mut server = Serve::start(&[]);
+    for forged in common::mp4_forge::forgeries().iter().filter(|f| f.live) {
+        let response = post(server.addr, "sequence_length=8", &[], &forged.data).await;
+        assert_eq!(response.status, 200, "{}: {response:?}", forged.name);
+        let error = response.error();
+        assert_eq!(error["code"], "not_a_video", "{}: {error}", forged.name);
+        assert_no_internals(&response.body);
+    }
+    server.assert_up().await;
+    let response = post(
+        server.addr,
+        "sequence_length=8",
+        &[],
+        &read_fixture("h264_fragmented.mp4"),
+    )
+    .await;
+    assert_eq!(frames(&response), 23, "{response:?}");
+    let peak = server.peak_rss();
+    assert!(
+        peak < 300 << 20,
+        "the server's peak memory was {} MiB",
+        peak >> 20
+    );
+}

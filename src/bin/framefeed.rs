@@ -194,6 +194,11 @@ struct RunArgs {
     /// are refused. Default 4G.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     max_batch_bytes: Option<u64>,
+    /// The most samples (frames and audio packets) an MP4/MOV file's index may claim: the demuxer builds an
+    /// entry for each before reading any, so a file claiming more fails first. Default 4194304 (2^22); a whole
+    /// file may also claim at most one per byte.
+    #[arg(long, value_name = "N")]
+    max_container_samples: Option<u64>,
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -497,6 +502,10 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         .max_batch_bytes(
             args.max_batch_bytes
                 .unwrap_or(framefeed::limits::DEFAULT_MAX_BATCH_BYTES),
+        )
+        .max_container_samples(
+            args.max_container_samples
+                .unwrap_or(framefeed::limits::DEFAULT_MAX_CONTAINER_SAMPLES),
         )
         .transforms(args.transforms());
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);

@@ -1,6 +1,6 @@
 //! `AVFormatContext`: demuxing a container read through [`MemoryIo`].
 
-use std::ffi::c_int;
+use std::ffi::{c_int, CStr, CString};
 use std::ptr::{self, NonNull};
 
 use bytes::Bytes;
@@ -12,9 +12,26 @@ use super::{check, out_of_memory, static_str, AVERROR_EOF};
 use crate::error::AvError;
 use crate::info::{ContainerInfo, MediaKind, StreamInfo};
 
+/// Which demuxers lavf may pick for an input.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Demuxers {
+    /// Whichever probing picks (FFmpeg's default).
+    #[default]
+    Any,
+    /// The MOV/MP4 demuxer, without probing.
+    OnlyMov,
+    /// Any but the MOV/MP4 demuxer (a stream that does not start like MP4 is never read as MP4).
+    NotMov,
+}
+
+/// lavf's name of its MOV/MP4 demuxer.
+const MOV_DEMUXER: &CStr = c"mov";
+
 /// How lavf probes an input before demuxing it (`None`: FFmpeg's default).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ProbeOptions {
+    /// The demuxers it may pick.
+    pub(crate) demuxers: Demuxers,
     /// Bytes read to identify the format and streams (`probesize`).
     pub(crate) probe_size: Option<i64>,
     /// Microseconds of media analysed for stream information (`analyzeduration`).
@@ -42,6 +59,19 @@ impl FormatContext {
 
     /// Opens the container read through `io` and reads its stream information.
     pub(crate) fn open_io(io: MemoryIo, probe: ProbeOptions) -> Result<Self, AvError> {
+        let forced = match probe.demuxers {
+            // SAFETY: av_find_input_format takes a NUL-terminated name and returns a static demuxer or NULL.
+            Demuxers::OnlyMov => Some(unsafe { sys::av_find_input_format(MOV_DEMUXER.as_ptr()) })
+                .filter(|f| !f.is_null())
+                .ok_or_else(|| {
+                    super::av_error(sys::AVERROR_DEMUXER_NOT_FOUND, "av_find_input_format")
+                })?,
+            _ => ptr::null(),
+        };
+        let whitelist = match probe.demuxers {
+            Demuxers::NotMov => Some(demuxers_but_mov()),
+            _ => None,
+        };
         // SAFETY: avformat_alloc_context returns NULL or a valid context, which we check.
         let mut raw = unsafe { sys::avformat_alloc_context() };
         if raw.is_null() {
@@ -62,8 +92,16 @@ impl FormatContext {
             if let Some(frames) = probe.fps_probe_frames {
                 (*raw).fps_probe_size = frames;
             }
+            if let Some(list) = &whitelist {
+                // lavf frees the whitelist with the context; a copy it cannot make leaves none.
+                (*raw).format_whitelist = sys::av_strdup(list.as_ptr());
+                if (*raw).format_whitelist.is_null() {
+                    sys::avformat_free_context(raw);
+                    return Err(out_of_memory("av_strdup"));
+                }
+            }
             check(
-                sys::avformat_open_input(&mut raw, ptr::null(), ptr::null(), ptr::null_mut()),
+                sys::avformat_open_input(&mut raw, ptr::null(), forced, ptr::null_mut()),
                 "avformat_open_input",
             )?;
         }
@@ -234,6 +272,61 @@ impl FormatContext {
             return Ok(false);
         }
         check(ret, "av_read_frame").map(|_| true)
+    }
+}
+
+/// Every demuxer of the linked lavf but the MOV/MP4 one, as a `format_whitelist` (lavf refuses to open an
+/// input its probing finds to be MOV/MP4).
+fn demuxers_but_mov() -> CString {
+    let mut names = Vec::new();
+    let mut opaque = ptr::null_mut();
+    loop {
+        // SAFETY: av_demuxer_iterate walks lavf's static demuxer list with `opaque` as its cursor and returns
+        // NULL at the end; each demuxer's name is a static NUL-terminated string.
+        let name = unsafe {
+            let demuxer = sys::av_demuxer_iterate(&mut opaque);
+            if demuxer.is_null() {
+                break;
+            }
+            CStr::from_ptr((*demuxer).name)
+        };
+        // The MOV demuxer's name lists its aliases ("mov,mp4,m4a,..."): leave it out whole.
+        let is_mov = name
+            .to_bytes()
+            .split(|&b| b == b',')
+            .any(|n| n == MOV_DEMUXER.to_bytes());
+        if !is_mov {
+            names.push(name.to_string_lossy().into_owned());
+        }
+    }
+    CString::new(names.join(",")).expect("demuxer names have no NUL")
+}
+
+/// One of libavformat's codec tag tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TagTable {
+    /// The MOV demuxer's video codes.
+    MovVideo,
+    /// The MOV demuxer's audio codes.
+    MovAudio,
+    /// RIFF (AVI) video codes, which the MOV demuxer also takes.
+    RiffVideo,
+    /// RIFF (WAV) audio codes.
+    RiffAudio,
+}
+
+/// Whether `table` maps `tag` (a fourcc packed as lavf's `MKTAG` packs it) to a codec.
+pub(crate) fn codec_tag_known(table: TagTable, tag: u32) -> bool {
+    // SAFETY: the getters return lavf's static tables; av_codec_get_id reads a NULL-terminated list of them.
+    unsafe {
+        let table = match table {
+            TagTable::MovVideo => sys::avformat_get_mov_video_tags(),
+            TagTable::MovAudio => sys::avformat_get_mov_audio_tags(),
+            TagTable::RiffVideo => sys::avformat_get_riff_video_tags(),
+            TagTable::RiffAudio => sys::avformat_get_riff_audio_tags(),
+        };
+        let list = [table, ptr::null()];
+        sys::av_codec_get_id(list.as_ptr(), tag) != sys::AVCodecID::AV_CODEC_ID_NONE
     }
 }
 

@@ -23,10 +23,16 @@ pub(crate) enum StreamRead {
     Failed,
 }
 
-/// Bytes arriving over time, read without seeking. `read` may block until data arrives.
+/// Bytes arriving over time, read in order. `read` may block until data arrives.
 pub(crate) trait StreamSource: Send {
     /// Fills the start of `buf` with the next bytes (as many as are available, at least one).
     fn read(&mut self, buf: &mut [u8]) -> StreamRead;
+
+    /// Moves the read position to byte `pos` of the stream, if the source still holds it (a source may keep
+    /// some bytes already read, for lavf to go back to). `false`: it cannot.
+    fn seek(&mut self, _pos: u64) -> bool {
+        false
+    }
 }
 
 /// The callbacks' state: a whole encoded video and a read position (the buffer is shared, never copied), or a
@@ -49,15 +55,19 @@ unsafe impl Send for MemoryIo {}
 impl MemoryIo {
     /// Wraps `data` (no copy: `Bytes` is reference-counted), seekable.
     pub(crate) fn new(data: Bytes) -> Result<Self, AvError> {
-        Self::with_cursor(Cursor::Memory { data, pos: 0 })
+        Self::with_cursor(Cursor::Memory { data, pos: 0 }, true)
     }
 
-    /// Reads from `source` as its bytes arrive, without seeking.
-    pub(crate) fn streaming(source: Box<dyn StreamSource>) -> Result<Self, AvError> {
-        Self::with_cursor(Cursor::Stream(source))
+    /// Reads from `source` as its bytes arrive. The context is never seekable (lavf reads forward and never
+    /// asks for the size); with `seek_back`, lavf's seeks to bytes behind it go to [`StreamSource::seek`].
+    pub(crate) fn streaming(
+        source: Box<dyn StreamSource>,
+        seek_back: bool,
+    ) -> Result<Self, AvError> {
+        Self::with_cursor(Cursor::Stream(source), seek_back)
     }
 
-    fn with_cursor(cursor: Cursor) -> Result<Self, AvError> {
+    fn with_cursor(cursor: Cursor, seek_back: bool) -> Result<Self, AvError> {
         let seekable = matches!(cursor, Cursor::Memory { .. });
         let cursor = Box::into_raw(Box::new(cursor));
         // SAFETY: av_malloc returns NULL or a buffer of the given size, which we check.
@@ -77,14 +87,14 @@ impl MemoryIo {
                 cursor.cast(),
                 Some(read_packet),
                 None,
-                if seekable { Some(seek) } else { None },
+                if seek_back { Some(seek) } else { None },
             )
         };
         match NonNull::new(ctx) {
             Some(ctx) => {
                 if !seekable {
                     // SAFETY: `ctx` is the valid context just created; lavf reads `seekable` to decide whether
-                    // it may seek (with no seek callback it could not anyway).
+                    // it may seek (demuxers then read forward only, and avio serves forward seeks by reading).
                     unsafe { (*ctx.as_ptr()).seekable = 0 };
                 }
                 Ok(Self { ctx, cursor })
@@ -148,16 +158,22 @@ unsafe extern "C" fn read_packet(opaque: *mut c_void, buf: *mut u8, buf_size: c_
     }
 }
 
-/// lavf's seek callback (memory only): `SEEK_SET`/`SEEK_CUR`/`SEEK_END`, and `AVSEEK_SIZE` answering the
-/// buffer's size.
+/// lavf's seek callback: in memory, `SEEK_SET`/`SEEK_CUR`/`SEEK_END`, and `AVSEEK_SIZE` answering the buffer's
+/// size; in a stream, `SEEK_SET` to a byte the source still holds (avio asks for absolute positions only).
 unsafe extern "C" fn seek(opaque: *mut c_void, offset: i64, whence: c_int) -> i64 {
     // SAFETY: as in `read_packet`.
     let cursor = unsafe { &mut *opaque.cast::<Cursor>() };
-    let Cursor::Memory { data, pos } = cursor else {
-        return -1;
+    let whence = whence & !sys::AVSEEK_FORCE;
+    let (data, pos) = match cursor {
+        Cursor::Memory { data, pos } => (data, pos),
+        Cursor::Stream(source) => {
+            return match u64::try_from(offset) {
+                Ok(target) if whence == libc::SEEK_SET && source.seek(target) => offset,
+                _ => -1,
+            }
+        }
     };
     let len = data.len() as i64;
-    let whence = whence & !sys::AVSEEK_FORCE;
     let target = match whence {
         sys::AVSEEK_SIZE => return len,
         libc::SEEK_SET => offset,

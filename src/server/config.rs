@@ -7,6 +7,8 @@ use std::time::Duration;
 use super::auth::Tokens;
 use super::budget;
 use crate::error::{Error, Result};
+use crate::mp4_claims::BYTES_PER_SAMPLE;
+use crate::mp4_live::max_held_box;
 
 /// What a live MP4 upload with its index (`moov`) at the end does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,8 +41,9 @@ pub struct ServeConfig {
     /// An upload that sends nothing for this long fails (default 30 s).
     pub stall_timeout: Duration,
     /// Memory one upload may take (default 512 MiB): its batches in flight, its decoder's frames, the body
-    /// buffered ahead of the decoder and the moov-at-end buffer. Settings that cannot fit even for a one-pixel
-    /// video get 400; a video whose real frame size does not fit fails with the error code
+    /// buffered ahead of the decoder and the moov-at-end buffer, and the demuxer's MP4 index (a sixteenth of
+    /// it bounds the samples an MP4 may claim: 349,525 at 512 MiB). Settings that cannot fit even for a
+    /// one-pixel video get 400; a video whose real frame size does not fit fails with the error code
     /// `over_memory_budget`.
     pub max_upload_memory: u64,
     /// Memory all uploads together may take (`None`, the default: half of the machine's memory). An upload is
@@ -169,13 +172,35 @@ impl ServeConfig {
             .unwrap_or_else(|| budget::machine_memory().map_or(8 << 30, |m| m / 2))
     }
 
-    /// The bytes a moov-at-end upload may buffer: a quarter of `max_upload_memory`, or 0 when such uploads
-    /// fail.
+    /// The most samples an upload's MP4 index may claim: a sixteenth of `max_upload_memory` covers the
+    /// demuxer's index ([`BYTES_PER_SAMPLE`] a sample) and the two index boxes a live upload may have held at
+    /// once (16 bytes a sample each). 349,525 samples at 512 MiB.
+    pub(crate) fn container_samples(&self) -> u64 {
+        (self.max_upload_memory / 16 / (BYTES_PER_SAMPLE + 32)).max(1)
+    }
+
+    /// Bytes of an upload's MP4 index at most: [`container_samples`](Self::container_samples) entries.
+    pub(crate) fn index_bytes(&self) -> u64 {
+        self.container_samples() * BYTES_PER_SAMPLE
+    }
+
+    /// The bytes a moov-at-end upload may buffer: a quarter of `max_upload_memory`, less what its index may
+    /// take, or 0 when such uploads fail.
     pub(crate) fn moov_buffer_bytes(&self) -> u64 {
         match self.moov_at_end {
-            MoovAtEndUploads::Buffer => self.max_upload_memory / 4,
+            MoovAtEndUploads::Buffer => {
+                (self.max_upload_memory / 4).saturating_sub(self.index_bytes())
+            }
             MoovAtEndUploads::Fail => 0,
         }
+    }
+
+    /// Bytes an upload holds besides its frames when `moov_buffered` bytes of a moov-at-end MP4 are buffered:
+    /// the body buffered ahead of the decoder and the index boxes held (a live upload), or the moov-at-end
+    /// buffer, whichever is larger, and the demuxer's index.
+    pub(crate) fn held_bytes(&self, moov_buffered: u64) -> u64 {
+        let live = LIVE_BUFFER_BYTES as u64 + 2 * max_held_box(self.container_samples());
+        live.max(moov_buffered) + self.index_bytes()
     }
 }
 

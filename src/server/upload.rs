@@ -91,11 +91,12 @@ pub(crate) fn parse_query(
         .decoder_threads(settings.decoder_threads_per_stream)
         .stall_timeout(settings.stall_timeout)
         .live_buffer_bytes(LIVE_BUFFER_BYTES)
-        .moov_at_end(moov);
+        .moov_at_end(moov)
+        .max_container_samples(settings.container_samples());
     let shape = UploadShape {
         frames_per_batch: (length as u64).saturating_mul(batch as u64),
         batches_in_flight: BATCHES_IN_FLIGHT,
-        fixed_bytes: moov_bytes.max(LIVE_BUFFER_BYTES as u64),
+        fixed_bytes: settings.held_bytes(moov_bytes),
     };
     let budget = settings.max_upload_memory;
     let Some(max_batch_bytes) = shape.max_batch_bytes(budget) else {
@@ -382,18 +383,17 @@ impl Progress {
     }
 
     /// Trims the memory reservation to what the video needs, now that its frame size is known: its batches
-    /// and decoder at this size, the body buffered ahead, and the moov-at-end buffer only as far as the body
-    /// received so far could fill it.
+    /// and decoder at this size, the body buffered ahead and the index, and the moov-at-end buffer only as far
+    /// as the body received so far could fill it.
     fn trim(&mut self, frame_shape: [usize; 3]) {
         self.trimmed = true;
         let pixels = (frame_shape[0] as u64).saturating_mul(frame_shape[1] as u64);
-        let moov = self
-            .service
-            .config
+        let settings = &self.service.config;
+        let moov = settings
             .moov_buffer_bytes()
             .min(self.received.load(Ordering::Relaxed));
         let shape = UploadShape {
-            fixed_bytes: moov.max(LIVE_BUFFER_BYTES as u64),
+            fixed_bytes: settings.held_bytes(moov),
             ..self.shape
         };
         if let Some(need) = shape.need(pixels) {
@@ -474,6 +474,24 @@ mod tests {
         // 4K needs a larger budget.
         let (config, _) = parse_query(&query(&[("sequence_length", "4")]), &service).unwrap();
         assert!(config.max_batch_bytes < 4 * 3840 * 2160 * 3);
+    }
+
+    #[test]
+    fn the_index_share_is_a_sixteenth_and_the_fixed_part_stays_a_quarter() {
+        let settings = ServeConfig::default();
+        let budget = settings.max_upload_memory;
+        assert_eq!(settings.container_samples(), 349_525);
+        // The index and the held boxes of a live upload fit in a sixteenth of the budget.
+        let held = 2 * crate::mp4_live::max_held_box(settings.container_samples());
+        assert!(settings.index_bytes() + held <= budget / 16);
+        // A moov-at-end upload gives the index share up from its quarter: the fixed part is a quarter.
+        assert_eq!(
+            settings.held_bytes(settings.moov_buffer_bytes()),
+            budget / 4
+        );
+        assert!(settings.held_bytes(0) < budget / 4);
+        let (config, _) = parse_query(&query(&[]), &Service::new(settings)).unwrap();
+        assert_eq!(config.max_container_samples, 349_525);
     }
 
     #[test]

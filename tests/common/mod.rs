@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use framefeed::{Batch, Config, Error, VideoInput};
 
 pub mod http_client;
+pub mod mp4_forge;
 
 /// Runs each named async test function on tokio's current-thread and multi-thread runtimes.
 #[allow(unused_macros)]
@@ -163,27 +164,4 @@ impl Drop for FfmpegFrames {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// `h264.mp4` with its sample tables forged the way a hostile file would be: the `stsz` box claims 33 million
-/// samples of 100 bytes each, and `stsc` 33 million samples per chunk (the file is 10 KB). libavformat alone
-/// builds an index of 1.8 GB for it.
-pub fn forged_sample_tables() -> Vec<u8> {
-    let mut data = read_fixture("h264.mp4");
-    let at = |data: &[u8], kind: &[u8]| {
-        data.windows(4)
-            .position(|w| w == kind)
-            .expect("box present")
-    };
-    let put = |data: &mut Vec<u8>, pos: usize, v: u32| {
-        data[pos..pos + 4].copy_from_slice(&v.to_be_bytes())
-    };
-    // stsz: type, version+flags, sample size, sample count.
-    let stsz = at(&data, b"stsz");
-    put(&mut data, stsz + 8, 100);
-    put(&mut data, stsz + 12, 33_000_000);
-    // stsc: type, version+flags, entry count, first chunk, samples per chunk.
-    let stsc = at(&data, b"stsc");
-    put(&mut data, stsc + 12, 33_000_000);
-    data
 }
