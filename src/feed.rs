@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Context;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use parking_lot::{Condvar, Mutex};
@@ -85,12 +85,30 @@ impl FeedQueue {
         }
     }
 
-    /// Whether `source` fits now. An empty queue takes any one video, however large, so that a video larger
-    /// than the byte limit can still be fed (alone).
-    fn fits(&self, state: &State, source: &Source) -> bool {
+    /// Whether a video holding `bytes` fits now. An empty queue takes any one video, however large, so that a
+    /// video larger than the byte limit can still be fed (alone).
+    fn fits(&self, state: &State, bytes: usize) -> bool {
         state.videos.is_empty()
-            || (state.videos.len() < self.max_videos
-                && state.bytes + source.queued_bytes() <= self.max_bytes)
+            || (state.videos.len() < self.max_videos && state.bytes + bytes <= self.max_bytes)
+    }
+
+    /// Ready when a whole video of `bytes` would be queued now, or the queue is closed (a feed would fail at
+    /// once); otherwise the task is woken when room is made. Queues nothing.
+    pub(crate) fn poll_room(&self, cx: &mut Context<'_>, bytes: usize) -> Poll<()> {
+        let ready = || {
+            let state = self.state.lock();
+            state.closed || self.fits(&state, bytes)
+        };
+        if ready() {
+            return Poll::Ready(());
+        }
+        self.feeders.register(cx.waker());
+        // Room made between the check and the registration is not missed.
+        if ready() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 
     /// Queues the video if there is room now; the id is given on admission, so ids follow the queue order.
@@ -112,7 +130,7 @@ impl FeedQueue {
         if state.closed {
             return Err((Refused::Closed(source), label));
         }
-        if !self.fits(state, &source) {
+        if !self.fits(state, source.queued_bytes()) {
             return Err((Refused::Full(source), label));
         }
         let id = VideoId(state.next_id);

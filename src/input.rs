@@ -367,6 +367,22 @@ impl VideoInput {
         NextBatch { input: self }
     }
 
+    /// A future that completes when a poll would not wait: a batch or a video's error is ready, or nothing
+    /// more will come (the input is closed and every video delivered, or the decoding thread ended). It takes
+    /// nothing: for bridges to other event loops, which then take the batch with
+    /// [`try_next_batch`](Self::try_next_batch) where their own cancellation cannot interleave (the Python
+    /// package's `next_batch_async` does so on the asyncio loop). Another poller may take the batch first.
+    pub fn ready(&self) -> Ready<'_> {
+        Ready { input: self }
+    }
+
+    /// A future that completes when [`try_feed`](Self::try_feed) of a video of `bytes` bytes would not find the
+    /// queue full, or the input is closed (a feed would fail at once). It queues nothing; see
+    /// [`ready`](Self::ready) for what it is for. Another feeder may take the room first.
+    pub fn feed_ready(&self, bytes: usize) -> FeedReady<'_> {
+        FeedReady { input: self, bytes }
+    }
+
     /// The batches as a [`futures_core::Stream`] of `Result<Batch>`, ending after close and the last batch.
     /// Video errors are items and the stream goes on; any other error is yielded once and ends it. Cancel-safe
     /// like [`next_batch_async`](Self::next_batch_async).
@@ -401,6 +417,27 @@ impl VideoInput {
             attempt += 1;
         }
         Poll::Pending
+    }
+
+    /// Whether a poll would not wait now: a message is ready, everything was delivered after close, or the
+    /// decoding thread ended.
+    fn would_not_wait(&self) -> bool {
+        !self.out.is_empty()
+            || (self.is_closed() && !self.work_pending())
+            || self.worker.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.would_not_wait() {
+            return Poll::Ready(());
+        }
+        self.shared.register(cx.waker());
+        // A message sent between the check and the registration is not missed.
+        if self.would_not_wait() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 
     /// Fed videos not fully delivered yet.
@@ -538,6 +575,35 @@ impl Future for NextBatch<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         self.input.poll_next_batch(cx)
+    }
+}
+
+/// The future of [`VideoInput::ready`].
+#[must_use = "futures do nothing unless polled"]
+pub struct Ready<'a> {
+    input: &'a VideoInput,
+}
+
+impl Future for Ready<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.input.poll_ready(cx)
+    }
+}
+
+/// The future of [`VideoInput::feed_ready`].
+#[must_use = "futures do nothing unless polled"]
+pub struct FeedReady<'a> {
+    input: &'a VideoInput,
+    bytes: usize,
+}
+
+impl Future for FeedReady<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.input.feed.poll_room(cx, self.bytes)
     }
 }
 

@@ -117,8 +117,8 @@ pub use files::{EpochFeed, FileList};
 /// The 16-bit float type of [`DType::F16`] output (from the `half` crate).
 pub use half::f16;
 pub use info::{ContainerInfo, MediaKind, StreamInfo};
-pub use input::{BatchStream, Batches, FeedVideo, NextBatch, VideoInput};
-pub use live::{LiveVideo, PushChunk};
+pub use input::{BatchStream, Batches, FeedReady, FeedVideo, NextBatch, Ready, VideoInput};
+pub use live::{LiveVideo, PushChunk, PushReady};
 pub use outline::BatchOutline;
 pub use transform::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, Transforms,

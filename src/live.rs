@@ -130,6 +130,28 @@ impl LiveShared {
         self.state.lock().failure.clone()
     }
 
+    /// Ready when a chunk of `bytes` would be taken now, or the video no longer takes data (a push would fail
+    /// at once); otherwise the task is woken when the decoder makes room. Queues nothing.
+    fn poll_room(&self, cx: &mut Context<'_>, bytes: usize) -> Poll<()> {
+        let ready = || {
+            let state = self.state.lock();
+            state.closed
+                || state.finished
+                || state.aborted.is_some()
+                || state.buffered == 0
+                || state.buffered + bytes <= self.max_buffered
+        };
+        if ready() {
+            return Poll::Ready(());
+        }
+        self.pushers.register(cx.waker());
+        if ready() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+
     /// Tries to queue `chunk`; gives it back when the buffer is full.
     fn try_push(&self, chunk: Bytes) -> std::result::Result<(), TryFeedError> {
         let mut state = self.state.lock();
@@ -477,6 +499,14 @@ impl LiveVideo {
         }
     }
 
+    /// A future that completes when a chunk of `bytes` would be taken now by
+    /// [`try_push`](Self::try_push), or the video no longer takes data (a push would fail at once). It queues
+    /// nothing: for bridges to other event loops, which then push with `try_push` where their own cancellation
+    /// cannot interleave (the Python package's `push_async`). Another producer may take the room first.
+    pub fn push_ready(&self, bytes: usize) -> PushReady<'_> {
+        PushReady { live: self, bytes }
+    }
+
     /// Ends the video normally: the decoder reads the buffered chunks and stops at their end.
     pub fn finish(mut self) {
         self.ended = true;
@@ -539,6 +569,21 @@ impl Future for PushChunk<'_> {
             }
             Err(_) => Poll::Ready(Err(shared.ended())),
         }
+    }
+}
+
+/// The future of [`LiveVideo::push_ready`].
+#[must_use = "futures do nothing unless polled"]
+pub struct PushReady<'a> {
+    live: &'a LiveVideo,
+    bytes: usize,
+}
+
+impl Future for PushReady<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.live.shared.poll_room(cx, self.bytes)
     }
 }
 

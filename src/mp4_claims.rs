@@ -308,6 +308,13 @@ impl<'t> Claims<'t> {
             b"stsd" => self.stsd(payload, depth),
             b"stsz" | b"stz2" => {
                 let count = self.field(kind, payload, 8)?;
+                // A table of sizes follows unless stsz gives one size for all (stz2 always has one).
+                let bits = match kind {
+                    b"stsz" if be32(payload, 4) != 0 => 0,
+                    b"stsz" => 32,
+                    _ => u64::from(payload[7]),
+                };
+                fits(kind, payload, 12, count, bits)?;
                 let mut total = self.samples;
                 self.claim(&mut total, count, "sample size tables (stsz)")?;
                 self.samples = total;
@@ -315,6 +322,11 @@ impl<'t> Claims<'t> {
             }
             b"trun" => {
                 let count = self.field(kind, payload, 4)?;
+                // Per-sample fields (duration, size, flags, composition offset), 4 bytes each, after an
+                // optional data offset and first-sample flags.
+                let flags = be32(payload, 0) & 0xFF_FFFF;
+                let at = 8 + 4 * usize::from(flags & 0x1 != 0) + 4 * usize::from(flags & 0x4 != 0);
+                fits(kind, payload, at, count, 32 * u64::from((flags & 0xF00).count_ones()))?;
                 let mut total = self.samples;
                 self.claim(&mut total, count, "sample tables and fragments (stsz, trun)")?;
                 self.samples = total;
@@ -336,10 +348,20 @@ impl<'t> Claims<'t> {
             }
             b"stco" | b"co64" => {
                 let entries = self.field(kind, payload, 4)?;
+                fits(kind, payload, 8, entries, if kind == b"co64" { 64 } else { 32 })?;
                 if self.has_track && entries > 0 && self.track.chunks.is_none() {
                     self.track.chunks = Some(entries);
                 }
                 Ok(())
+            }
+            // Tables the demuxer allocates for their whole count, then reads past their box's end.
+            b"stss" | b"stps" | b"stts" => {
+                let entries = self.field(kind, payload, 4)?;
+                fits(kind, payload, 8, entries, if kind == b"stts" { 64 } else { 32 })
+            }
+            b"elst" => {
+                let entries = self.field(kind, payload, 4)?;
+                fits(kind, payload, 8, entries, if payload[0] == 1 { 160 } else { 96 })
             }
             b"sgpd" => self.sgpd(payload),
             b"sbgp" => self.sbgp(payload),
@@ -389,13 +411,7 @@ impl<'t> Claims<'t> {
         entries: u64,
         size: usize,
     ) -> Result<u64, String> {
-        let room = (payload.len().saturating_sub(at) / size) as u64;
-        if entries > room {
-            return Err(format!(
-                "a {} table claims {entries} entries, its box holds {room}",
-                kind_name(kind)
-            ));
-        }
+        fits(kind, payload, at, entries, 8 * size as u64)?;
         Ok((0..entries as usize)
             .map(|i| u64::from(be32(payload, at + size * i)))
             .fold(0u64, u64::saturating_add))
@@ -565,6 +581,20 @@ impl<'t> Claims<'t> {
         }
         current
     }
+}
+
+/// A table of `entries` entries of `bits` bits each from byte `at` must lie in its box: the demuxer allocates
+/// for the whole count at once and reads on past the box's end.
+fn fits(kind: &[u8; 4], payload: &[u8], at: usize, entries: u64, bits: u64) -> Result<(), String> {
+    let room = payload.len().saturating_sub(at) as u64 * 8;
+    if entries.saturating_mul(bits) > room {
+        return Err(format!(
+            "a {} table claims {entries} entries, its box holds {}",
+            kind_name(kind),
+            room / bits.max(1)
+        ));
+    }
+    Ok(())
 }
 
 /// Whether the demuxer skips a sample description of code `format` in a track whose first one was `tag`
@@ -740,7 +770,7 @@ mod tests {
         let file = movie(
             &[
                 stsd(&[avc1_entry(&mp4_box(b"avcC", &[1; 30]))]),
-                stsz(0, 10),
+                stsz(1, 10),
             ],
             5000,
         );
@@ -837,6 +867,38 @@ mod tests {
         // More entries than the box holds: the demuxer would read counts from the bytes after it.
         let err = check(&movie(&[ctts(9, 1)], 1000)).unwrap_err();
         assert!(err.contains("claims 9 entries, its box holds 1"), "{err}");
+    }
+
+    #[test]
+    fn count_prefixed_tables_must_lie_in_their_box() {
+        // The fuzzer's find: a 16-byte stco claiming 34 million chunk offsets (a 277 MB allocation).
+        let stco = |entries| mp4_box(b"stco", &[words(&[0, entries]), vec![0; 8]].concat());
+        assert_eq!(check(&movie(&[stco(2)], 100)), Ok(()));
+        let err = check(&movie(&[stco(0x0211_0000)], 100)).unwrap_err();
+        assert!(
+            err.contains("stco table claims 34668544 entries, its box holds 2"),
+            "{err}"
+        );
+        for (kind, entry) in [(b"stss", 4), (b"stps", 4), (b"stts", 8), (b"co64", 8)] {
+            let table = |n| mp4_box(kind, &[words(&[0, n]), vec![0; 2 * entry]].concat());
+            assert_eq!(check(&movie(&[table(2)], 100)), Ok(()), "{kind:?}");
+            assert!(check(&movie(&[table(3)], 100)).is_err(), "{kind:?}");
+        }
+        // A table of sample sizes, but not one size for all; stz2's entries are of their field size.
+        assert!(check(&movie(&[stsz(0, 10)], 1000)).is_err());
+        assert_eq!(check(&movie(&[stsz(7, 10)], 1000)), Ok(()));
+        let stz2 = |bits, count| mp4_box(b"stz2", &[words(&[0, bits, count]), vec![0; 4]].concat());
+        assert_eq!(check(&movie(&[stz2(4, 8)], 1000)), Ok(()));
+        assert!(check(&movie(&[stz2(4, 9)], 1000)).is_err());
+        // A fragment's per-sample fields: sizes and composition offsets, 8 bytes a sample here.
+        let trun = |count, bytes| {
+            mp4_box(
+                b"trun",
+                &[words(&[0x000A01, count, 0]), vec![0; bytes]].concat(),
+            )
+        };
+        assert_eq!(check(&movie(&[trun(3, 24)], 1000)), Ok(()));
+        assert!(check(&movie(&[trun(4, 24)], 1000)).is_err());
     }
 
     #[test]

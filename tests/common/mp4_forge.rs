@@ -133,6 +133,9 @@ pub fn forgeries() -> Vec<Forged> {
     );
     append(&mut open_gop, &stbl, &cra);
     append(&mut open_gop, &stbl, &groups);
+    let mut stco_count = faststart.clone();
+    let (at, _) = find(&stco_count, &in_stbl(b"stco"));
+    put(&mut stco_count, at + 12, 0x0211_0000);
     let mut short = faststart.clone();
     put(&mut short, stsd + 16, 40); // a video description of 40 bytes (its fields take 86)
     let mut id3 = b"ID3\x04\x00\x00\x00\x00\x00\x0a".to_vec();
@@ -195,6 +198,12 @@ pub fn forgeries() -> Vec<Forged> {
             name: "a video sample description shorter than its fields (the next ones read from the wrong place)",
             refusal: "shorter than the 86 bytes",
             data: short,
+            live: true,
+        },
+        Forged {
+            name: "stco claiming 34 million chunk offsets in a 16-byte box (a 277 MB allocation; found by fuzzing)",
+            refusal: "stco table claims 34668544 entries",
+            data: stco_count,
             live: true,
         },
         Forged {
