@@ -342,6 +342,17 @@ impl<'a> Sequence<'a> {
             .shape(self.meta.frames, self.batch.height, self.batch.width)
     }
 
+    /// Where the sequence starts in its batch's buffer, in bytes (host or device: for views of a GPU batch's
+    /// [`cuda`](Batch::cuda) buffer).
+    pub fn byte_offset(&self) -> usize {
+        self.meta.offset
+    }
+
+    /// Bytes of the sequence, padding included.
+    pub fn byte_len(&self) -> usize {
+        self.meta.frames * self.batch.frame_bytes()
+    }
+
     /// The sequence's bytes, padding included.
     pub fn data(&self) -> &'a [u8] {
         let len = self.meta.frames * self.batch.frame_bytes();

@@ -23,6 +23,7 @@ use crate::ffi::format::{codec_tag_known, TagTable};
 
 /// Bytes of demuxer memory counted for every sample an index may claim (measured: 47 bytes a sample on a
 /// million-frame faststart MP4, before composition offsets and edit-list copies).
+#[cfg_attr(not(feature = "server"), allow(dead_code))] // the service's memory budget counts with it
 pub(crate) const BYTES_PER_SAMPLE: u64 = 64;
 
 /// How deep the demuxer nests boxes (FFmpeg 5.1 refuses an eleventh level).

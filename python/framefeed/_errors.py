@@ -1,0 +1,76 @@
+"""framefeed's exceptions: one base class, :class:`FramefeedError`, and a class per way things fail.
+
+The native module raises these classes (it imports them from here), so ``except framefeed.FramefeedError``
+catches everything framefeed raises except ``ValueError`` for bad settings and ``TypeError`` for wrong
+argument types.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Optional, Union
+
+__all__ = [
+    "FramefeedError",
+    "VideoError",
+    "NoDataError",
+    "NotReadyError",
+    "TimeoutError",
+    "ClosedError",
+    "DeviceError",
+    "OutOfMemoryError",
+]
+
+
+class FramefeedError(Exception):
+    """The base of every framefeed exception."""
+
+
+class VideoError(FramefeedError):
+    """One video failed (after its decoded batches were delivered); the next poll goes on with the next video.
+
+    Attributes:
+        video_id: the id ``feed`` returned for the video.
+        label: the label it was fed with (``str``, ``int`` or ``None``).
+        reason: why it failed, in words.
+        kind: a short stable name for the failure: ``'not_a_video'``, ``'corrupt'``, ``'unsupported_codec'``,
+            ``'implausible_container'``, ``'aborted'``, ``'stalled'``...
+    """
+
+    def __init__(
+        self,
+        message: str,
+        video_id: int = -1,
+        label: Optional[Union[str, int]] = None,
+        reason: str = "",
+        kind: str = "other",
+    ) -> None:
+        super().__init__(message)
+        self.video_id = video_id
+        self.label = label
+        self.reason = reason
+        self.kind = kind
+
+
+class NoDataError(FramefeedError):
+    """A non-blocking poll (``blocking=False``) found nothing fed and nothing ready."""
+
+
+class NotReadyError(FramefeedError):
+    """``try_next_batch`` found no batch ready yet, though videos are being decoded."""
+
+
+class TimeoutError(FramefeedError, builtins.TimeoutError):  # noqa: A001 (also a builtins.TimeoutError)
+    """``next_batch(timeout=...)`` waited that long without a batch."""
+
+
+class ClosedError(FramefeedError):
+    """The input is closed (a feed after ``close()``), or a live video no longer takes data."""
+
+
+class DeviceError(FramefeedError):
+    """A GPU was asked for but cannot be used, or a CUDA call failed."""
+
+
+class OutOfMemoryError(FramefeedError, MemoryError):
+    """Memory for a copy could not be allocated."""

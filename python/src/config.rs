@@ -1,0 +1,229 @@
+//! The keyword arguments of `VideoInput(...)` as a framefeed [`Config`]: each one parsed here, then the whole
+//! configuration validated once by framefeed (whose message, naming the allowed range, becomes the
+//! `ValueError`).
+
+use std::time::Duration;
+
+use framefeed::{
+    Config, Crop, CropPosition, DType, Device, Interpolation, LastSequencePolicy, Layout,
+    OutOfBounds, Resize, Transforms,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// Per-channel values (R, G, B).
+pub(crate) type Rgb = (f32, f32, f32);
+
+/// Every keyword of `VideoInput(...)`.
+pub(crate) struct Settings<'py> {
+    pub(crate) sequence_length: usize,
+    pub(crate) batch_size: usize,
+    pub(crate) last_sequence_policy: &'py str,
+    pub(crate) blocking: bool,
+    pub(crate) decoder_threads: Option<usize>,
+    pub(crate) prefetch_batches: usize,
+    pub(crate) device: &'py str,
+    pub(crate) cpu_fallback: bool,
+    pub(crate) resize: Option<(u32, u32)>,
+    pub(crate) resize_shorter: Option<u32>,
+    pub(crate) resize_mode: &'py str,
+    pub(crate) interpolation: &'py str,
+    pub(crate) crop: Option<Bound<'py, PyAny>>,
+    pub(crate) crop_pos: Bound<'py, PyAny>,
+    pub(crate) out_of_bounds: &'py str,
+    pub(crate) fill: Rgb,
+    pub(crate) seed: Option<u64>,
+    pub(crate) dtype: &'py str,
+    pub(crate) normalize: Option<(Rgb, Rgb)>,
+    pub(crate) layout: &'py str,
+    pub(crate) pack: bool,
+    pub(crate) low_latency: bool,
+    pub(crate) max_queued: Option<(usize, usize)>,
+    pub(crate) max_batch_bytes: Option<u64>,
+    pub(crate) max_container_samples: Option<u64>,
+    pub(crate) live_buffer_bytes: Option<usize>,
+    pub(crate) stall_timeout: Option<f64>,
+}
+
+fn bad(message: String) -> PyErr {
+    PyValueError::new_err(message)
+}
+
+/// `name` must be one of `choices` (case-insensitive).
+fn choose<T: Copy>(name: &str, value: &str, choices: &[(&str, T)]) -> PyResult<T> {
+    choices
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(value))
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let allowed: Vec<_> = choices.iter().map(|(n, _)| format!("'{n}'")).collect();
+            bad(format!(
+                "{name} is '{value}'; allowed: {}",
+                allowed.join(", ")
+            ))
+        })
+}
+
+fn rgb((r, g, b): Rgb) -> [f32; 3] {
+    [r, g, b]
+}
+
+impl Settings<'_> {
+    fn transforms(&self) -> PyResult<Transforms> {
+        let mut t = Transforms::new();
+        let fill = rgb(self.fill);
+        match (self.resize, self.resize_shorter) {
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "resize and resize_shorter are exclusive; give one of them".into(),
+                ))
+            }
+            (Some((width, height)), None) => {
+                let mode = choose(
+                    "resize_mode",
+                    self.resize_mode,
+                    &[("exact", 0), ("fill", 1), ("letterbox", 2)],
+                )?;
+                t = t.resize(match mode {
+                    0 => Resize::Exact { width, height },
+                    1 => Resize::Fill { width, height },
+                    _ => Resize::Letterbox {
+                        width,
+                        height,
+                        fill,
+                    },
+                });
+            }
+            (None, Some(side)) => t = t.resize(Resize::Shorter(side)),
+            (None, None) => {}
+        }
+        t = t.interpolation(choose(
+            "interpolation",
+            self.interpolation,
+            &[
+                ("bilinear", Interpolation::Bilinear),
+                ("nearest", Interpolation::Nearest),
+                ("bicubic", Interpolation::Bicubic),
+                ("area", Interpolation::Area),
+            ],
+        )?);
+        if let Some(crop) = &self.crop {
+            let (width, height) = match crop.extract::<u32>() {
+                Ok(side) => (side, side),
+                Err(_) => crop
+                    .extract::<(u32, u32)>()
+                    .map_err(|_| bad("crop must be a side in pixels or (width, height)".into()))?,
+            };
+            let position = match self.crop_pos.extract::<String>() {
+                Ok(name) => choose(
+                    "crop_pos",
+                    &name,
+                    &[
+                        ("center", CropPosition::Center),
+                        ("random", CropPosition::Random),
+                    ],
+                )?,
+                Err(_) => {
+                    let (x, y) = self.crop_pos.extract::<(f32, f32)>().map_err(|_| {
+                        bad("crop_pos must be 'center', 'random' or (x, y) in [0, 1]".into())
+                    })?;
+                    CropPosition::Fixed { x, y }
+                }
+            };
+            let policy = choose(
+                "out_of_bounds",
+                self.out_of_bounds,
+                &[
+                    ("error", OutOfBounds::Error),
+                    ("pad", OutOfBounds::Pad(fill)),
+                    ("trim", OutOfBounds::Trim),
+                ],
+            )?;
+            t = t.crop(
+                Crop::new(width, height)
+                    .position(position)
+                    .out_of_bounds(policy),
+            );
+        }
+        if let Some(seed) = self.seed {
+            t = t.seed(seed);
+        }
+        t = t.dtype(choose(
+            "dtype",
+            self.dtype,
+            &[
+                ("uint8", DType::U8),
+                ("float32", DType::F32),
+                ("float16", DType::F16),
+                ("float32_unit", DType::F32Unit),
+                ("float16_unit", DType::F16Unit),
+            ],
+        )?);
+        if let Some((mean, std)) = self.normalize {
+            t = t.normalize(rgb(mean), rgb(std));
+        }
+        t = t.layout(choose(
+            "layout",
+            self.layout,
+            &[
+                ("FHWC", Layout::Fhwc),
+                ("FCHW", Layout::Fchw),
+                ("CFHW", Layout::Cfhw),
+            ],
+        )?);
+        Ok(t)
+    }
+
+    /// The framefeed configuration, validated.
+    pub(crate) fn config(&self) -> PyResult<Config> {
+        let policy = choose(
+            "last_sequence_policy",
+            self.last_sequence_policy,
+            &[
+                ("partial", LastSequencePolicy::Partial),
+                ("pad", LastSequencePolicy::Pad),
+            ],
+        )?;
+        let device: Device = self.device.parse().map_err(bad)?;
+        let mut config = Config::new(self.sequence_length, self.batch_size);
+        if self.low_latency {
+            config = config.low_latency();
+        }
+        config = config
+            .last_sequence_policy(policy)
+            .blocking(self.blocking)
+            .decoder_threads(self.decoder_threads.unwrap_or(0))
+            .prefetch_batches(self.prefetch_batches)
+            .device(device)
+            .cpu_fallback(self.cpu_fallback)
+            .pack_batches(self.pack)
+            .transforms(self.transforms()?);
+        if let Some((videos, bytes)) = self.max_queued {
+            config = config.max_queued(videos, bytes);
+        }
+        if let Some(bytes) = self.max_batch_bytes {
+            config = config.max_batch_bytes(bytes);
+        }
+        if let Some(samples) = self.max_container_samples {
+            config = config.max_container_samples(samples);
+        }
+        if let Some(bytes) = self.live_buffer_bytes {
+            config = config.live_buffer_bytes(bytes);
+        }
+        if let Some(seconds) = self.stall_timeout {
+            let timeout = Duration::try_from_secs_f64(seconds).map_err(|_| {
+                bad(format!(
+                    "stall_timeout is {seconds}; allowed: a duration in seconds, at least 0.001"
+                ))
+            })?;
+            config = config.stall_timeout(timeout);
+        }
+        config.validate().map_err(|e| {
+            bad(e
+                .to_string()
+                .trim_start_matches("invalid configuration: ")
+                .to_owned())
+        })?;
+        Ok(config)
+    }
+}

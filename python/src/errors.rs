@@ -1,0 +1,99 @@
+//! framefeed's errors as Python exceptions. The classes live in `framefeed/_errors.py` (so that they can also
+//! derive from Python's own `TimeoutError` and `MemoryError`); this module builds them from Rust errors.
+
+use framefeed::{Error, Label, VideoError};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// An instance of `framefeed._errors.<class>(message, **attributes)`, as a `PyErr`.
+fn raise(
+    py: Python<'_>,
+    class: &str,
+    message: String,
+    attributes: Option<Bound<'_, PyDict>>,
+) -> PyErr {
+    let built = py
+        .import("framefeed._errors")
+        .and_then(|m| m.getattr(class))
+        .and_then(|c| c.call((message.clone(),), attributes.as_ref()));
+    match built {
+        Ok(instance) => PyErr::from_value(instance),
+        // The package's Python part is missing (a broken install): still an exception, with the message.
+        Err(e) => e,
+    }
+}
+
+/// A label as Python sees it: `str`, `int`, or `None`.
+pub(crate) fn label_object(py: Python<'_>, label: Option<&Label>) -> PyResult<Py<PyAny>> {
+    Ok(match label {
+        Some(Label::Text(s)) => s.into_pyobject(py)?.into_any().unbind(),
+        Some(Label::Number(n)) => n.into_pyobject(py)?.into_any().unbind(),
+        None => py.None(),
+    })
+}
+
+/// A short, stable name for what went wrong with a video (the `kind` attribute of `VideoError`).
+fn video_error_kind(error: &VideoError) -> &'static str {
+    match error {
+        VideoError::Empty => "empty",
+        VideoError::NotAVideo(_) => "not_a_video",
+        VideoError::ImplausibleContainer { .. } => "implausible_container",
+        VideoError::NoVideoStream | VideoError::StreamNotFound { .. } => "no_video_stream",
+        VideoError::UnsupportedCodec { .. } => "unsupported_codec",
+        VideoError::AbsurdDimensions { .. } => "absurd_dimensions",
+        VideoError::NoFrames => "no_frames",
+        VideoError::Demux { .. } => "demux",
+        VideoError::Corrupt { .. } => "corrupt",
+        VideoError::LiveAborted { .. } => "aborted",
+        VideoError::LiveStalled { .. } => "stalled",
+        VideoError::MoovAtEndLive | VideoError::MoovAtEndTooLarge { .. } => "moov_at_end",
+        VideoError::CropOutOfBounds { .. } => "crop_out_of_bounds",
+        VideoError::BatchTooLarge { .. } => "batch_too_large",
+        VideoError::OutOfMemory { .. } => "out_of_memory",
+        VideoError::NvdecUnsupported { .. } => "nvdec_unsupported",
+        VideoError::Cuda { .. } => "cuda",
+        _ => "other",
+    }
+}
+
+/// The Python exception for a framefeed error.
+pub(crate) fn to_py(py: Python<'_>, error: Error) -> PyErr {
+    let message = error.to_string();
+    let class = match &error {
+        Error::Config(m) => return PyValueError::new_err(m.clone()),
+        Error::Video { video, error } => {
+            let attributes = PyDict::new(py);
+            let set = || -> PyResult<()> {
+                attributes.set_item("video_id", video.id.0)?;
+                attributes.set_item("label", label_object(py, video.label.as_ref())?)?;
+                attributes.set_item("reason", error.to_string())?;
+                attributes.set_item("kind", video_error_kind(error))?;
+                Ok(())
+            };
+            if let Err(e) = set() {
+                return e;
+            }
+            return raise(py, "VideoError", message, Some(attributes));
+        }
+        Error::NoData => "NoDataError",
+        Error::NotReady => "NotReadyError",
+        Error::Timeout(_) => "TimeoutError",
+        Error::Closed | Error::LiveEnded { .. } => "ClosedError",
+        Error::CudaUnavailable { .. } | Error::Cuda { .. } => "DeviceError",
+        Error::OutOfMemory { .. } => "OutOfMemoryError",
+        _ => "FramefeedError",
+    };
+    raise(py, class, message, None)
+}
+
+/// `Result<T, framefeed::Error>` into `PyResult<T>`.
+pub(crate) trait IntoPyResult<T> {
+    fn py_err(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for Result<T, Error> {
+    fn py_err(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| to_py(py, e))
+    }
+}

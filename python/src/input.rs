@@ -1,0 +1,454 @@
+//! `VideoInput`, `LiveVideo` and `FileList`: the operator's API as Python sees it. Every call that may wait
+//! (feeding into a full queue, polling, pushing a live chunk) releases the GIL while it waits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use framefeed::{Error, FileList, Label, TryFeedError, VideoInput};
+use parking_lot::RwLock;
+use pyo3::exceptions::{PyStopIteration, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::aio::{self, LiveSlot};
+use crate::batch::PyBatch;
+use crate::config::{Rgb, Settings};
+use crate::errors::{to_py, IntoPyResult};
+
+/// The bytes of a fed buffer, without copying when it is `bytes` or another read-only, C-contiguous buffer
+/// (the exporter is kept alive until the decoder is done with it); writable buffers are copied once, since the
+/// caller could change them while the video is decoded.
+pub(crate) fn data_bytes(data: &Bound<'_, PyAny>) -> PyResult<Bytes> {
+    if data.is_instance_of::<PyBytes>() {
+        return data.extract::<Bytes>().map_err(Into::into);
+    }
+    let view = data
+        .py()
+        .import("framefeed._buffers")?
+        .call_method1("readonly_view", (data,))?;
+    if view.is_instance_of::<PyBytes>() {
+        return view.extract::<Bytes>().map_err(Into::into); // the copy of a writable buffer
+    }
+    let (array, address, len): (Py<PyAny>, usize, usize) = view.extract()?;
+    crate::ffi::buffer::borrow(array, address, len)
+}
+
+/// A label from Python: `str`, `int` or `None`.
+fn label(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Label>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    if let Ok(n) = value.extract::<u64>() {
+        return Ok(Some(Label::Number(n)));
+    }
+    if let Ok(s) = value.extract::<String>() {
+        return Ok(Some(Label::Text(s)));
+    }
+    Err(PyTypeError::new_err(
+        "a label is a str or a non-negative int",
+    ))
+}
+
+fn batch(
+    py: Python<'_>,
+    result: Result<Option<framefeed::Batch>, Error>,
+) -> PyResult<Option<PyBatch>> {
+    Ok(result.py_err(py)?.map(|b| PyBatch { inner: Arc::new(b) }))
+}
+
+/// A streaming video input operator: feed encoded videos (whole buffers, or live streams chunk by chunk),
+/// poll batches of `batch_size` sequences of `sequence_length` frames. See the package's documentation for
+/// every keyword.
+#[pyclass(module = "framefeed._framefeed", name = "VideoInput", frozen, subclass)]
+pub(crate) struct PyVideoInput {
+    inner: Arc<VideoInput>,
+}
+
+#[pymethods]
+impl PyVideoInput {
+    #[new]
+    #[pyo3(signature = (
+        sequence_length, batch_size, *, last_sequence_policy="partial", blocking=true, decoder_threads=None,
+        prefetch_batches=1, device="cpu", cpu_fallback=true, resize=None, resize_shorter=None,
+        resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None, out_of_bounds="error",
+        fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, layout="FHWC", pack=false,
+        low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
+        live_buffer_bytes=None, stall_timeout=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new<'py>(
+        py: Python<'py>,
+        sequence_length: usize,
+        batch_size: usize,
+        last_sequence_policy: &'py str,
+        blocking: bool,
+        decoder_threads: Option<usize>,
+        prefetch_batches: usize,
+        device: &'py str,
+        cpu_fallback: bool,
+        resize: Option<(u32, u32)>,
+        resize_shorter: Option<u32>,
+        resize_mode: &'py str,
+        interpolation: &'py str,
+        crop: Option<Bound<'py, PyAny>>,
+        crop_pos: Option<Bound<'py, PyAny>>,
+        out_of_bounds: &'py str,
+        fill: Rgb,
+        seed: Option<u64>,
+        dtype: &'py str,
+        normalize: Option<(Rgb, Rgb)>,
+        layout: &'py str,
+        pack: bool,
+        low_latency: bool,
+        max_queued: Option<(usize, usize)>,
+        max_batch_bytes: Option<u64>,
+        max_container_samples: Option<u64>,
+        live_buffer_bytes: Option<usize>,
+        stall_timeout: Option<f64>,
+    ) -> PyResult<Self> {
+        let center = "center".into_pyobject(py)?.into_any();
+        let config = Settings {
+            sequence_length,
+            batch_size,
+            last_sequence_policy,
+            blocking,
+            decoder_threads,
+            prefetch_batches,
+            device,
+            cpu_fallback,
+            resize,
+            resize_shorter,
+            resize_mode,
+            interpolation,
+            crop,
+            crop_pos: crop_pos.unwrap_or(center),
+            out_of_bounds,
+            fill,
+            seed,
+            dtype,
+            normalize,
+            layout,
+            pack,
+            low_latency,
+            max_queued,
+            max_batch_bytes,
+            max_container_samples,
+            live_buffer_bytes,
+            stall_timeout,
+        }
+        .config()?;
+        let inner = py.detach(|| VideoInput::new(config)).py_err(py)?;
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Queues one whole encoded video and returns its id. `bytes` and other read-only buffers are referenced,
+    /// not copied; writable ones (`bytearray`, a writable NumPy array) are copied once. Waits (without the GIL)
+    /// while the queue is full.
+    #[pyo3(signature = (data, label=None))]
+    fn feed(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        label: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let (data, label) = (data_bytes(data)?, self::label(label)?);
+        let input = &self.inner;
+        let fed = py.detach(|| match label {
+            Some(label) => input.feed_with_label(data, label),
+            None => input.feed(data),
+        });
+        Ok(fed.py_err(py)?.0)
+    }
+
+    /// Like `feed`, but never waits: `None` when the queue is full now.
+    #[pyo3(signature = (data, label=None))]
+    fn try_feed(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        label: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<u64>> {
+        let (data, label) = (data_bytes(data)?, self::label(label)?);
+        let fed = match label {
+            Some(label) => self.inner.try_feed_with_label(data, label),
+            None => self.inner.try_feed(data),
+        };
+        match fed {
+            Ok(id) => Ok(Some(id.0)),
+            Err(TryFeedError::Full(_)) => Ok(None),
+            Err(_) => Err(to_py(py, Error::Closed)),
+        }
+    }
+
+    /// `feed` as an awaitable (asyncio): waits for room without holding a thread; a cancelled feed feeds
+    /// nothing.
+    #[pyo3(signature = (data, label=None))]
+    fn feed_async(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        label: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        aio::feed(py, &self.inner, data_bytes(data)?, self::label(label)?)
+    }
+
+    /// Queues a live video whose bytes arrive over time; returns its producer handle.
+    #[pyo3(signature = (label=None))]
+    fn feed_live(&self, py: Python<'_>, label: Option<&Bound<'_, PyAny>>) -> PyResult<PyLiveVideo> {
+        let label = self::label(label)?;
+        let input = &self.inner;
+        let live = py
+            .detach(|| match label {
+                Some(label) => input.feed_live_with_label(label),
+                None => input.feed_live(),
+            })
+            .py_err(py)?;
+        Ok(PyLiveVideo {
+            slot: Arc::new(RwLock::new(Some(live))),
+        })
+    }
+
+    /// No more videos will be fed: once all are delivered, polls return `None`.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close` was called.
+    #[getter]
+    fn is_closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    /// The next batch; `None` after `close()` and the last batch. `timeout` (seconds): raise `TimeoutError`
+    /// after waiting that long. Non-blocking operators (`blocking=False`) raise `NoDataError` when nothing is
+    /// fed. A failed video raises `VideoError` after its decoded batches; the next call goes on.
+    #[pyo3(signature = (timeout=None))]
+    fn next_batch(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<PyBatch>> {
+        let input = &self.inner;
+        let result = match timeout {
+            None => py.detach(|| input.next_batch()),
+            Some(seconds) => {
+                let wait = Duration::try_from_secs_f64(seconds.max(0.0)).map_err(|_| {
+                    pyo3::exceptions::PyValueError::new_err("timeout must be a number of seconds")
+                })?;
+                py.detach(|| input.next_batch_timeout(wait))
+            }
+        };
+        batch(py, result)
+    }
+
+    /// The next batch if one is ready now; raises `NotReadyError` while videos are still decoding and
+    /// `NoDataError` when nothing is fed; `None` after close and the last batch.
+    fn try_next_batch(&self, py: Python<'_>) -> PyResult<Option<PyBatch>> {
+        batch(py, self.inner.try_next_batch())
+    }
+
+    /// `next_batch` as an awaitable (asyncio), waiting without holding a thread. Cancelling it loses no
+    /// batch.
+    fn next_batch_async(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        aio::next_batch(py, &self.inner)
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<PyBatch> {
+        let input = &self.inner;
+        match py.detach(|| input.next_batch()) {
+            Ok(Some(b)) => Ok(PyBatch { inner: Arc::new(b) }),
+            Ok(None) | Err(Error::NoData) => Err(PyStopIteration::new_err(())),
+            Err(e) => Err(to_py(py, e)),
+        }
+    }
+
+    /// Changes a sized resize's output size from the next sequence on.
+    fn set_output_size(&self, py: Python<'_>, width: u32, height: u32) -> PyResult<()> {
+        self.inner.set_output_size(width, height).py_err(py)
+    }
+
+    /// Videos fed whose batches have not all been polled yet.
+    #[getter]
+    fn queued_videos(&self) -> u64 {
+        self.inner.queued_videos()
+    }
+
+    /// `(videos, bytes)` waiting in the feed queue.
+    #[getter]
+    fn feed_queue_len(&self) -> (usize, usize) {
+        self.inner.feed_queue_len()
+    }
+
+    /// Whether the last poll returned a video's last batch (or its error).
+    #[getter]
+    fn is_depleted(&self) -> bool {
+        self.inner.is_depleted()
+    }
+
+    /// Output buffers allocated so far: it stops growing in the steady state, as buffers are recycled.
+    #[getter]
+    fn buffer_allocations(&self) -> u64 {
+        self.inner.buffer_allocations()
+    }
+
+    /// `'cpu'`, or `'cuda:N'`: where videos are decoded.
+    #[getter]
+    fn device(&self) -> String {
+        self.inner.device().to_string()
+    }
+
+    #[getter]
+    fn sequence_length(&self) -> usize {
+        self.inner.config().get_sequence_length()
+    }
+
+    #[getter]
+    fn batch_size(&self) -> usize {
+        self.inner.config().get_max_batch_size()
+    }
+}
+
+/// The producer's handle on a live video: `push` chunks as they arrive, then `finish()` (or `abort(why)`).
+/// Dropping it unfinished aborts the video.
+#[pyclass(module = "framefeed._framefeed", name = "LiveVideo", frozen)]
+pub(crate) struct PyLiveVideo {
+    slot: LiveSlot,
+}
+
+impl PyLiveVideo {
+    fn ended(py: Python<'_>) -> PyErr {
+        to_py(py, Error::Closed)
+    }
+}
+
+#[pymethods]
+impl PyLiveVideo {
+    /// The video's id.
+    #[getter]
+    fn id(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self
+            .slot
+            .read()
+            .as_ref()
+            .ok_or_else(|| Self::ended(py))?
+            .id()
+            .0)
+    }
+
+    /// Bytes pushed so far.
+    #[getter]
+    fn received(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self
+            .slot
+            .read()
+            .as_ref()
+            .ok_or_else(|| Self::ended(py))?
+            .received())
+    }
+
+    /// Queues the next chunk (referenced, not copied, when read-only), waiting without the GIL while the live
+    /// buffer is full. Raises `ClosedError` once the video no longer takes data.
+    fn push(&self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+        let chunk = data_bytes(chunk)?;
+        let slot = &self.slot;
+        py.detach(|| match slot.read().as_ref() {
+            Some(live) => live.push(chunk),
+            None => Err(Error::Closed),
+        })
+        .py_err(py)
+    }
+
+    /// Queues the chunk if there is room now; returns whether it did.
+    fn try_push(&self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let chunk = data_bytes(chunk)?;
+        match self.slot.read().as_ref().map(|live| live.try_push(chunk)) {
+            Some(Ok(())) => Ok(true),
+            Some(Err(TryFeedError::Full(_))) => Ok(false),
+            _ => Err(Self::ended(py)),
+        }
+    }
+
+    /// `push` as an awaitable (asyncio); a cancelled push queues nothing.
+    fn push_async(&self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        aio::push(py, &self.slot, data_bytes(chunk)?)
+    }
+
+    /// Ends the video normally.
+    fn finish(&self) {
+        if let Some(live) = self.slot.write().take() {
+            live.finish();
+        }
+    }
+
+    /// Ends the video as failed: it raises `VideoError` (kind `'aborted'`) after its decoded batches.
+    fn abort(&self, reason: &str) {
+        if let Some(live) = self.slot.write().take() {
+            live.abort(reason);
+        }
+    }
+}
+
+/// A list of files fed epoch by epoch: shuffled per epoch, sharded over workers (every file in exactly one
+/// shard).
+#[pyclass(module = "framefeed._framefeed", name = "FileList", frozen)]
+pub(crate) struct PyFileList {
+    inner: FileList,
+}
+
+#[pymethods]
+impl PyFileList {
+    #[new]
+    fn new(paths: Vec<std::path::PathBuf>) -> Self {
+        Self {
+            inner: FileList::new(paths),
+        }
+    }
+
+    /// A copy that shuffles every epoch with a permutation drawn from `seed` and the epoch.
+    fn shuffle(&self, seed: u64) -> Self {
+        Self {
+            inner: self.inner.clone().shuffle(seed),
+        }
+    }
+
+    /// A copy keeping only shard `rank` of `world` (`0 <= rank < world`).
+    fn shard(&self, py: Python<'_>, rank: usize, world: usize) -> PyResult<Self> {
+        Ok(Self {
+            inner: self.inner.clone().shard(rank, world).py_err(py)?,
+        })
+    }
+
+    /// This shard's files for `epoch`, in feeding order.
+    fn epoch(&self, epoch: u64) -> Vec<std::path::PathBuf> {
+        self.inner.epoch(epoch)
+    }
+
+    /// Reads and feeds this shard's files for `epoch` into `input` (each labelled with its path), waiting
+    /// without the GIL while the queue is full; returns `{"fed": n, "unreadable": [(path, why), ...]}`.
+    /// Does not close the input.
+    fn feed_epoch<'py>(
+        &self,
+        py: Python<'py>,
+        input: &PyVideoInput,
+        epoch: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (files, operator) = (&self.inner, &input.inner);
+        let report = py.detach(|| files.feed_epoch(operator, epoch)).py_err(py)?;
+        let out = PyDict::new(py);
+        out.set_item("fed", report.fed)?;
+        let unreadable: Vec<(std::path::PathBuf, String)> = report
+            .unreadable
+            .into_iter()
+            .map(|(p, e)| (p, e.to_string()))
+            .collect();
+        out.set_item("unreadable", unreadable)?;
+        Ok(out)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}

@@ -1,0 +1,91 @@
+//! framefeed for Python: a thin PyO3 binding over the Rust operator (`framefeed`), built by maturin as the
+//! abi3 module `framefeed._framefeed` (CPython 3.9+); the package's Python part (`python/framefeed/`) adds the
+//! exceptions, the buffer helper, `framefeed.torch` and the type stubs.
+//!
+//! Layers: `config` (keywords → `framefeed::Config`), `input` (the operator, live videos, file lists; the GIL
+//! released around every wait), `batch` (batches and sequences, exported through DLPack), `aio` (asyncio, one
+//! thread for all waiting tasks), `errors` (framefeed's errors as the package's exceptions), `cuda` (GPU
+//! batches; `cuda_none.rs` without the feature), and `ffi`, the only module with `unsafe` code.
+#![deny(unsafe_code)]
+
+mod aio;
+mod batch;
+mod config;
+#[cfg_attr(not(feature = "cuda"), path = "cuda_none.rs")]
+mod cuda;
+mod errors;
+mod ffi;
+mod input;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::errors::to_py;
+
+/// What a container holds (format, streams, codecs, sizes, colour tags), without decoding it: a dict.
+#[pyfunction]
+fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let data = input::data_bytes(data)?;
+    let info = py.detach(|| framefeed::probe(data)).map_err(|error| {
+        to_py(
+            py,
+            framefeed::Error::Video {
+                video: framefeed::VideoRef {
+                    id: framefeed::VideoId(0),
+                    label: None,
+                },
+                error,
+            },
+        )
+    })?;
+    let out = PyDict::new(py);
+    out.set_item("format", &info.format)?;
+    out.set_item("format_long", &info.format_long)?;
+    out.set_item("duration", info.duration)?;
+    out.set_item("bit_rate", info.bit_rate)?;
+    let streams = info
+        .streams
+        .iter()
+        .map(|s| {
+            let d = PyDict::new(py);
+            d.set_item("index", s.index)?;
+            d.set_item("kind", s.kind.as_str())?;
+            d.set_item("codec", &s.codec)?;
+            d.set_item("profile", &s.profile)?;
+            d.set_item("width", s.width)?;
+            d.set_item("height", s.height)?;
+            d.set_item("pixel_format", &s.pixel_format)?;
+            d.set_item("color_space", &s.color_space)?;
+            d.set_item("color_range", &s.color_range)?;
+            d.set_item("frame_rate", s.fps())?;
+            d.set_item("duration", s.duration)?;
+            d.set_item("frames", s.frames)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item("streams", streams)?;
+    Ok(out)
+}
+
+/// Whether this build can decode on a GPU (the `cuda` feature), and why a GPU cannot be used if not.
+#[pyfunction]
+fn cuda_status() -> (bool, String) {
+    match framefeed::cuda_status() {
+        Ok(status) => (true, status),
+        Err(reason) => (false, reason),
+    }
+}
+
+#[pymodule]
+fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<input::PyVideoInput>()?;
+    m.add_class::<input::PyLiveVideo>()?;
+    m.add_class::<input::PyFileList>()?;
+    m.add_class::<batch::PyBatch>()?;
+    m.add_class::<batch::PySequence>()?;
+    m.add_function(wrap_pyfunction!(probe, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_status, m)?)?;
+    m.add("SAMPLE_MP4", PyBytes::new(m.py(), framefeed::SAMPLE_MP4))?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,74 @@
+"""framefeed.torch.VideoDataset: every file exactly once per epoch over DataLoader workers and ranks, tensors
+through DLPack (no copy), per-epoch reshuffling. Skipped, with the reason printed, where torch is absent."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed: the framefeed.torch tests did not run")
+
+from conftest import FIXTURES  # noqa: E402
+
+from framefeed.torch import VideoDataset  # noqa: E402
+
+NAMES = ["h264.mp4", "vp9.webm", "h264.mkv", "mpeg4.avi", "vp8.webm", "hevc_10bit.mp4", "av1.mkv"]
+PATHS = [str(FIXTURES / n) for n in NAMES]
+
+
+def labels(dataset, workers: int) -> list:
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers)
+    return [info["label"] for _, info in loader if info["index"] == 0]
+
+
+@pytest.mark.parametrize("workers", [0, 2, 3])
+def test_every_file_once_per_epoch_over_workers_and_ranks(workers):
+    for epoch in range(2):
+        seen = []
+        for rank in range(2):
+            dataset = VideoDataset(PATHS, 23, 1, rank=rank, world_size=2, seed=5)
+            dataset.set_epoch(epoch)
+            seen += labels(dataset, workers)
+        assert collections.Counter(seen) == collections.Counter(PATHS), (epoch, seen)
+
+
+def test_tensors_share_the_batch_memory_and_carry_metadata():
+    dataset = VideoDataset([PATHS[0]], 5, 2, shuffle=False, dtype="float32_unit", layout="CFHW")
+    items = list(dataset)
+    frames, info = items[0]
+    assert isinstance(frames, torch.Tensor) and frames.shape == (2, 3, 5, 64, 96)
+    assert frames.dtype == torch.float32 and 0.0 <= float(frames.min()) and float(frames.max()) <= 1.0
+    assert info["label"] == PATHS[0] and info["first_frame"] == [0, 5] and info["valid_frames"] == [5, 5]
+    last_frames, last = items[-1]
+    assert last["is_last"] and last["valid_frames"] == [3] and last_frames.shape[2] == 5  # padded
+    assert sum(sum(i["valid_frames"]) for _, i in items) == 23
+
+
+def test_epochs_reshuffle_and_a_bad_file_is_skipped_with_a_warning(tmp_path):
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(b"not a video")
+    dataset = VideoDataset(PATHS + [str(bad)], 23, 1, seed=1)
+    orders = []
+    for epoch in range(3):
+        dataset.set_epoch(epoch)
+        with pytest.warns(RuntimeWarning, match="bad.mp4"):
+            orders.append([info["label"] for _, info in dataset])
+    assert all(sorted(o) == sorted(PATHS) for o in orders) and len({tuple(o) for o in orders}) > 1
+    with pytest.raises(RuntimeError, match="bad.mp4"):
+        list(VideoDataset([str(bad)], 4, on_error="raise"))
+
+
+def test_torch_from_dlpack_views_the_batch_without_a_copy():
+    import framefeed as ff
+
+    inp = ff.VideoInput(4, 2, last_sequence_policy="pad")
+    inp.feed(open(PATHS[0], "rb").read())
+    inp.close()
+    batch = inp.next_batch()
+    tensor = torch.from_dlpack(batch)
+    assert tensor.data_ptr() == batch.numpy().ctypes.data
+    assert np.array_equal(tensor.numpy(), batch.numpy())
+    del batch  # the tensor keeps the buffer alive
+    assert tensor.sum() > 0
