@@ -343,7 +343,7 @@ impl<'a> Sequence<'a> {
     }
 
     /// Where the sequence starts in its batch's buffer, in bytes (host or device: for views of a GPU batch's
-    /// [`cuda`](Batch::cuda) buffer).
+    /// device buffer, `Batch::cuda` in builds with the `cuda` feature).
     pub fn byte_offset(&self) -> usize {
         self.meta.offset
     }
