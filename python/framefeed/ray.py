@@ -1,0 +1,194 @@
+"""Ray: decode a dataset of videos across a cluster with framefeed, on Ray Data's scheduling, object store and
+fault tolerance.
+
+:func:`read_videos` reads the files with Ray (``read_binary_files``) and decodes them in a pool of actors, each
+holding one :class:`framefeed.VideoInput` for its whole life (its buffer pool and decoder threads reused across
+videos). Rows stream out as they are decoded, **one row per sequence**: a long video never sits decoded in
+memory, and an actor's memory stays bounded whatever the video's length. :class:`Decoder` is the same callable
+class, for pipelines that already hold the encoded bytes in a column (Parquet, object storage...).
+
+Ray is imported only by this module.
+
+>>> import framefeed.ray
+>>> ds = framefeed.ray.read_videos(paths, sequence_length=16, resize_shorter=128, crop=112, dtype="float16")
+>>> for row in ds.iter_rows():
+...     row["frames"], row["path"], row["first_frame"], row["valid_frames"]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+
+import numpy as np
+import ray
+import ray.data
+
+import framefeed as ff
+
+__all__ = ["read_videos", "Decoder"]
+
+_ON_ERROR = ("record", "skip", "raise")
+
+
+class Decoder:
+    """A Ray Data callable class (``map_batches``): encoded videos in, one row per sequence out.
+
+    Each input row holds one encoded video (column ``bytes_column``) and its name (``path_column``). The
+    instance keeps one operator for its life; videos are decoded one after the other, and each framefeed batch
+    is yielded as soon as it is decoded (a generator UDF).
+
+    Output columns: ``frames`` (the sequence, in the chosen dtype and layout), ``valid_frames``, ``path``,
+    ``first_frame``, ``pts`` (seconds, one per real frame), ``crop_window`` (``(x, y, w, h)``, when cropping),
+    and ``error`` (``None``, or why the video failed, when ``on_error="record"``).
+    """
+
+    def __init__(
+        self,
+        sequence_length: int,
+        *,
+        last_sequence_policy: str = "partial",
+        decoder_threads: int = 1,
+        on_error: str = "record",
+        bytes_column: str = "bytes",
+        path_column: str = "path",
+        sequences_per_block: int = 1,
+        **keywords: Any,
+    ) -> None:
+        if on_error not in _ON_ERROR:
+            raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
+        self.on_error = on_error
+        self.bytes_column = bytes_column
+        self.path_column = path_column
+        self.cropping = keywords.get("crop") is not None
+        # An error row's (empty) frames take the element type of the others: one tensor column.
+        dtype = keywords.get("dtype", "uint8")
+        self.dtype = np.dtype(dtype.split("_")[0] if isinstance(dtype, str) else dtype)
+        self.input = ff.VideoInput(
+            sequence_length,
+            sequences_per_block,
+            last_sequence_policy=last_sequence_policy,
+            decoder_threads=decoder_threads,
+            **keywords,
+        )
+
+    def __call__(self, batch: Dict[str, np.ndarray]) -> Iterator[Dict[str, Any]]:
+        paths = batch.get(self.path_column)
+        for i, data in enumerate(batch[self.bytes_column]):
+            path = str(paths[i]) if paths is not None else str(i)
+            yield from self._decode(bytes(data) if not isinstance(data, bytes) else data, path)
+
+    def _decode(self, data: bytes, path: str) -> Iterator[Dict[str, Any]]:
+        self.input.feed(data, label=path)
+        while True:
+            try:
+                batch = self.input.next_batch()
+            except ff.VideoError as error:
+                if self.on_error == "raise":
+                    raise
+                if self.on_error == "record":
+                    yield self._error_row(path, error.reason)
+                return
+            if batch is None:  # never: the input is not closed
+                return
+            yield self._rows(batch, path)
+            # Not `batch.is_last`: a video's last batch may still be followed by its error.
+            if self.input.is_depleted:
+                return
+
+    def _rows(self, batch: ff.Batch, path: str) -> Dict[str, Any]:
+        if batch.device != "cpu":
+            # Ray's object store holds host memory: a GPU batch, transformed on the GPU (crop, resize, cast
+            # make it small), is copied to the host once, here.
+            batch = batch.to_host()
+        sequences = batch.sequences
+        # Views of the pooled buffer, not copies: Ray copies the rows into its object store when they are
+        # yielded, and the buffer goes back to the pool once nothing references it.
+        frames: Union[np.ndarray, List[np.ndarray]]
+        if batch.shape is not None:
+            frames = batch.numpy()
+        else:
+            frames = [s.numpy() for s in sequences]
+        rows: Dict[str, Any] = {
+            "frames": frames,
+            "valid_frames": np.array([s.valid_frames for s in sequences], dtype=np.int64),
+            "path": np.array([path] * len(sequences), dtype=object),
+            "first_frame": np.array([s.first_frame for s in sequences], dtype=np.int64),
+            "pts": [np.array(s.pts, dtype=np.float64) for s in sequences],
+        }
+        if self.cropping:
+            rows["crop_window"] = np.array([s.crop_window for s in sequences], dtype=np.int64)
+        if self.on_error == "record":
+            rows["error"] = np.array([None] * len(sequences), dtype=object)
+        return rows
+
+    def _error_row(self, path: str, reason: str) -> Dict[str, Any]:
+        rows: Dict[str, Any] = {
+            "frames": [np.zeros((0, 0, 0, 0), dtype=self.dtype)],
+            "valid_frames": np.array([0], dtype=np.int64),
+            "path": np.array([path], dtype=object),
+            "first_frame": np.array([0], dtype=np.int64),
+            "pts": [np.zeros(0, dtype=np.float64)],
+            "error": np.array([reason], dtype=object),
+        }
+        if self.cropping:
+            rows["crop_window"] = np.zeros((1, 4), dtype=np.int64)
+        return rows
+
+
+def read_videos(
+    paths: Union[str, Sequence[Union[str, os.PathLike]]],
+    *,
+    sequence_length: int,
+    last_sequence_policy: str = "partial",
+    decoder_threads: int = 1,
+    concurrency: Optional[Union[int, tuple]] = None,
+    num_cpus: float = 1,
+    num_gpus: float = 0,
+    on_error: str = "record",
+    max_restarts: Optional[int] = None,
+    **keywords: Any,
+) -> "ray.data.Dataset":
+    """A Ray dataset of every sequence of every video in ``paths`` (files or directories), decoded by a pool of
+    :class:`Decoder` actors.
+
+    Args:
+        sequence_length, last_sequence_policy: as for :class:`framefeed.VideoInput`.
+        decoder_threads: libavcodec threads per actor (set it: actors times threads should not exceed the
+            node's cores).
+        concurrency: actors in the pool: an ``int``, or ``(min, max)`` to autoscale (default: Ray's).
+        num_cpus, num_gpus: reserved per actor. With ``num_gpus=1``, give ``device="cuda"`` (a CUDA build).
+        on_error: ``"record"`` (a failed video gives one row with an ``error`` column, after its decoded
+            rows), ``"skip"`` (dropped) or ``"raise"`` (the dataset fails).
+        max_restarts: how often Ray restarts an actor that died (default: Ray Data's, always; the actor's
+            task is retried, and the rows it had already produced are not produced twice: a retried task
+            decodes the same video again and Ray's streaming generator skips the rows it already holds).
+        **keywords: the transform keywords of :class:`framefeed.VideoInput` (``resize``, ``resize_shorter``,
+            ``crop``, ``crop_pos``, ``seed``, ``dtype``, ``normalize``, ``layout``...), and ``device``.
+    """
+    if on_error not in _ON_ERROR:
+        raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
+    files = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+    # Checks the keywords here, before any actor starts.
+    ff.VideoInput(sequence_length, 1, last_sequence_policy=last_sequence_policy, **keywords).close()
+    # Reading bytes reserves no CPU, so that a pool holding every CPU cannot starve it.
+    restarts: Dict[str, Any] = {} if max_restarts is None else {"max_restarts": max_restarts}
+    encoded = ray.data.read_binary_files(files, include_paths=True, num_cpus=0, concurrency=1)
+    return encoded.map_batches(
+        Decoder,
+        fn_constructor_kwargs=dict(
+            sequence_length=sequence_length,
+            last_sequence_policy=last_sequence_policy,
+            decoder_threads=decoder_threads,
+            on_error=on_error,
+            **keywords,
+        ),
+        batch_size=1,
+        batch_format="numpy",
+        concurrency=concurrency,
+        num_cpus=num_cpus,
+        num_gpus=num_gpus,
+        # Ray Data's actor pools restart dead actors and retry their tasks by default; only a caller's own
+        # limit is passed on.
+        **restarts,
+    )

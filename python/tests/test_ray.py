@@ -1,0 +1,191 @@
+"""framefeed.ray on a local Ray cluster of three nodes (ray.cluster_utils.Cluster): every frame of every video
+exactly once, in order per video, byte-identical to the single-process decode; bad files per `on_error`; a
+decoding worker killed mid-run; an actor's memory flat on a 9000-frame video. Skipped, with the reason printed,
+where Ray is absent."""
+
+from __future__ import annotations
+
+import collections
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="ray is not installed: the framefeed.ray tests did not run")
+pytest.importorskip("ray.data", reason="ray[data] is not installed: the framefeed.ray tests did not run")
+
+import framefeed as ff  # noqa: E402
+import framefeed.ray as fr  # noqa: E402
+from conftest import FIXTURES, SHARED  # noqa: E402
+
+CLIPS = ["h264.mp4", "vp9.webm", "h264.mkv", "mpeg4.avi", "hevc_10bit.mp4", "av1.mkv", "vp9_odd_129x129.webm"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from ray.cluster_utils import Cluster
+
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    for _ in range(2):
+        c.add_node(num_cpus=1)
+    ray.init(address=c.address, log_to_driver=False)
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = False
+    yield c
+    ray.shutdown()
+    c.shutdown()
+
+
+def reference(path: pathlib.Path, sequence_length: int, **keywords) -> list:
+    """(first_frame, valid_frames, frames) of every sequence, decoded in this process."""
+    inp = ff.VideoInput(sequence_length, 4, **keywords)
+    inp.feed(path.read_bytes())
+    inp.close()
+    host = [b if b.device == "cpu" else b.to_host() for b in inp]
+    return [(s.first_frame, s.valid_frames, s.numpy().copy()) for b in host for s in b.sequences]
+
+
+def corpus_files(tmp_path) -> list:
+    files = [FIXTURES / n for n in CLIPS]
+    if (SHARED / "MANIFEST.json").is_file():
+        files += [p for p in sorted(SHARED.iterdir()) if p.suffix != ".json" and "9000f" not in p.name
+                  and not p.name.startswith("corrupted")]
+    return files
+
+
+def rows_by_path(dataset) -> dict:
+    by = collections.defaultdict(list)
+    for row in dataset.iter_rows():
+        by[row["path"]].append(row)
+    return by
+
+
+def test_every_sequence_exactly_once_in_order_and_byte_identical(cluster, tmp_path):
+    files = corpus_files(tmp_path)
+    by = rows_by_path(fr.read_videos(files, sequence_length=8, concurrency=3))
+    assert set(by) == {str(f) for f in files}
+    for f in files:
+        rows = by[str(f)]
+        want = reference(f, 8)
+        assert [r["first_frame"] for r in rows] == [w[0] for w in want], f"{f.name}: order or duplicates"
+        for row, (first, valid, frames) in zip(rows, want):
+            assert row["valid_frames"] == valid and row["error"] is None
+            assert np.array_equal(row["frames"], frames), f"{f.name}: frames from {first} differ"
+            assert len(row["pts"]) == valid
+
+
+def test_transforms_and_errors_per_on_error(cluster, tmp_path):
+    corrupt = tmp_path / "corrupt.mp4"
+    data = (FIXTURES / "h264.mp4").read_bytes()
+    corrupt.write_bytes(data[: len(data) // 2])
+    text = tmp_path / "notes.txt"
+    text.write_bytes(b"not a video")
+    good = FIXTURES / "vp9.webm"
+    keywords = dict(resize_shorter=32, crop=24, crop_pos="random", seed=3, dtype="float16", layout="CFHW")
+    by = rows_by_path(fr.read_videos([good, corrupt, text], sequence_length=4, concurrency=2, **keywords))
+    assert [r["error"] for r in by[str(good)]] == [None] * 6
+    assert all(r["frames"].shape[:2] == (3, r["valid_frames"]) and r["frames"].dtype == np.float16 for r in by[str(good)])
+    assert all(len(r["crop_window"]) == 4 for r in by[str(good)])
+    for bad in (corrupt, text):
+        errors = [r for r in by[str(bad)] if r["error"] is not None]
+        assert len(errors) == 1 and errors[0]["valid_frames"] == 0, bad
+    assert sum(r["valid_frames"] for r in by[str(corrupt)]) > 0  # the frames before the failure
+    skipped = rows_by_path(fr.read_videos([good, text], sequence_length=4, on_error="skip"))
+    assert set(skipped) == {str(good)} and "error" not in skipped[str(good)][0]
+    with pytest.raises(Exception, match="not a recognised video container"):
+        fr.read_videos([text], sequence_length=4, on_error="raise").materialize()
+
+
+def decoder_pids() -> list:
+    pids = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"MapBatches(Decoder)" in title:
+                pids.append(int(entry.name))
+    return pids
+
+
+def test_a_worker_killed_mid_run_loses_and_repeats_nothing(cluster, tmp_path):
+    files = []
+    for i in range(24):
+        name = CLIPS[i % 3]
+        path = tmp_path / f"{i:02d}_{name}"
+        shutil.copyfile(FIXTURES / name, path)
+        files.append(path)
+    dataset = fr.read_videos(files, sequence_length=4, concurrency=2)
+    seen = collections.Counter()
+    killed = []
+    for i, row in enumerate(dataset.iter_rows()):
+        seen[(row["path"], row["first_frame"])] += 1
+        if i == 20 and not killed:
+            pids = decoder_pids()
+            assert pids, "no decoding worker found"
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+    assert killed
+    want = {(str(f), first) for f in files for first in range(0, 23, 4)}
+    assert set(seen) == want and set(seen.values()) == {1}
+
+
+def rss_rows(paths: list) -> tuple:
+    """The decoding actor's own memory (KiB) at each row of the last of `paths`, decoded one after the other by
+    one actor."""
+
+    class Measured(fr.Decoder):
+        def _rows(self, batch, name):
+            rows = super()._rows(batch, name)
+            status = pathlib.Path("/proc/self/status").read_text()
+            # The actor's own memory: not the object store's shared pages it writes rows into (in VmRSS).
+            rss = int(next(l.split()[1] for l in status.splitlines() if l.startswith("RssAnon:")))
+            rows["rss"] = np.array([rss] * len(rows["first_frame"]), dtype=np.int64)
+            return rows
+
+    # One block, in this order: the actor decodes the warm-up video first.
+    encoded = ray.data.from_items([{"bytes": p.read_bytes(), "path": str(p)} for p in paths], override_num_blocks=1)
+    dataset = encoded.map_batches(Measured, fn_constructor_kwargs=dict(sequence_length=16, on_error="skip"),
+                                  batch_size=1, batch_format="numpy", concurrency=1)
+    rss = [row["rss"] for row in dataset.iter_rows() if row["path"] == str(paths[-1])]
+    return rss
+
+
+@pytest.mark.skipif(not (SHARED / "long_640x480_9000f.mp4").is_file(), reason="../shared/videos is absent")
+def test_an_actors_memory_stays_flat_on_a_long_video(cluster, tmp_path):
+    """The actor's own memory grows over its first ~2000 frames whatever the video (Ray's and Arrow's pools
+    warming up), then stays flat: both actors first decode the same 3000-frame video, then a 300-frame or the
+    9000-frame one, whose memory is compared."""
+    long = SHARED / "long_640x480_9000f.mp4"
+    cut = {}
+    for frames in (300, 3000):
+        cut[frames] = tmp_path / f"first{frames}.mp4"
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(long), "-map", "0:v:0", "-c", "copy",
+                        "-frames:v", str(frames), str(cut[frames])], check=True)
+    short = rss_rows([cut[3000], cut[300]])
+    long_ = rss_rows([cut[3000], long])
+    assert (len(short), len(long_)) == (19, 563)
+    # Typical memory within 10% of the short video's, and no growth from the first third to the last (the
+    # actor's memory swings by two or three 15 MB blocks as buffers are freed and taken again).
+    assert np.median(long_) <= np.median(short) * 1.10, (np.median(short), np.median(long_))
+    third = len(long_) // 3
+    assert max(long_[-third:]) <= max(long_[:third]) * 1.10, (max(long_[:third]), max(long_[-third:]))
+
+
+def test_gpu_actors_decode_like_the_single_process_gpu_decode(cluster):
+    usable, why = ff.cuda_status()
+    if not usable:
+        pytest.skip(f"no usable GPU, the Ray GPU actor test did not run: {why}")
+    cluster.add_node(num_cpus=1, num_gpus=1)
+    clip = FIXTURES / "h264.mp4"
+    keywords = dict(device="cuda", resize_shorter=32, crop=24, dtype="float16")
+    by = rows_by_path(fr.read_videos([clip], sequence_length=4, num_gpus=1, concurrency=1, **keywords))
+    want = reference(clip, 4, **keywords)
+    assert [r["first_frame"] for r in by[str(clip)]] == [w[0] for w in want]
+    for row, (_, valid, frames) in zip(by[str(clip)], want):
+        assert row["valid_frames"] == valid and np.array_equal(row["frames"], frames)
