@@ -169,8 +169,10 @@ def read_videos(
     if on_error not in _ON_ERROR:
         raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
     files = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
-    # Checks the keywords here, before any actor starts.
-    ff.VideoInput(sequence_length, 1, last_sequence_policy=last_sequence_policy, **keywords).close()
+    # Checks the settings here, before any actor starts; not the device, which the actors' nodes have and the
+    # driver's may not.
+    settings = {key: value for key, value in keywords.items() if key != "device"}
+    ff.VideoInput(sequence_length, 1, last_sequence_policy=last_sequence_policy, **settings).close()
     # Reading bytes reserves no CPU, so that a pool holding every CPU cannot starve it.
     restarts: Dict[str, Any] = {} if max_restarts is None else {"max_restarts": max_restarts}
     encoded = ray.data.read_binary_files(files, include_paths=True, num_cpus=0, concurrency=1)

@@ -189,3 +189,12 @@ def test_gpu_actors_decode_like_the_single_process_gpu_decode(cluster):
     assert [r["first_frame"] for r in by[str(clip)]] == [w[0] for w in want]
     for row, (_, valid, frames) in zip(by[str(clip)], want):
         assert row["valid_frames"] == valid and np.array_equal(row["frames"], frames)
+
+
+def test_bad_settings_fail_at_once_with_the_operators_message(tmp_path):
+    with pytest.raises(ValueError, match="sequence_length"):
+        fr.read_videos([FIXTURES / "h264.mp4"], sequence_length=0)
+    with pytest.raises(ValueError, match="on_error"):
+        fr.read_videos([FIXTURES / "h264.mp4"], sequence_length=4, on_error="ignore")
+    with pytest.raises(ValueError, match="on_error"):
+        fr.Decoder(4, on_error="ignore")
