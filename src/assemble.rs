@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::batch::{Batch, BatchData, SequenceMeta};
+use crate::batch::{Batch, BatchData, Gap, SequenceMeta};
 use crate::config::{batch_bytes, LastSequencePolicy};
 use crate::device::{DecodedOn, GpuRuntime};
 use crate::error::VideoError;
@@ -95,6 +95,8 @@ pub(crate) struct Assembler {
     gpu: Option<Arc<GpuRuntime>>,
     /// New batches are built in GPU memory (the video's frames are decoded by NVDEC).
     on_gpu: bool,
+    /// A break of the source, reported on the next batch built.
+    gap: Option<Gap>,
 }
 
 impl Assembler {
@@ -122,6 +124,7 @@ impl Assembler {
             frames: 0,
             gpu: None,
             on_gpu: false,
+            gap: None,
         }
     }
 
@@ -405,6 +408,26 @@ impl Assembler {
         }
     }
 
+    /// The source broke (it dropped and will be reopened): what is held goes out, the open sequence is closed
+    /// per the policy and its batch emitted, so that the frames after the break start a new sequence.
+    pub(crate) fn break_sequence<E>(
+        &mut self,
+        emit: &mut impl FnMut(Batch) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if let Some(batch) = self.held.take() {
+            emit(batch)?;
+        }
+        if let Some(batch) = self.finish_building(false) {
+            emit(batch)?;
+        }
+        Ok(())
+    }
+
+    /// The source was reopened after a break: the next batch built reports `gap`.
+    pub(crate) fn resume_after(&mut self, gap: Gap) {
+        self.gap = Some(gap);
+    }
+
     /// Emits the batch being built (packed batches: no more video follows now).
     pub(crate) fn flush<E>(
         &mut self,
@@ -503,6 +526,7 @@ impl Assembler {
             data: b.data,
             sequences: b.sequences,
             decoded_on,
+            gap: self.gap.take(),
         })
     }
 }

@@ -93,6 +93,23 @@ pub struct Batch {
     pub(crate) data: BatchData,
     pub(crate) sequences: Vec<SequenceMeta>,
     pub(crate) decoded_on: DecodedOn,
+    pub(crate) gap: Option<Gap>,
+}
+
+/// A break in a video pulled by URL: the source dropped and was reopened
+/// ([`Reconnect::Backoff`](crate::Reconnect)). The first batch after the break reports it; its sequences start
+/// after the break (the sequence open when the source dropped was closed there, per the last-sequence policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gap {
+    /// Frames of the video decoded before the break (the first frame after it has this index).
+    pub frames_before: u64,
+    /// From the drop to the reopened source: from the failed read, or, when the source went silent, from the
+    /// start of the silence that timed out (the read timeout included).
+    pub duration: std::time::Duration,
+    /// Reopen attempts it took (1 or more).
+    pub attempts: u32,
+    /// Breaks of this video so far, this one included.
+    pub reconnects: u32,
 }
 
 impl fmt::Debug for Batch {
@@ -132,6 +149,12 @@ impl Batch {
     /// The batch's index within its video: 0, 1, 2...
     pub fn index(&self) -> u64 {
         self.index
+    }
+
+    /// The break before this batch's frames, when the video's source dropped and was reopened (videos pulled
+    /// by URL): its first sequence starts after it.
+    pub fn gap(&self) -> Option<&Gap> {
+        self.gap.as_ref()
     }
 
     /// Whether this is the video's last batch (with packed batches: whether its last sequence is its video's
@@ -248,6 +271,7 @@ impl Batch {
             data: BatchData::Host(host),
             sequences: self.sequences.clone(),
             decoded_on: self.decoded_on,
+            gap: self.gap,
         })
     }
 

@@ -5,10 +5,12 @@ use bytes::Bytes;
 
 use crate::config::{Config, StreamSelection};
 use crate::error::{AvError, VideoError};
-use crate::ffi::format::{Demuxers, FormatContext, ProbeOptions};
+use crate::ffi::format::{Demuxers, FormatContext, Interrupt, ProbeOptions};
 use crate::ffi::io::{MemoryIo, StreamSource};
 use crate::ffi::packet::Packet;
+use crate::ffi::protocol::ProtocolStream;
 use crate::info::{ContainerInfo, MediaKind, StreamInfo};
+use crate::url::{UrlOptions, UrlSource};
 
 /// Reads what a container holds (format, streams, codecs, sizes, colour tags) without decoding it.
 ///
@@ -69,6 +71,8 @@ pub(crate) fn select_stream(
 pub(crate) struct Demuxer {
     format: FormatContext,
     stream: StreamInfo,
+    /// Opened by URL: the interrupt armed with the read timeout before each read.
+    reads: Option<(std::sync::Arc<Interrupt>, std::time::Duration)>,
 }
 
 impl Demuxer {
@@ -97,8 +101,48 @@ impl Demuxer {
         Self::open_io(MemoryIo::streaming(source, mp4)?, config, demuxers)
     }
 
-    fn open_io(io: MemoryIo, config: &Config, demuxers: Demuxers) -> Result<Self, VideoError> {
-        let probe = ProbeOptions {
+    /// Opens `source`'s URL with FFmpeg's protocols (only those of its scheme): opening may take the source's
+    /// open timeout, each read its read timeout, and `interrupt` also ends any wait when the operator stops.
+    pub(crate) fn open_url(
+        source: &UrlSource,
+        interrupt: std::sync::Arc<Interrupt>,
+        config: &Config,
+    ) -> Result<Self, UrlOpenError> {
+        interrupt.arm(source.options.open_timeout);
+        let protocols = UrlOptions::protocol_whitelist(source.scheme);
+        let options = source.options.ffmpeg_options(source.scheme);
+        let format = if source.scheme.is_byte_stream() {
+            // The protocol's bytes through the live input's AVIO: never read by the MOV demuxer (a stream of
+            // unchecked MP4 boxes), and a close is the end of the stream, not an error (see ProtocolStream).
+            let stream = ProtocolStream::open(&source.url, &protocols, &options, interrupt.clone())
+                .map_err(UrlOpenError::Open)?;
+            let io = MemoryIo::streaming(Box::new(stream), false).map_err(UrlOpenError::Open)?;
+            FormatContext::open_io(io, Self::probe(config, Demuxers::NotMov))
+        } else {
+            FormatContext::open_url(
+                &source.url,
+                &protocols,
+                &options,
+                interrupt.clone(),
+                Self::probe(config, Demuxers::Any),
+            )
+        };
+        let format = match format {
+            Ok(format) => format,
+            // Cut short (the open timeout, the operator stopping): not the stream's fault.
+            Err(e) if interrupt.must_stop() => return Err(UrlOpenError::Open(e)),
+            Err(e) if source.scheme.is_byte_stream() => {
+                return Err(UrlOpenError::Video(VideoError::NotAVideo(e)))
+            }
+            Err(e) => return Err(UrlOpenError::Open(e)),
+        };
+        let mut this = Self::with_stream(format, config).map_err(UrlOpenError::Video)?;
+        this.reads = Some((interrupt, source.options.read_timeout));
+        Ok(this)
+    }
+
+    fn probe(config: &Config, demuxers: Demuxers) -> ProbeOptions {
+        ProbeOptions {
             demuxers,
             probe_size: config.probe_size.map(|b| b.min(i64::MAX as u64) as i64),
             // FFmpeg reads 0 as "its default": the shortest it takes is 1 µs.
@@ -107,8 +151,17 @@ impl Demuxer {
                 .map(|d| (d.as_micros().min(i64::MAX as u128) as i64).max(1)),
             // With no analysis asked for, no frames are read to guess the frame rate either.
             fps_probe_frames: config.analyze_duration.filter(|d| d.is_zero()).map(|_| 0),
-        };
-        let mut format = FormatContext::open_io(io, probe).map_err(VideoError::NotAVideo)?;
+        }
+    }
+
+    fn open_io(io: MemoryIo, config: &Config, demuxers: Demuxers) -> Result<Self, VideoError> {
+        let format = FormatContext::open_io(io, Self::probe(config, demuxers))
+            .map_err(VideoError::NotAVideo)?;
+        Self::with_stream(format, config)
+    }
+
+    /// Picks the stream of an open container per `config` and checks its declared size.
+    fn with_stream(mut format: FormatContext, config: &Config) -> Result<Self, VideoError> {
         let info = format.info();
         let index = select_stream(&info.streams, config.stream)?;
         let stream = info.streams[index].clone();
@@ -118,7 +171,11 @@ impl Demuxer {
             check_frame_size(stream.width, stream.height, config)?;
         }
         format.keep_only_stream(index);
-        Ok(Self { format, stream })
+        Ok(Self {
+            format,
+            stream,
+            reads: None,
+        })
     }
 
     /// The chosen stream.
@@ -132,6 +189,9 @@ impl Demuxer {
 
     /// Reads the chosen stream's next packet into `pkt`; `Ok(false)` at the end of the container.
     pub(crate) fn next_packet(&mut self, pkt: &mut Packet) -> Result<bool, AvError> {
+        if let Some((interrupt, timeout)) = &self.reads {
+            interrupt.arm(*timeout);
+        }
         loop {
             if !self.format.read(pkt)? {
                 return Ok(false);
@@ -141,6 +201,14 @@ impl Demuxer {
             }
         }
     }
+}
+
+/// Why a URL could not be opened as a video.
+pub(crate) enum UrlOpenError {
+    /// FFmpeg could not open it (connect, handshake, probe; or the open timeout, or the operator stopping).
+    Open(AvError),
+    /// It opened, but is no video framefeed takes (no video stream, absurd size...).
+    Video(VideoError),
 }
 
 /// Rejects zero or over-limit frame sizes.

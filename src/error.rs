@@ -113,6 +113,32 @@ pub enum VideoError {
         /// Bytes received before the stall.
         received: u64,
     },
+    /// A source pulled by URL ([`VideoInput::feed_url`](crate::VideoInput::feed_url)) could not be opened,
+    /// after every attempt its [`Reconnect`](crate::Reconnect) policy allows.
+    #[error("could not open {url} ({attempts} attempts): {reason}")]
+    SourceUnavailable {
+        /// The URL, without any credentials it held.
+        url: String,
+        /// Attempts made.
+        attempts: u32,
+        /// Why the last attempt failed (FFmpeg's message, or the open timeout).
+        reason: String,
+    },
+    /// A source pulled by URL dropped (a read failed or waited past its read timeout) and its
+    /// [`Reconnect`](crate::Reconnect) policy allows no more reopening. Frames decoded before were delivered.
+    #[error(
+        "the source {url} dropped after {frames} frames and {reconnects} reconnects: {reason}"
+    )]
+    SourceLost {
+        /// The URL, without any credentials it held.
+        url: String,
+        /// Frames decoded before.
+        frames: u64,
+        /// Times the source was reopened before.
+        reconnects: u32,
+        /// Why (FFmpeg's message, or the read timeout).
+        reason: String,
+    },
     /// A live video is an MP4 whose index (`moov`) comes after its media data (`mdat`), and strictly-live mode
     /// ([`MoovAtEnd::Fail`](crate::MoovAtEnd)) was asked for.
     #[error("this MP4 has its index (moov) after its media data (mdat), so it cannot be decoded before the upload ends, and strictly-live mode (MoovAtEnd::Fail) was asked for; send it fragmented or with -movflags +faststart, or allow MoovAtEnd::Buffer")]

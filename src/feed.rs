@@ -11,6 +11,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::live::LiveShared;
 use crate::signal::WakerSet;
+use crate::url::UrlSource;
 use crate::video::{Label, VideoId, VideoRef};
 
 /// Where a queued video's bytes come from.
@@ -19,6 +20,8 @@ pub(crate) enum Source {
     Whole(Bytes),
     /// A live video whose chunks arrive through a [`LiveVideo`](crate::LiveVideo) handle.
     Live(std::sync::Arc<LiveShared>),
+    /// A video pulled by URL by the decoding thread.
+    Url(Box<UrlSource>),
 }
 
 impl Source {
@@ -27,7 +30,7 @@ impl Source {
     fn queued_bytes(&self) -> usize {
         match self {
             Source::Whole(data) => data.len(),
-            Source::Live(_) => 0,
+            Source::Live(_) | Source::Url(_) => 0,
         }
     }
 }

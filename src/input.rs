@@ -21,6 +21,7 @@ use crate::live::{LiveShared, LiveVideo};
 use crate::pool::BufferPool;
 use crate::signal::Signals;
 use crate::transform::plan::OutputSize;
+use crate::url::{UrlOptions, UrlSource};
 use crate::video::{Label, VideoId};
 use crate::worker::{Item, Worker};
 
@@ -184,6 +185,59 @@ impl VideoInput {
     /// ```
     pub fn feed_live(&self) -> Result<LiveVideo> {
         self.push_live(None)
+    }
+
+    /// Queues a video to be pulled by URL through FFmpeg's own protocols: a camera (`rtsp://`), a contribution
+    /// feed (`srt://`, `rtmp://`), an HLS playlist or progressive media over `http(s)://`, or a `file:` path
+    /// when [`UrlOptions::schemes`] allows it. The decoding thread opens it (within the open timeout), reads it
+    /// (a read waiting past the read timeout counts as a drop), reopens it per the [`Reconnect`](crate::Reconnect)
+    /// policy (the next batch reports the [`Gap`](crate::Gap)), and ends the video when the source ends it. A
+    /// source that cannot be opened, or drops with no reconnect left, fails this video alone, after the frames
+    /// decoded. Closing or dropping the operator ends a pull at once, even inside a network wait.
+    ///
+    /// The URL's scheme is checked here, against the options' allowlist ([`Error::Config`] when refused), and
+    /// the options are validated. Batching, transforms and the live settings come from the operator's
+    /// [`Config`] ([`Config::low_latency`] for the lowest latency).
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use framefeed::{Config, Reconnect, UrlOptions, VideoInput};
+    /// let input = VideoInput::new(Config::new(8, 1).low_latency())?;
+    /// let options = UrlOptions::new().read_timeout(Duration::from_secs(3)).reconnect(Reconnect::Never);
+    /// input.feed_url_with_label("srt://192.0.2.7:9000", options, "camera-1")?;
+    /// while let Some(batch) = input.next_batch()? {
+    ///     if let Some(gap) = batch.gap() {
+    ///         eprintln!("the source was away for {:?}", gap.duration);
+    ///     }
+    /// }
+    /// # Ok::<(), framefeed::Error>(())
+    /// ```
+    pub fn feed_url(&self, url: impl Into<String>, options: UrlOptions) -> Result<VideoId> {
+        self.push_url(url.into(), options, None)
+    }
+
+    /// Like [`feed_url`](Self::feed_url), with a label (the URL, without its credentials, is the default).
+    pub fn feed_url_with_label(
+        &self,
+        url: impl Into<String>,
+        options: UrlOptions,
+        label: impl Into<Label>,
+    ) -> Result<VideoId> {
+        self.push_url(url.into(), options, Some(label.into()))
+    }
+
+    fn push_url(&self, url: String, options: UrlOptions, label: Option<Label>) -> Result<VideoId> {
+        options.validate()?;
+        let scheme = options.admit(&url)?;
+        let label = label.unwrap_or_else(|| Label::from(crate::url::redact_url(&url)));
+        self.push(
+            Source::Url(Box::new(UrlSource {
+                url,
+                scheme,
+                options,
+            })),
+            Some(label),
+        )
     }
 
     /// Like [`feed_live`](Self::feed_live), with a label.
@@ -505,11 +559,11 @@ fn refused_to_try(refused: Refused) -> TryFeedError {
     }
 }
 
-/// The bytes of a whole video handed back (a live video has none to hand back).
+/// The bytes of a whole video handed back (a live or URL video has none to hand back).
 fn whole(source: Source) -> Bytes {
     match source {
         Source::Whole(data) => data,
-        Source::Live(_) => Bytes::new(),
+        Source::Live(_) | Source::Url(_) => Bytes::new(),
     }
 }
 

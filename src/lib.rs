@@ -105,10 +105,11 @@ pub mod report;
 pub mod server;
 mod signal;
 mod transform;
+mod url;
 mod video;
 mod worker;
 
-pub use batch::{Batch, CropWindow, Frame, Sequence};
+pub use batch::{Batch, CropWindow, Frame, Gap, Sequence};
 pub use config::{limits, Config, LastSequencePolicy, MoovAtEnd, StreamSelection, Threading};
 pub use demux::probe;
 pub use device::{cuda_status, DecodedOn, Device};
@@ -124,6 +125,7 @@ pub use transform::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, Transforms,
     CHANNELS,
 };
+pub use url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};
 pub use video::{Label, VideoId, VideoRef};
 
 /// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at

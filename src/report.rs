@@ -54,6 +54,15 @@ pub fn batch_json(batch: &Batch) -> Value {
         "last": batch.is_last(),
         "sequences": sequences,
     });
+    if let Some(gap) = batch.gap() {
+        // A source pulled by URL dropped and was reopened before this batch's frames.
+        value["gap"] = json!({
+            "frames_before": gap.frames_before,
+            "seconds": gap.duration.as_secs_f64(),
+            "attempts": gap.attempts,
+            "reconnects": gap.reconnects,
+        });
+    }
     if batch.is_on_gpu() {
         // Only GPU operators say where each batch was decoded (NVDEC, or the CPU for a video NVDEC could not
         // take); CPU output keeps its fields.

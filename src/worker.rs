@@ -30,20 +30,23 @@
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
 
 use crate::assemble::{Assembler, Finished};
+use crate::batch::Gap;
 use crate::batch::{Batch, BatchData};
 use crate::config::Config;
 use crate::config::MoovAtEnd;
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::{nvdec_support, open_nvdec, Decoder, FrameInfo, Stop};
-use crate::demux::{check_frame_size, Demuxer};
+use crate::demux::{check_frame_size, Demuxer, UrlOpenError};
 use crate::device::GpuRuntime;
 use crate::error::{AvError, Error, VideoError};
 use crate::feed::{FeedQueue, QueuedVideo, Source};
+use crate::ffi::format::Interrupt;
 use crate::ffi::io::StreamSource;
 use crate::ffi::packet::Packet;
 use crate::live::{Failure, LiveReader, LiveShared, Mp4Layout};
@@ -53,6 +56,7 @@ use crate::signal::Signals;
 use crate::transform;
 use crate::transform::frame::FrameRef;
 use crate::transform::plan::OutputSize;
+use crate::url::{redact_url, Reconnect, UrlSource};
 use crate::video::VideoRef;
 
 /// One message of the output channel.
@@ -205,6 +209,7 @@ impl Worker {
                 };
                 self.decode(&video, input, Some(&live))
             }
+            Source::Url(source) => self.pull(&video, &source),
         }
     }
 
@@ -253,25 +258,7 @@ impl Worker {
                 }
             }
         };
-        let pack = self.config.pack_batches;
-        let asm = match self.packer.borrow_mut().take() {
-            Some(mut asm) if pack => {
-                asm.start_video(video.clone());
-                asm
-            }
-            _ => Assembler::new(
-                self.config.sequence_length,
-                self.config.max_batch_size,
-                self.config.last_sequence_policy,
-                self.pool.clone(),
-                video.clone(),
-            )
-            .eager(!self.config.hold_last_batch)
-            .max_batch_bytes(self.config.max_batch_bytes)
-            .transforms(&self.config.transforms, self.output_size.clone()),
-        };
-        let mut asm = asm.gpu(self.gpu.clone());
-        asm.set_on_gpu(on_gpu, &mut |batch| self.send_batch(batch))?;
+        let mut asm = self.assembler(video, on_gpu)?;
         let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
         let error = match (outcome, live_failure()) {
             (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
@@ -301,6 +288,40 @@ impl Worker {
             }),
             (Ok(_), None) => None,
         };
+        self.end(video, asm, error)
+    }
+
+    /// The assembler for `video`: the packed one kept from the previous video, or a new one.
+    fn assembler(&self, video: &VideoRef, on_gpu: bool) -> Result<Assembler, Shutdown> {
+        let asm = match self.packer.borrow_mut().take() {
+            Some(mut asm) if self.config.pack_batches => {
+                asm.start_video(video.clone());
+                asm
+            }
+            _ => Assembler::new(
+                self.config.sequence_length,
+                self.config.max_batch_size,
+                self.config.last_sequence_policy,
+                self.pool.clone(),
+                video.clone(),
+            )
+            .eager(!self.config.hold_last_batch)
+            .max_batch_bytes(self.config.max_batch_bytes)
+            .transforms(&self.config.transforms, self.output_size.clone()),
+        };
+        let mut asm = asm.gpu(self.gpu.clone());
+        asm.set_on_gpu(on_gpu, &mut |batch| self.send_batch(batch))?;
+        Ok(asm)
+    }
+
+    /// Ends the video: delivers what was decoded, then its error, if any.
+    fn end(
+        &self,
+        video: &VideoRef,
+        mut asm: Assembler,
+        error: Option<VideoError>,
+    ) -> Result<(), Shutdown> {
+        let pack = self.config.pack_batches;
         // Whatever was decoded is delivered before the error. A packed batch with room waits for the next
         // video's sequences (or the input's close).
         let error_follows = error.is_some();
@@ -317,6 +338,160 @@ impl Worker {
                 ended: 1,
             }),
             (None, Finished::LastEmitted | Finished::Pending) => Ok(()),
+        }
+    }
+
+    /// Pulls a video by URL: opens it (retrying per its reconnect policy), decodes it, and on a drop closes the
+    /// open sequence, reopens the source and goes on, the next batch reporting the gap.
+    fn pull(&self, video: &VideoRef, source: &UrlSource) -> Result<(), Shutdown> {
+        let shared = self.shared.clone();
+        let interrupt = Interrupt::new(move || shared.stop.load(Ordering::Relaxed));
+        let policy = source.options.reconnect;
+        let (mut demuxer, mut decoder, on_gpu) = match self.open_url(source, &interrupt, true)? {
+            Ok((opened, _)) => opened,
+            Err(error) => return self.fail(video, error),
+        };
+        let mut asm = self.assembler(video, on_gpu)?;
+        let mut reconnects = 0;
+        let error = loop {
+            let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
+            if self.shared.stop.load(Ordering::Relaxed) {
+                return Err(Shutdown);
+            }
+            let dropped = match outcome {
+                Err(Stop::Shutdown) => return Err(Shutdown),
+                Err(Stop::Video(error)) => break Some(error),
+                Ok(Outcome {
+                    demux_error: Some(e),
+                    ..
+                }) => {
+                    if interrupt.timed_out() {
+                        format!(
+                            "no data for {:?} (read_timeout)",
+                            source.options.read_timeout
+                        )
+                    } else {
+                        e.message
+                    }
+                }
+                // The source ended the stream: the end of the video. Undecodable packets on the way are not
+                // the source's failure: a live stream joined mid-GOP starts with some.
+                Ok(_) => break None,
+            };
+            if policy == Reconnect::Never {
+                break Some(VideoError::SourceLost {
+                    url: redact_url(&source.url),
+                    frames: asm.frames(),
+                    reconnects,
+                    reason: dropped,
+                });
+            }
+            tracing::info!(reason = %dropped, "the source dropped: reopening it");
+            // The gap starts with the silence that timed out, if that is what the drop was.
+            let silence = if interrupt.timed_out() {
+                source.options.read_timeout
+            } else {
+                Duration::ZERO
+            };
+            let lost_at = Instant::now()
+                .checked_sub(silence)
+                .unwrap_or_else(Instant::now);
+            asm.break_sequence(&mut |batch| self.send_batch(batch))?;
+            match self.open_url(source, &interrupt, false)? {
+                Ok(((d, dec, gpu), attempts)) => {
+                    (demuxer, decoder) = (d, dec);
+                    asm.set_on_gpu(gpu, &mut |batch| self.send_batch(batch))?;
+                    reconnects += 1;
+                    asm.resume_after(Gap {
+                        frames_before: asm.frames(),
+                        duration: lost_at.elapsed(),
+                        attempts,
+                        reconnects,
+                    });
+                }
+                Err(VideoError::SourceUnavailable {
+                    attempts, reason, ..
+                }) => {
+                    break Some(VideoError::SourceLost {
+                        url: redact_url(&source.url),
+                        frames: asm.frames(),
+                        reconnects,
+                        reason: format!(
+                            "{dropped}; then {attempts} reopen attempts failed, the last: {reason}"
+                        ),
+                    })
+                }
+                Err(error) => break Some(error),
+            }
+        };
+        self.end(video, asm, error)
+    }
+
+    /// Opens `source` with its decoder: `first`, at once and then per the reconnect policy; after a drop, per
+    /// the policy only. Returns the attempts it took, or the video's error (`SourceUnavailable`).
+    #[allow(clippy::type_complexity)]
+    fn open_url(
+        &self,
+        source: &UrlSource,
+        interrupt: &Arc<Interrupt>,
+        first: bool,
+    ) -> Result<Result<((Demuxer, Box<dyn Decoder>, bool), u32), VideoError>, Shutdown> {
+        let policy = source.options.reconnect;
+        let mut attempts = 0;
+        let mut reason = String::new();
+        loop {
+            let wait = if first && attempts == 0 {
+                Some(Duration::ZERO)
+            } else {
+                policy.delay(attempts - u32::from(first))
+            };
+            let Some(wait) = wait else {
+                return Ok(Err(VideoError::SourceUnavailable {
+                    url: redact_url(&source.url),
+                    attempts,
+                    reason,
+                }));
+            };
+            self.sleep(wait)?;
+            attempts += 1;
+            let opened = Demuxer::open_url(source, interrupt.clone(), &self.config);
+            if self.shared.stop.load(Ordering::Relaxed) {
+                return Err(Shutdown);
+            }
+            match opened {
+                Ok(demuxer) => match self.open_decoder(&demuxer) {
+                    Ok((decoder, on_gpu)) => return Ok(Ok(((demuxer, decoder, on_gpu), attempts))),
+                    Err(error) => return Ok(Err(error)),
+                },
+                // Not a video framefeed takes: reopening will not change that.
+                Err(UrlOpenError::Video(error)) => return Ok(Err(error)),
+                Err(UrlOpenError::Open(e)) => {
+                    reason = if interrupt.timed_out() {
+                        format!(
+                            "not opened within {:?} (open_timeout)",
+                            source.options.open_timeout
+                        )
+                    } else {
+                        e.message
+                    };
+                    tracing::debug!(%reason, attempts, "could not open the source");
+                }
+            }
+        }
+    }
+
+    /// Waits `duration`, or less when the operator stops.
+    fn sleep(&self, duration: Duration) -> Result<(), Shutdown> {
+        let until = Instant::now() + duration;
+        loop {
+            if self.shared.stop.load(Ordering::Relaxed) {
+                return Err(Shutdown);
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            std::thread::sleep(left.min(Duration::from_millis(20)));
         }
     }
 

@@ -47,6 +47,8 @@ fn video_error_kind(error: &VideoError) -> &'static str {
         VideoError::Corrupt { .. } => "corrupt",
         VideoError::LiveAborted { .. } => "aborted",
         VideoError::LiveStalled { .. } => "stalled",
+        VideoError::SourceUnavailable { .. } => "source_unavailable",
+        VideoError::SourceLost { .. } => "source_lost",
         VideoError::MoovAtEndLive | VideoError::MoovAtEndTooLarge { .. } => "moov_at_end",
         VideoError::CropOutOfBounds { .. } => "crop_out_of_bounds",
         VideoError::BatchTooLarge { .. } => "batch_too_large",

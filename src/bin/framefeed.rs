@@ -9,7 +9,7 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -17,8 +17,8 @@ use md5::{Digest, Md5};
 use serde_json::{json, Value};
 
 use framefeed::{
-    Batch, Config, Crop, CropPosition, DType, Device, Error, LastSequencePolicy, Layout, Resize,
-    Transforms, VideoInput,
+    Batch, Config, Crop, CropPosition, DType, Device, Error, LastSequencePolicy, Layout, Reconnect,
+    Resize, RtspTransport, Transforms, UrlOptions, VideoInput,
 };
 
 #[derive(Parser)]
@@ -127,8 +127,31 @@ enum Policy {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// Video files, decoded in order.
+    /// Video files, decoded in order, or URLs pulled through FFmpeg's protocols: rtsp://, srt://, rtmp://,
+    /// http(s):// (progressive media or HLS).
     files: Vec<PathBuf>,
+    /// Stop after the batch that reaches N frames in all (for live sources).
+    #[arg(long, value_name = "N")]
+    frames: Option<u64>,
+    /// Stop after S seconds (for live sources): the pull ends at once.
+    #[arg(long, value_name = "S")]
+    duration: Option<f64>,
+    /// URLs: how long opening may take, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    open_timeout: f64,
+    /// URLs: how long one read may wait for data before the source counts as dropped, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    read_timeout: f64,
+    /// URLs: reopen attempts in a row after a drop (0: a drop fails the video), waiting 0.5 s, then twice as
+    /// long each time up to 4 s.
+    #[arg(long, value_name = "TRIES", default_value_t = 5)]
+    reconnect: u32,
+    /// URLs: RTSP media over tcp or udp.
+    #[arg(long, value_enum, default_value_t = RtspArg::Tcp)]
+    rtsp_transport: RtspArg,
+    /// URLs: the live preset (slice threads, a small probe, full batches delivered at once).
+    #[arg(long)]
+    low_latency: bool,
     /// Frames per sequence.
     #[arg(short = 'L', long, default_value_t = 16)]
     sequence_length: usize,
@@ -465,16 +488,34 @@ fn info(file: &PathBuf) -> Result<ExitCode, String> {
 }
 
 /// One input: a file, or the built-in sample.
+#[derive(Clone, Copy, ValueEnum)]
+enum RtspArg {
+    /// Interleaved in the RTSP connection.
+    Tcp,
+    /// RTP over UDP.
+    Udp,
+}
+
 enum Source {
     File(PathBuf),
+    Url(String),
     Sample,
 }
 
 impl Source {
-    fn label(&self) -> String {
+    fn new(path: &std::path::Path) -> Self {
+        match path.to_str() {
+            Some(s) if s.contains("://") => Source::Url(s.to_owned()),
+            _ => Source::File(path.to_owned()),
+        }
+    }
+
+    fn label(&self) -> Option<String> {
         match self {
-            Source::File(p) => p.display().to_string(),
-            Source::Sample => "sample.mp4 (built-in)".to_owned(),
+            Source::File(p) => Some(p.display().to_string()),
+            // The operator labels it with the URL without its credentials.
+            Source::Url(_) => None,
+            Source::Sample => Some("sample.mp4 (built-in)".to_owned()),
         }
     }
 }
@@ -508,6 +549,11 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
                 .unwrap_or(framefeed::limits::DEFAULT_MAX_CONTAINER_SAMPLES),
         )
         .transforms(args.transforms());
+    let config = if args.low_latency {
+        config.low_latency()
+    } else {
+        config
+    };
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
     let mut raw_out = match &args.raw_out {
         Some(path) => {
@@ -520,20 +566,52 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
     let sources: Vec<Source> = if args.files.is_empty() {
         vec![Source::Sample]
     } else {
-        args.files.iter().cloned().map(Source::File).collect()
+        args.files.iter().map(|p| Source::new(p)).collect()
     };
     let video_count = sources.len() as u64;
 
+    let seconds_arg = |name: &str, s: f64| {
+        Duration::try_from_secs_f64(s)
+            .map_err(|_| format!("--{name} {s} is not a number of seconds"))
+    };
+    let url_options = UrlOptions::new()
+        .open_timeout(seconds_arg("open-timeout", args.open_timeout)?)
+        .read_timeout(seconds_arg("read-timeout", args.read_timeout)?)
+        .reconnect(match args.reconnect {
+            0 => Reconnect::Never,
+            tries => Reconnect::Backoff {
+                max_tries: tries,
+                initial: Duration::from_millis(500),
+                max: Duration::from_secs(4),
+            },
+        })
+        .rtsp_transport(match args.rtsp_transport {
+            RtspArg::Tcp => RtspTransport::Tcp,
+            RtspArg::Udp => RtspTransport::Udp,
+        });
+    url_options.validate().map_err(|e| e.to_string())?;
+    let stop_after = args
+        .duration
+        .map(|s| seconds_arg("duration", s))
+        .transpose()?;
     // Files are read one at a time, at most two ahead of decoding (one decoding, one in the feed queue, whose
     // limit makes `feed` wait), so memory holds few encoded videos.
     let feeder = {
         let input = input.clone();
+        let url_options = url_options.clone();
         std::thread::spawn(move || {
             let mut unreadable = Vec::new();
             for source in sources {
-                let label = source.label();
+                let label = source.label().unwrap_or_default();
                 let fed = match &source {
                     Source::Sample => input.feed_with_label(framefeed::SAMPLE_MP4, label.clone()),
+                    Source::Url(url) => match input.feed_url(url, url_options.clone()) {
+                        Err(Error::Config(e)) => {
+                            unreadable.push(json!({"video": null, "label": framefeed::redact_url(url), "error": e}));
+                            continue;
+                        }
+                        other => other,
+                    },
                     Source::File(path) => match std::fs::read(path) {
                         Ok(data) => input.feed_with_label(data, label.clone()),
                         Err(e) => {
@@ -567,7 +645,17 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
     let start = Instant::now();
     let mut totals = Totals::default();
     loop {
-        match input.next_batch() {
+        if totals.frames >= args.frames.unwrap_or(u64::MAX) {
+            break;
+        }
+        let polled = match stop_after {
+            Some(limit) => match input.next_batch_timeout(limit.saturating_sub(start.elapsed())) {
+                Err(Error::Timeout(_)) => break,
+                other => other,
+            },
+            None => input.next_batch(),
+        };
+        match polled {
             Ok(Some(batch)) => {
                 // GPU batches are copied to the host only where their bytes are printed or written.
                 let batch = if batch.is_on_gpu() && (args.md5 || raw_out.is_some()) {
@@ -608,6 +696,9 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    // Stopped early (--frames, --duration): a feeder waiting for room ends; the pull ends when the operator is
+    // dropped, below.
+    input.close();
     progress.finish_and_clear();
     totals.errors.extend(
         feeder

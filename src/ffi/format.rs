@@ -1,7 +1,10 @@
 //! `AVFormatContext`: demuxing a container read through [`MemoryIo`].
 
-use std::ffi::{c_int, CStr, CString};
+use std::ffi::{c_int, c_void, CStr, CString};
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use ffmpeg_sys_next as sys;
@@ -40,11 +43,66 @@ pub(crate) struct ProbeOptions {
     pub(crate) fps_probe_frames: Option<i32>,
 }
 
-/// An open input container over a memory buffer.
+/// What an input opened by URL checks while FFmpeg waits on the network. FFmpeg's protocols call the context's
+/// interrupt callback in every wait (at least every 100 ms); it returns "abort" once `cancelled` says so (the
+/// operator is shutting down) or the deadline [`arm`](Self::arm)ed before the wait has passed.
+pub(crate) struct Interrupt {
+    cancelled: Box<dyn Fn() -> bool + Send + Sync>,
+    epoch: Instant,
+    /// Nanoseconds after `epoch`; `u64::MAX`: no deadline.
+    deadline: AtomicU64,
+}
+
+impl Interrupt {
+    pub(crate) fn new(cancelled: impl Fn() -> bool + Send + Sync + 'static) -> Arc<Self> {
+        Arc::new(Self {
+            cancelled: Box::new(cancelled),
+            epoch: Instant::now(),
+            deadline: AtomicU64::new(u64::MAX),
+        })
+    }
+
+    /// Waits from now on fail after `timeout`.
+    pub(crate) fn arm(&self, timeout: Duration) {
+        let at = self.epoch.elapsed().saturating_add(timeout);
+        let at = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX - 1);
+        self.deadline.store(at, Ordering::Relaxed);
+    }
+
+    /// Whether the armed deadline has passed.
+    pub(crate) fn timed_out(&self) -> bool {
+        let deadline = self.deadline.load(Ordering::Relaxed);
+        deadline != u64::MAX && self.epoch.elapsed().as_nanos() >= u128::from(deadline)
+    }
+
+    /// Whether a wait must end now.
+    pub(crate) fn must_stop(&self) -> bool {
+        (self.cancelled)() || self.timed_out()
+    }
+}
+
+/// The callback of an [`Interrupt`], for contexts that take one.
+pub(crate) fn interrupt_cb(interrupt: &Arc<Interrupt>) -> sys::AVIOInterruptCB {
+    sys::AVIOInterruptCB {
+        callback: Some(interrupt_callback),
+        opaque: Arc::as_ptr(interrupt) as *mut c_void,
+    }
+}
+
+extern "C" fn interrupt_callback(opaque: *mut c_void) -> c_int {
+    // SAFETY: `opaque` is the `Interrupt` of an `Arc` that the format context's owner keeps alive until after
+    // the context is closed (see `FormatContext::open_url`).
+    let interrupt = unsafe { &*(opaque as *const Interrupt) };
+    c_int::from(interrupt.must_stop())
+}
+
+/// An open input container: over a memory buffer (or a stream read through it), or opened by URL.
 pub(crate) struct FormatContext {
     ctx: NonNull<sys::AVFormatContext>,
     // Dropped after `ctx` is closed (see Drop): lavf does not free a custom pb.
-    _io: MemoryIo,
+    _io: Option<MemoryIo>,
+    // Kept alive while the context may call it back.
+    _interrupt: Option<Arc<Interrupt>>,
 }
 
 // SAFETY: the format context is owned by this value alone and used through `&mut self`; lavf contexts are
@@ -59,6 +117,43 @@ impl FormatContext {
 
     /// Opens the container read through `io` and reads its stream information.
     pub(crate) fn open_io(io: MemoryIo, probe: ProbeOptions) -> Result<Self, AvError> {
+        Self::open_with(Some(io), None, probe)
+    }
+
+    /// Opens `url` with FFmpeg's own protocols, only those in `protocols` (FFmpeg's `protocol_whitelist`,
+    /// nested ones included), with demuxer and protocol `options`; every wait is cut short by `interrupt`.
+    pub(crate) fn open_url(
+        url: &str,
+        protocols: &str,
+        options: &[(&'static str, String)],
+        interrupt: Arc<Interrupt>,
+        probe: ProbeOptions,
+    ) -> Result<Self, AvError> {
+        let invalid = || super::av_error(sys::AVERROR_INVALIDDATA, "avformat_open_input");
+        let url = CString::new(url).map_err(|_| invalid())?;
+        let protocols = CString::new(protocols).map_err(|_| invalid())?;
+        let mut settings = Vec::with_capacity(options.len());
+        for (key, value) in options {
+            let key = CString::new(*key).map_err(|_| invalid())?;
+            settings.push((key, CString::new(value.as_str()).map_err(|_| invalid())?));
+        }
+        Self::open_with(
+            None,
+            Some(UrlInput {
+                url,
+                protocols,
+                settings,
+                interrupt,
+            }),
+            probe,
+        )
+    }
+
+    fn open_with(
+        io: Option<MemoryIo>,
+        url: Option<UrlInput>,
+        probe: ProbeOptions,
+    ) -> Result<Self, AvError> {
         let forced = match probe.demuxers {
             // SAFETY: av_find_input_format takes a NUL-terminated name and returns a static demuxer or NULL.
             Demuxers::OnlyMov => Some(unsafe { sys::av_find_input_format(MOV_DEMUXER.as_ptr()) })
@@ -72,17 +167,27 @@ impl FormatContext {
             Demuxers::NotMov => Some(demuxers_but_mov()),
             _ => None,
         };
+        let mut dict = Dictionary::default();
+        if let Some(url) = &url {
+            for (key, value) in &url.settings {
+                dict.set(key, value)?;
+            }
+        }
         // SAFETY: avformat_alloc_context returns NULL or a valid context, which we check.
         let mut raw = unsafe { sys::avformat_alloc_context() };
         if raw.is_null() {
             return Err(out_of_memory("avformat_alloc_context"));
         }
-        // SAFETY: `raw` is a fresh context; we give it our pb and mark it custom so lavf won't close it. On
-        // failure avformat_open_input frees the context (and sets `raw` to NULL) but not our pb, which `io`
-        // frees when dropped.
+        // SAFETY: `raw` is a fresh context. With `io`, we give it our pb and mark it custom so lavf won't close
+        // it; by URL, we give it the interrupt callback, whose opaque pointer stays valid as long as the
+        // returned value holds the Arc (after the context is closed). Strings handed over are lavf's own
+        // copies (av_strdup), freed with the context. On failure avformat_open_input frees the context (and
+        // sets `raw` to NULL) but not our pb, which `io` frees when dropped.
         unsafe {
-            (*raw).pb = io.as_ptr();
-            (*raw).flags |= sys::AVFMT_FLAG_CUSTOM_IO;
+            if let Some(io) = &io {
+                (*raw).pb = io.as_ptr();
+                (*raw).flags |= sys::AVFMT_FLAG_CUSTOM_IO;
+            }
             if let Some(bytes) = probe.probe_size {
                 (*raw).probesize = bytes;
             }
@@ -92,21 +197,34 @@ impl FormatContext {
             if let Some(frames) = probe.fps_probe_frames {
                 (*raw).fps_probe_size = frames;
             }
+            let mut copies = Vec::new();
             if let Some(list) = &whitelist {
-                // lavf frees the whitelist with the context; a copy it cannot make leaves none.
-                (*raw).format_whitelist = sys::av_strdup(list.as_ptr());
-                if (*raw).format_whitelist.is_null() {
+                copies.push((&mut (*raw).format_whitelist, list.as_c_str()));
+            }
+            if let Some(url) = &url {
+                (*raw).interrupt_callback = interrupt_cb(&url.interrupt);
+                copies.push((&mut (*raw).protocol_whitelist, url.protocols.as_c_str()));
+            }
+            for (field, value) in copies {
+                // lavf frees these lists with the context; a copy it cannot make leaves none.
+                *field = sys::av_strdup(value.as_ptr());
+                if field.is_null() {
                     sys::avformat_free_context(raw);
                     return Err(out_of_memory("av_strdup"));
                 }
             }
+            let path = url.as_ref().map_or(ptr::null(), |u| u.url.as_ptr());
             check(
-                sys::avformat_open_input(&mut raw, ptr::null(), forced, ptr::null_mut()),
+                sys::avformat_open_input(&mut raw, path, forced, dict.as_mut_ptr()),
                 "avformat_open_input",
             )?;
         }
         let ctx = NonNull::new(raw).ok_or_else(|| out_of_memory("avformat_open_input"))?;
-        let this = Self { ctx, _io: io };
+        let this = Self {
+            ctx,
+            _io: io,
+            _interrupt: url.map(|u| u.interrupt),
+        };
         // SAFETY: the context is open; NULL options are allowed.
         check(
             unsafe { sys::avformat_find_stream_info(this.ctx.as_ptr(), ptr::null_mut()) },
@@ -272,6 +390,45 @@ impl FormatContext {
             return Ok(false);
         }
         check(ret, "av_read_frame").map(|_| true)
+    }
+}
+
+/// What opening by URL takes besides the probing options.
+struct UrlInput {
+    url: CString,
+    protocols: CString,
+    settings: Vec<(CString, CString)>,
+    interrupt: Arc<Interrupt>,
+}
+
+/// An `AVDictionary` of options, freed on drop (avformat_open_input takes the entries it uses out of it).
+pub(crate) struct Dictionary(*mut sys::AVDictionary);
+
+impl Default for Dictionary {
+    fn default() -> Self {
+        Self(ptr::null_mut())
+    }
+}
+
+impl Dictionary {
+    pub(crate) fn set(&mut self, key: &CStr, value: &CStr) -> Result<(), AvError> {
+        // SAFETY: `self.0` is NULL or a dictionary av_dict_set made; it copies both strings.
+        check(
+            unsafe { sys::av_dict_set(&mut self.0, key.as_ptr(), value.as_ptr(), 0) },
+            "av_dict_set",
+        )
+        .map(|_| ())
+    }
+
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut *mut sys::AVDictionary {
+        &mut self.0
+    }
+}
+
+impl Drop for Dictionary {
+    fn drop(&mut self) {
+        // SAFETY: frees the dictionary (NULL is allowed) and sets the pointer to NULL.
+        unsafe { sys::av_dict_free(&mut self.0) }
     }
 }
 

@@ -15,6 +15,7 @@ pub(crate) mod frame;
 pub(crate) mod io;
 pub(crate) mod log;
 pub(crate) mod packet;
+pub(crate) mod protocol;
 pub(crate) mod scale;
 
 use std::ffi::{c_char, c_int, CStr};
