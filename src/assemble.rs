@@ -8,6 +8,7 @@
 //! [`Finished::AlreadyDelivered`].
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::batch::{Batch, BatchData, Gap, SequenceMeta};
 use crate::config::{batch_bytes, LastSequencePolicy};
@@ -249,6 +250,7 @@ impl Assembler {
         width: usize,
         height: usize,
         pts: f64,
+        arrival: Instant,
         write: impl FnOnce(&Geometry, &mut SeqOut<'_>, usize, usize) -> Result<(), E>,
         emit: &mut impl FnMut(Batch) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -307,6 +309,7 @@ impl Assembler {
                 valid_frames: 0,
                 first_frame: self.frames,
                 pts: Vec::with_capacity(l),
+                arrivals: Vec::with_capacity(l),
                 offset: b.used,
                 geometry,
                 video: self.video.clone(),
@@ -329,6 +332,7 @@ impl Assembler {
         seq.frames += 1;
         seq.valid_frames += 1;
         seq.pts.push(pts);
+        seq.arrivals.push(arrival);
         let sequence_full = seq.frames == l;
         if sequence_full {
             b.used += region;
@@ -527,6 +531,7 @@ impl Assembler {
             sequences: b.sequences,
             decoded_on,
             gap: self.gap.take(),
+            delivered: None,
         })
     }
 }
@@ -579,6 +584,7 @@ mod tests {
                 w,
                 h,
                 i as f64 / 25.0,
+                Instant::now(),
                 |_, out, f, _| {
                     let SeqOut::Host(HostOut::U8(out)) = out else {
                         unreachable!()
@@ -713,6 +719,7 @@ mod tests {
                 8,
                 8,
                 0.0,
+                Instant::now(),
                 |_, out, f, _| {
                     let SeqOut::Host(HostOut::U8(out)) = out else {
                         unreachable!()

@@ -1,6 +1,7 @@
 //! What the operator yields: a [`Batch`] of [`Sequence`]s of RGB frames in one contiguous buffer.
 
 use std::fmt;
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::device::{DecodedOn, DeviceBuffer};
 use crate::pool::{BufferPool, PooledBuffer};
@@ -19,6 +20,8 @@ pub(crate) struct SequenceMeta {
     pub(crate) first_frame: u64,
     /// Presentation time in seconds of each real frame.
     pub(crate) pts: Vec<f64>,
+    /// When each real frame arrived: the read of the packet whose decoding gave it.
+    pub(crate) arrivals: Vec<Instant>,
     /// Byte offset of the sequence in the batch buffer.
     pub(crate) offset: usize,
     /// The sequence's resize and crop window.
@@ -94,6 +97,19 @@ pub struct Batch {
     pub(crate) sequences: Vec<SequenceMeta>,
     pub(crate) decoded_on: DecodedOn,
     pub(crate) gap: Option<Gap>,
+    /// When a poll handed the batch to the caller.
+    pub(crate) delivered: Option<Instant>,
+}
+
+/// The wall-clock time of `at`, on the monotonic clock anchored to the wall clock once per process: times
+/// keep their order and spacing (a later change of the system clock does not move them).
+fn wall_clock(at: Instant) -> SystemTime {
+    static ANCHOR: std::sync::OnceLock<(Instant, SystemTime)> = std::sync::OnceLock::new();
+    let &(anchor, wall) = ANCHOR.get_or_init(|| (Instant::now(), SystemTime::now()));
+    match at.checked_duration_since(anchor) {
+        Some(after) => wall + after,
+        None => wall.checked_sub(anchor.duration_since(at)).unwrap_or(wall),
+    }
 }
 
 /// A break in a video pulled by URL: the source dropped and was reopened
@@ -105,7 +121,7 @@ pub struct Gap {
     pub frames_before: u64,
     /// From the drop to the reopened source: from the failed read, or, when the source went silent, from the
     /// start of the silence that timed out (the read timeout included).
-    pub duration: std::time::Duration,
+    pub duration: Duration,
     /// Reopen attempts it took (1 or more).
     pub attempts: u32,
     /// Breaks of this video so far, this one included.
@@ -149,6 +165,28 @@ impl Batch {
     /// The batch's index within its video: 0, 1, 2...
     pub fn index(&self) -> u64 {
         self.index
+    }
+
+    /// When the batch's last real frame arrived (see [`Sequence::arrivals`]).
+    pub fn arrival(&self) -> Option<SystemTime> {
+        self.last_arrival().map(wall_clock)
+    }
+
+    fn last_arrival(&self) -> Option<Instant> {
+        self.sequences
+            .iter()
+            .rev()
+            .find_map(|s| s.arrivals.last().copied())
+    }
+
+    /// The source's latency for this batch: from the arrival of its last real frame to the poll that handed
+    /// the batch over (`None` before it was handed over, or without frames). For a live or pulled source, this
+    /// is how far behind the source the consumer is.
+    pub fn latency(&self) -> Option<Duration> {
+        Some(
+            self.delivered?
+                .saturating_duration_since(self.last_arrival()?),
+        )
     }
 
     /// The break before this batch's frames, when the video's source dropped and was reopened (videos pulled
@@ -272,6 +310,7 @@ impl Batch {
             sequences: self.sequences.clone(),
             decoded_on: self.decoded_on,
             gap: self.gap,
+            delivered: self.delivered,
         })
     }
 
@@ -446,6 +485,16 @@ impl<'a> Sequence<'a> {
         &self.meta.pts
     }
 
+    /// The wall-clock time each real frame arrived: when the packet whose decoding gave the frame was read
+    /// from the source (a live or pulled video's bytes arriving; for a whole video, its reading).
+    pub fn arrivals(&self) -> Vec<SystemTime> {
+        self.meta
+            .arrivals
+            .iter()
+            .map(|&at| wall_clock(at))
+            .collect()
+    }
+
     /// The real frames (padding excluded), in order.
     pub fn frames(&self) -> impl ExactSizeIterator<Item = Frame<'a>> + 'a {
         let seq = *self;
@@ -520,6 +569,11 @@ impl<'a> Frame<'a> {
     /// Presentation time in seconds.
     pub fn pts(&self) -> f64 {
         self.seq.meta.pts[self.i]
+    }
+
+    /// The wall-clock time the frame arrived (see [`Sequence::arrivals`]).
+    pub fn arrival(&self) -> SystemTime {
+        wall_clock(self.seq.meta.arrivals[self.i])
     }
 
     /// Index of the frame in its video: 0, 1, 2...

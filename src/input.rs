@@ -505,7 +505,12 @@ impl VideoInput {
             self.finished.fetch_add(item.ended, Ordering::AcqRel);
         }
         self.depleted.store(item.ended > 0, Ordering::Release);
-        item.result.map(|r| r.map(Some))
+        item.result.map(|r| {
+            r.map(|mut batch| {
+                batch.delivered = Some(Instant::now());
+                Some(batch)
+            })
+        })
     }
 
     /// The thread has ended: normally only after close, once everything was delivered.

@@ -539,6 +539,8 @@ impl Worker {
     ) -> Result<(), Stop> {
         let transforms = &self.config.transforms;
         let mut scratch = Vec::new();
+        // When the packet being decoded was read: the arrival of the frames its decoding gives.
+        let arrival = std::cell::Cell::new(Instant::now());
         let mut sink = |info: FrameInfo, frame: FrameRef<'_>| -> Result<(), Stop> {
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
@@ -549,6 +551,7 @@ impl Worker {
                 info.width,
                 info.height,
                 info.pts,
+                arrival.get(),
                 |geometry, out, f, frames| {
                     transform::apply(frame, geometry, transforms, out, f, frames, &mut scratch)
                         .map_err(Stop::Video)
@@ -567,6 +570,7 @@ impl Worker {
             };
             match read {
                 Ok(true) => {
+                    arrival.set(Instant::now());
                     if let Some(e) = decoder.decode(Some(packet), &mut sink)? {
                         outcome.reject(e);
                     }

@@ -154,6 +154,29 @@ fn srt_every_frame_the_tail_included_equals_the_decode_from_memory() {
         "the frames differ from the decode from memory"
     );
     assert!(batches.last().unwrap().is_last());
+    // Arrival times: one per frame, in order, spread over the sender's real-time pace (-re: the 2 s stream
+    // takes at least 1 s from its first frame to its last, whatever arrives at once); every batch reports its
+    // latency.
+    let arrivals: Vec<_> = batches
+        .iter()
+        .flat_map(|b| {
+            b.sequences()
+                .iter()
+                .flat_map(|s| s.arrivals())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(arrivals.len(), got.len());
+    assert!(arrivals.windows(2).all(|w| w[0] <= w[1]));
+    let spread = arrivals
+        .last()
+        .unwrap()
+        .duration_since(arrivals[0])
+        .unwrap();
+    assert!(spread >= Duration::from_millis(1000), "{spread:?}");
+    assert!(batches
+        .iter()
+        .all(|b| b.latency().is_some() && b.arrival().is_some()));
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use framefeed::{Batch, DType, DecodedOn, Layout};
 use pyo3::exceptions::{PyBufferError, PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 
 use crate::errors::{label_object, IntoPyResult};
 use crate::ffi::dlpack::{self, Device, Export};
@@ -151,6 +151,28 @@ impl PyBatch {
     #[getter]
     fn is_last(&self) -> bool {
         self.inner.is_last()
+    }
+
+    /// Seconds from the arrival of the batch's last real frame to the poll that handed it over (for live and
+    /// pulled sources, how far behind the source the consumer is); `None` without frames.
+    #[getter]
+    fn latency(&self) -> Option<f64> {
+        self.inner.latency().map(|d| d.as_secs_f64())
+    }
+
+    /// For a video pulled by URL whose source dropped and was reopened before this batch's frames:
+    /// `{"frames_before", "seconds", "attempts", "reconnects"}`; else `None`.
+    #[getter]
+    fn gap<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(gap) = self.inner.gap() else {
+            return Ok(None);
+        };
+        let dict = PyDict::new(py);
+        dict.set_item("frames_before", gap.frames_before)?;
+        dict.set_item("seconds", gap.duration.as_secs_f64())?;
+        dict.set_item("attempts", gap.attempts)?;
+        dict.set_item("reconnects", gap.reconnects)?;
+        Ok(Some(dict))
     }
 
     /// Whether the batch holds sequences of several videos (`pack=True`).
@@ -344,6 +366,21 @@ impl PySequence {
     #[getter]
     fn pts(&self) -> Vec<f64> {
         self.batch.sequence(self.index).pts().to_vec()
+    }
+
+    /// When each real frame arrived, in seconds since the Unix epoch (the read of the packet whose decoding
+    /// gave it).
+    #[getter]
+    fn arrivals(&self) -> Vec<f64> {
+        self.batch
+            .sequence(self.index)
+            .arrivals()
+            .iter()
+            .map(|t| {
+                t.duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64())
+            })
+            .collect()
     }
 
     /// `(x, y, width, height)` of the crop window (in the resized frame's pixels), or `None` without a crop.

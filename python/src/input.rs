@@ -5,9 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use framefeed::{Error, FileList, Label, TryFeedError, VideoInput};
+use framefeed::{
+    Error, FileList, Label, Reconnect, RtspTransport, Scheme, TryFeedError, UrlOptions, VideoInput,
+};
 use parking_lot::RwLock;
-use pyo3::exceptions::{PyStopIteration, PyTypeError};
+use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -193,6 +195,75 @@ impl PyVideoInput {
         label: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         aio::feed(py, &self.inner, data_bytes(data)?, self::label(label)?)
+    }
+
+    /// Queues a video pulled by URL through FFmpeg's protocols (`rtsp://`, `srt://`, `rtmp://`, HLS or media
+    /// over `http(s)://`; `file:` only when listed in `schemes`) and returns its id. `open_timeout` and
+    /// `read_timeout` in seconds; `reconnect`: the reopen attempts after a drop (0: a drop fails the video),
+    /// waiting `reconnect_initial` seconds, doubling up to `reconnect_max`. Raises `ValueError` for a scheme
+    /// outside `schemes` or bad settings.
+    #[pyo3(signature = (url, label=None, *, schemes=None, open_timeout=10.0, read_timeout=5.0, reconnect=5,
+                        reconnect_initial=0.5, reconnect_max=4.0, rtsp_transport="tcp"))]
+    #[allow(clippy::too_many_arguments)]
+    fn feed_url(
+        &self,
+        py: Python<'_>,
+        url: String,
+        label: Option<&Bound<'_, PyAny>>,
+        schemes: Option<Vec<String>>,
+        open_timeout: f64,
+        read_timeout: f64,
+        reconnect: u32,
+        reconnect_initial: f64,
+        reconnect_max: f64,
+        rtsp_transport: &str,
+    ) -> PyResult<u64> {
+        let seconds = |name: &str, s: f64| {
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                PyValueError::new_err(format!("{name} is {s}; give seconds, at least 0"))
+            })
+        };
+        let mut options = UrlOptions::new()
+            .open_timeout(seconds("open_timeout", open_timeout)?)
+            .read_timeout(seconds("read_timeout", read_timeout)?)
+            .reconnect(match reconnect {
+                0 => Reconnect::Never,
+                tries => Reconnect::Backoff {
+                    max_tries: tries,
+                    initial: seconds("reconnect_initial", reconnect_initial)?,
+                    max: seconds("reconnect_max", reconnect_max)?,
+                },
+            })
+            .rtsp_transport(match rtsp_transport {
+                "tcp" => RtspTransport::Tcp,
+                "udp" => RtspTransport::Udp,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "rtsp_transport is {other:?}; allowed: 'tcp', 'udp'"
+                    )))
+                }
+            });
+        if let Some(names) = schemes {
+            let mut list = Vec::new();
+            for name in names {
+                match Scheme::of(&format!("{name}://")) {
+                    Some(scheme) if scheme.as_str() == name.to_ascii_lowercase() => list.push(scheme),
+                    _ => {
+                        return Err(PyValueError::new_err(format!(
+                            "scheme {name:?} is not one framefeed pulls from; allowed: rtsp, srt, rtmp, http, https, file"
+                        )))
+                    }
+                }
+            }
+            options = options.schemes(list);
+        }
+        let label = self::label(label)?;
+        let input = &self.inner;
+        let fed = py.detach(|| match label {
+            Some(label) => input.feed_url_with_label(url, options, label),
+            None => input.feed_url(url, options),
+        });
+        Ok(fed.py_err(py)?.0)
     }
 
     /// Queues a live video whose bytes arrive over time; returns its producer handle.

@@ -569,6 +569,7 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         args.files.iter().map(|p| Source::new(p)).collect()
     };
     let video_count = sources.len() as u64;
+    let pulled = sources.iter().any(|s| matches!(s, Source::Url(_)));
 
     let seconds_arg = |name: &str, s: f64| {
         Duration::try_from_secs_f64(s)
@@ -669,7 +670,8 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
                     progress.inc(1);
                 }
                 if args.json {
-                    writeln!(out, "{}", batch_json(&batch, args.md5)).map_err(|e| e.to_string())?;
+                    writeln!(out, "{}", batch_json(&batch, args.md5, pulled))
+                        .map_err(|e| e.to_string())?;
                 }
                 if let Some(raw) = raw_out.as_mut() {
                     raw.write_all(batch.data())
@@ -763,8 +765,12 @@ fn peak_rss_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-fn batch_json(batch: &Batch, md5: bool) -> Value {
+fn batch_json(batch: &Batch, md5: bool, pulled: bool) -> Value {
     let mut line = framefeed::report::batch_json(batch);
+    if pulled {
+        // Sources pulled by URL: how far behind the source this batch was handed over.
+        line["latency_ms"] = json!(batch.latency().map(|d| d.as_secs_f64() * 1000.0));
+    }
     if md5 {
         for (seq, value) in batch.sequences().iter().zip(
             line["sequences"]
