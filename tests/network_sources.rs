@@ -289,6 +289,45 @@ fn hls_over_http_every_frame_of_every_segment() {
     assert!(frames_of(&batches) == want, "the frames differ");
 }
 
+#[test]
+fn a_live_hls_playlist_that_grows_while_it_is_read() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = clip(dir.path(), "source.ts", 120, "testsrc2");
+    let want = frames_from_memory(&path, Config::new(8, 2));
+    let live = dir.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    // The encoder writes one-second segments at real-time pace; the playlist lists each as it completes and
+    // gets its end tag only when the stream ends.
+    let mut peer = sender(
+        &path,
+        "hls",
+        live.join("index.m3u8").to_str().unwrap(),
+        &["-hls_time", "1", "-hls_list_size", "0"],
+    );
+    let port = serve_files(live.clone());
+    let started = Instant::now();
+    while !live.join("index.m3u8").is_file() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no playlist");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let playlist = std::fs::read_to_string(live.join("index.m3u8")).unwrap();
+    let input = VideoInput::new(Config::new(8, 2)).unwrap();
+    input
+        .feed_url(format!("http://127.0.0.1:{port}/index.m3u8"), options())
+        .unwrap();
+    input.close();
+    let (batches, errors) = drain(&input);
+    let _ = peer.wait();
+    assert!(!playlist.contains("#EXT-X-ENDLIST"), "the playlist was still live when the pull began");
+    assert!(errors.is_empty(), "{errors:?}");
+    let got = frames_of(&batches);
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "the frames differ");
+}
+
 /// Frames of `batches` before and after the first reported gap, and that gap.
 fn split_at_gap(batches: &[Batch]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>, Option<framefeed::Gap>) {
     let at = batches.iter().position(|b| b.gap().is_some());
