@@ -321,7 +321,10 @@ fn a_live_hls_playlist_that_grows_while_it_is_read() {
     input.close();
     let (batches, errors) = drain(&input);
     let _ = peer.wait();
-    assert!(!playlist.contains("#EXT-X-ENDLIST"), "the playlist was still live when the pull began");
+    assert!(
+        !playlist.contains("#EXT-X-ENDLIST"),
+        "the playlist was still live when the pull began"
+    );
     assert!(errors.is_empty(), "{errors:?}");
     let got = frames_of(&batches);
     assert_eq!(got.len(), want.len());
