@@ -68,15 +68,19 @@ def test_a_view_keeps_the_batch_alive_and_the_buffer_returns_to_the_pool_after_i
         inp.feed(fixture("h264_live.ts"))  # 100 frames each: 200 batches
     inp.close()
     held = []
+    count = 0
     for i, batch in enumerate(inp):
         array = batch.numpy()
         if i < 3:
             held.append(array)  # views outliving their batch object
         del batch, array
-        if i == 20:
-            after_warmup = inp.buffer_allocations
-    # The steady state allocated no frame memory: buffers went back to the pool as views died.
-    assert inp.buffer_allocations == after_warmup
+        count += 1
+    # The steady state allocated no frame memory: buffers went back to the pool as views died, so 200 batches
+    # took no more buffers than can be out at once: the 3 held views, the batch being read, the one in the
+    # output channel (prefetch 1), and in the assembler a full one waiting for the next frame and the one being
+    # built. (How many of those are out together depends on thread timing: the bound, not an exact count.)
+    assert count == 200
+    assert inp.buffer_allocations <= 3 + 4
     assert all(a.shape == (1, 2, 64, 96, 3) and a.any() for a in held)
 
 
