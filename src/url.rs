@@ -118,15 +118,25 @@ pub enum Reconnect {
 impl Default for Reconnect {
     /// Up to 5 tries, waiting 0.5 s, 1 s, 2 s, 4 s, 4 s.
     fn default() -> Self {
-        Reconnect::Backoff {
-            max_tries: 5,
-            initial: Duration::from_millis(500),
-            max: Duration::from_secs(4),
-        }
+        Reconnect::tries(5)
     }
 }
 
 impl Reconnect {
+    /// Up to `max_tries` reopen attempts with the default waits (0.5 s, doubling up to 4 s); 0: [`Never`].
+    ///
+    /// [`Never`]: Reconnect::Never
+    pub fn tries(max_tries: u32) -> Self {
+        if max_tries == 0 {
+            return Reconnect::Never;
+        }
+        Reconnect::Backoff {
+            max_tries,
+            initial: Duration::from_millis(500),
+            max: Duration::from_secs(4),
+        }
+    }
+
     /// The wait before attempt `n` (0-based), or `None` when no attempt `n` is allowed.
     pub(crate) fn delay(&self, n: u32) -> Option<Duration> {
         match *self {

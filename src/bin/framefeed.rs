@@ -578,14 +578,7 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
     let url_options = UrlOptions::new()
         .open_timeout(seconds_arg("open-timeout", args.open_timeout)?)
         .read_timeout(seconds_arg("read-timeout", args.read_timeout)?)
-        .reconnect(match args.reconnect {
-            0 => Reconnect::Never,
-            tries => Reconnect::Backoff {
-                max_tries: tries,
-                initial: Duration::from_millis(500),
-                max: Duration::from_secs(4),
-            },
-        })
+        .reconnect(Reconnect::tries(args.reconnect))
         .rtsp_transport(match args.rtsp_transport {
             RtspArg::Tcp => RtspTransport::Tcp,
             RtspArg::Udp => RtspTransport::Udp,
