@@ -14,7 +14,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{ffmpeg_available, frames_of};
-use framefeed::{Batch, Config, Error, Reconnect, UrlOptions, VideoError, VideoInput};
+use framefeed::{
+    Batch, Config, Error, Reconnect, RtspTransport, UrlOptions, VideoError, VideoInput,
+};
 
 fn skip() -> bool {
     if ffmpeg_available() {
@@ -208,6 +210,95 @@ fn rtmp_every_frame_equals_the_decode_from_memory() {
     assert!(errors.is_empty(), "{errors:?}");
     assert!(frames_of(&batches) == want, "the frames differ");
     assert_eq!(batches[0].label().unwrap().to_string(), "cam");
+}
+
+/// A real RTSP server on loopback serving `clip` (`tests/peers/rtsp_server.py`: GStreamer's RTSP server through
+/// Debian's Python GObject bindings), or `None` with the reason printed where those are absent.
+fn rtsp_server(clip: &Path) -> Option<(Child, u16)> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/rtsp_server.py");
+    let mut child = Command::new("/usr/bin/python3")
+        .arg(script)
+        .arg(clip)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut line = String::new();
+    let _ = BufReader::new(child.stdout.take().unwrap()).read_line(&mut line);
+    match line
+        .trim()
+        .strip_prefix("port ")
+        .and_then(|p| p.parse().ok())
+    {
+        Some(port) => Some((child, port)),
+        None => {
+            let mut why = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut why);
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!(
+                "SKIPPED: no RTSP server (GStreamer's, through python3-gi: apt-get install gir1.2-gst-rtsp-server-1.0 python3-gi gstreamer1.0-plugins-good); the RTSP test did not run: {}",
+                why.lines().last().unwrap_or("")
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn rtsp_over_tcp_and_udp_every_frame_equals_the_decode_from_memory() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // An MP4 of H.264 as a camera sends it (no B-frames, one slice a frame: with x264's sliced threads,
+    // `-tune zerolatency`, the RTP path gives each keyframe twice, to the `ffmpeg` CLI as to framefeed); the
+    // server streams it at real-time pace.
+    let path = dir.path().join("cam.mp4");
+    let status = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=320x240:rate=30",
+        ])
+        .args(["-frames:v", "60", "-c:v", "libx264", "-preset", "veryfast"])
+        .args(["-bf", "0", "-g", "30", "-pix_fmt", "yuv420p"])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let want = frames_from_memory(&path, config());
+    assert_eq!(want.len(), 60);
+    let Some((mut server, port)) = rtsp_server(&path) else {
+        return;
+    };
+    for transport in [RtspTransport::Tcp, RtspTransport::Udp] {
+        let input = VideoInput::new(config()).unwrap();
+        let started = Instant::now();
+        input
+            .feed_url(
+                format!("rtsp://127.0.0.1:{port}/clip"),
+                options().rtsp_transport(transport),
+            )
+            .unwrap();
+        input.close();
+        let (batches, errors) = drain(&input);
+        assert!(errors.is_empty(), "{transport:?}: {errors:?}");
+        assert!(
+            frames_of(&batches) == want,
+            "{transport:?}: the frames differ ({} of {})",
+            frames_of(&batches).len(),
+            want.len()
+        );
+        // Real-time pace: two seconds of video take about two seconds, not the read timeout after them.
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+    let _ = server.kill();
+    let _ = server.wait();
 }
 
 /// Serves the files of `dir` over HTTP/1.0 on loopback, one thread per connection, until the test ends.

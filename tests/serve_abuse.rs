@@ -7,52 +7,25 @@
 #[macro_use]
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::read_fixture;
-use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use common::serve::{exchange, parse_response, request, Response, Serve, BOUND};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Every wait in this file is bounded by this.
-const BOUND: Duration = Duration::from_secs(60);
+/// `framefeed serve ARGS` on loopback.
+fn serve(args: &[&str]) -> Serve {
+    Serve::spawn(env!("CARGO_BIN_EXE_framefeed"), args)
+}
+
 /// A token of the tokens file the auth tests write.
 const TOKEN: &str = "s3cret-token-0123456789";
 
-/// A `framefeed serve` process, killed when dropped.
-struct Serve {
-    child: Child,
-    addr: SocketAddr,
-}
-
 impl Serve {
-    /// Starts `framefeed serve --addr 127.0.0.1:0 ARGS` and waits for its address.
-    fn start(args: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_framefeed"))
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .args(args)
-            .env("RUST_LOG", "warn,ffmpeg=off")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("framefeed serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .parse()
-            .unwrap();
-        Self { child, addr }
-    }
-
     /// The peak resident memory of the server so far (Linux `VmHWM`), in bytes.
     fn peak_rss(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
@@ -73,111 +46,6 @@ impl Serve {
         let response = request(self.addr, "GET /health HTTP/1.1\r\n", &[], b"").await;
         assert_eq!(response.status, 200, "{}", response.body);
     }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A parsed response.
-#[derive(Debug)]
-struct Response {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case(name).then_some(v.trim())
-        })
-    }
-
-    /// The body's JSON lines (a chunked body is de-chunked first).
-    fn lines(&self) -> Vec<Value> {
-        self.body
-            .lines()
-            .filter(|l| l.starts_with('{'))
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-            .collect()
-    }
-
-    fn error(&self) -> Value {
-        self.lines()
-            .into_iter()
-            .find_map(|l| l.get("error").cloned())
-            .unwrap_or_else(|| panic!("no error line in {self:?}"))
-    }
-}
-
-/// Sends `start_line`, `headers` (plus Host and `Connection: close`) and `body` over `stream`, reads the whole
-/// response.
-async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
-    mut stream: S,
-    start_line: &str,
-    headers: &[&str],
-    body: &[u8],
-) -> Response {
-    let mut head = format!("{start_line}Host: test\r\nConnection: close\r\n");
-    for h in headers {
-        head.push_str(h);
-        head.push_str("\r\n");
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body).await.unwrap();
-    stream.flush().await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(BOUND, stream.read_to_end(&mut raw))
-        .await
-        .expect("a response within the bound")
-        .unwrap();
-    parse_response(&raw)
-}
-
-fn parse_response(raw: &[u8]) -> Response {
-    let text = String::from_utf8_lossy(raw).into_owned();
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .unwrap_or_else(|| panic!("no response head in {text:?}"));
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap();
-    let chunked = head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked");
-    let body = if chunked {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    Response {
-        status,
-        head: head.to_owned(),
-        body,
-    }
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if size == 0 || rest.len() < size {
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = rest[size..].strip_prefix("\r\n").unwrap_or(&rest[size..]);
-    }
-    out
-}
-
-/// One request over a new plain connection.
-async fn request(addr: SocketAddr, start_line: &str, headers: &[&str], body: &[u8]) -> Response {
-    let stream = TcpStream::connect(addr).await.unwrap();
-    exchange(stream, start_line, headers, body).await
 }
 
 /// A POST of `body` with a `Content-Length`.
@@ -221,7 +89,7 @@ fn assert_no_internals(text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settings_that_would_abort_or_hold_gigabytes_are_refused_and_the_server_stays_up() {
-    let mut server = Serve::start(&[]);
+    let mut server = serve(&[]);
     let video = read_fixture("h264_live.ts"); // 96x64, 100 frames
                                               // L x B = 2^32 frames: once a SIGABRT of the whole process; now a 400 before anything is allocated.
     let response = post(
@@ -299,7 +167,7 @@ async fn wait_for_metric(addr: SocketAddr, headers: &[&str], name: &str, value: 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_reserve_memory_from_the_pool_and_a_full_pool_answers_503() {
-    let mut server = Serve::start(&[
+    let mut server = serve(&[
         "--max-upload-memory",
         "64M",
         "--max-memory",
@@ -358,7 +226,7 @@ async fn uploads_reserve_memory_from_the_pool_and_a_full_pool_answers_503() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_open_connections_are_closed_after_the_header_timeout_while_health_answers() {
-    let mut server = Serve::start(&["--header-timeout", "1", "--max-connections", "40"]);
+    let mut server = serve(&["--header-timeout", "1", "--max-connections", "40"]);
     let started = Instant::now();
     // 30 clients that open a connection and send part of a request head, and then nothing.
     let mut idle = Vec::new();
@@ -407,7 +275,7 @@ async fn half_open_connections_are_closed_after_the_header_timeout_while_health_
 async fn connections_beyond_the_cap_are_closed_at_once() {
     // The held connections stay open for the header timeout, long enough for the fifth to be refused even on
     // a loaded machine.
-    let mut server = Serve::start(&["--header-timeout", "6", "--max-connections", "4"]);
+    let mut server = serve(&["--header-timeout", "6", "--max-connections", "4"]);
     let mut held = Vec::new();
     for _ in 0..4 {
         held.push(TcpStream::connect(server.addr).await.unwrap());
@@ -449,7 +317,7 @@ async fn connections_beyond_the_cap_are_closed_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drip_fed_upload_fails_by_the_rate_rule_while_a_normal_one_completes() {
-    let mut server = Serve::start(&["--min-upload-rate", "16K", "--upload-rate-window", "2"]);
+    let mut server = serve(&["--min-upload-rate", "16K", "--upload-rate-window", "2"]);
     let video = read_fixture("h264_live.ts");
     // The drip: a chunked upload sending 100 bytes every 300 ms (333 B/s), from one client address.
     let drip = {
@@ -576,7 +444,7 @@ async fn tokens_are_required_and_the_per_client_limit_counts_by_name() {
         format!("# test\nalice:{TOKEN}\nbob:another-token-9876543210\n"),
     )
     .unwrap();
-    let mut server = Serve::start(&[
+    let mut server = serve(&[
         "--auth-tokens",
         tokens.to_str().unwrap(),
         "--max-streams-per-client",
@@ -628,7 +496,7 @@ async fn tokens_are_required_and_the_per_client_limit_counts_by_name() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forwarded_addresses_count_only_from_a_trusted_proxy() {
-    let mut server = Serve::start(&[
+    let mut server = serve(&[
         "--trusted-proxy",
         "127.0.0.1",
         "--max-streams-per-client",
@@ -676,7 +544,7 @@ async fn forwarded_addresses_count_only_from_a_trusted_proxy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn content_length_with_transfer_encoding_is_refused() {
-    let mut server = Serve::start(&[]);
+    let mut server = serve(&[]);
     for headers in [
         ["Content-Length: 5", "Transfer-Encoding: chunked"],
         ["Transfer-Encoding: chunked", "Content-Length: 5"],
@@ -705,7 +573,7 @@ async fn content_length_with_transfer_encoding_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn error_lines_carry_a_code_and_a_request_id_and_no_internals() {
-    let mut server = Serve::start(&[]);
+    let mut server = serve(&[]);
     let mut checked = 0;
     let cases: Vec<(String, Vec<u8>, &str)> = vec![
         (
@@ -759,7 +627,7 @@ async fn tls_round_trip_with_a_certificate_the_test_makes() {
     let (cert_pem, key_pem) = (cert.cert.pem(), cert.key_pair.serialize_pem());
     std::fs::write(dir.join("cert.pem"), &cert_pem).unwrap();
     std::fs::write(dir.join("key.pem"), &key_pem).unwrap();
-    let server = Serve::start(&[
+    let server = serve(&[
         "--tls-cert",
         dir.join("cert.pem").to_str().unwrap(),
         "--tls-key",
@@ -806,11 +674,11 @@ async fn tls_round_trip_with_a_certificate_the_test_makes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn moov_at_end_uploads_are_buffered_within_the_budget_or_refused() {
     let video = read_fixture("h264_moov_at_end.mp4");
-    let mut buffering = Serve::start(&[]);
+    let mut buffering = serve(&[]);
     let response = post(buffering.addr, "sequence_length=4", &[], &video).await;
     assert_eq!(frames(&response), 23, "{response:?}");
     buffering.assert_up().await;
-    let mut strict = Serve::start(&["--moov-at-end", "fail"]);
+    let mut strict = serve(&["--moov-at-end", "fail"]);
     let response = post(strict.addr, "sequence_length=4", &[], &video).await;
     assert_eq!(response.error()["code"], "moov_at_end", "{response:?}");
     strict.assert_up().await;
@@ -822,7 +690,7 @@ async fn moov_at_end_uploads_are_buffered_within_the_budget_or_refused() {
 /// small (a 10 KB forged upload once took it from 34 to 307 MB), and an honest fragmented upload still decodes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_with_forged_mp4_claims_fail_before_the_demuxer_reads_them() {
-    let mut server = Serve::start(&[]);
+    let mut server = serve(&[]);
     for forged in common::mp4_forge::forgeries().iter().filter(|f| f.live) {
         let response = post(server.addr, "sequence_length=8", &[], &forged.data).await;
         assert_eq!(response.status, 200, "{}: {response:?}", forged.name);

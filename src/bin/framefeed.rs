@@ -115,6 +115,11 @@ struct ServeArgs {
     /// Seconds uploads in progress get to finish after Ctrl-C or SIGTERM.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     shutdown_grace: f64,
+    /// Hosts POST /streams may pull from, comma-separated: `public` (any public address), addresses
+    /// (127.0.0.1), networks (10.0.0.0/8) and host names. Private, loopback and link-local addresses are
+    /// refused unless listed.
+    #[arg(long, value_name = "HOSTS", default_value = "public")]
+    allow_hosts: framefeed::server::AllowHosts,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -414,6 +419,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     config.stall_timeout = seconds("stall-timeout", args.stall_timeout)?;
     config.decoder_threads_per_stream = args.decoder_threads_per_stream;
     config.shutdown_grace = seconds("shutdown-grace", args.shutdown_grace)?;
+    config.allow_hosts = args.allow_hosts;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start: {e}"))?;
     runtime.block_on(async move {
         let server = framefeed::server::Server::bind(config)
@@ -665,6 +671,8 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
                 if args.json {
                     writeln!(out, "{}", batch_json(&batch, args.md5, pulled))
                         .map_err(|e| e.to_string())?;
+                    // Each line leaves as its batch does (a reader of a live source sees it at once).
+                    out.flush().map_err(|e| e.to_string())?;
                 }
                 if let Some(raw) = raw_out.as_mut() {
                     raw.write_all(batch.data())

@@ -17,6 +17,10 @@ use crate::error::AvError;
 pub(crate) struct ProtocolStream {
     ctx: NonNull<sys::AVIOContext>,
     interrupt: Arc<Interrupt>,
+    /// Bytes read so far (in the log when the stream ends).
+    received: u64,
+    /// Whether the end was seen (and logged).
+    closed: bool,
 }
 
 // SAFETY: the context is owned by this value alone and used through `&mut self`; FFmpeg's protocol contexts are
@@ -59,7 +63,12 @@ impl ProtocolStream {
             "avio_open2",
         )?;
         let ctx = NonNull::new(raw).ok_or_else(|| super::out_of_memory("avio_open2"))?;
-        Ok(Self { ctx, interrupt })
+        Ok(Self {
+            ctx,
+            interrupt,
+            received: 0,
+            closed: false,
+        })
     }
 }
 
@@ -73,14 +82,21 @@ impl StreamSource for ProtocolStream {
             // SAFETY: the context is open and `buf` is writable for `len` bytes.
             let n = unsafe { sys::avio_read_partial(self.ctx.as_ptr(), buf.as_mut_ptr(), len) };
             if n > 0 {
+                self.received += n as u64;
                 return StreamRead::Data(n as usize);
             }
             if self.interrupt.must_stop() {
                 return StreamRead::Failed;
             }
             if n == AVERROR_EOF || n < 0 {
-                if n != AVERROR_EOF {
-                    tracing::debug!(error = %av_error(n, "avio_read_partial"), "the source closed the stream");
+                if !std::mem::replace(&mut self.closed, true) {
+                    let error =
+                        (n != AVERROR_EOF).then(|| av_error(n, "avio_read_partial").to_string());
+                    tracing::debug!(
+                        bytes = self.received,
+                        ?error,
+                        "the source closed the stream"
+                    );
                 }
                 return StreamRead::End;
             }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::auth::Tokens;
 use super::budget;
+use super::hosts::AllowHosts;
 use crate::error::{Error, Result};
 use crate::mp4_claims::BYTES_PER_SAMPLE;
 use crate::mp4_live::max_held_box;
@@ -72,6 +73,8 @@ pub struct ServeConfig {
     pub trusted_proxies: Vec<IpAddr>,
     /// Time uploads in progress get to finish once shutdown begins (default 30 s).
     pub shutdown_grace: Duration,
+    /// The hosts `POST /streams` may pull from (default: public addresses only).
+    pub allow_hosts: AllowHosts,
 }
 
 impl Default for ServeConfig {
@@ -95,6 +98,7 @@ impl Default for ServeConfig {
             tls: None,
             trusted_proxies: Vec::new(),
             shutdown_grace: Duration::from_secs(30),
+            allow_hosts: AllowHosts::default(),
         }
     }
 }

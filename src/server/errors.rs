@@ -164,6 +164,16 @@ pub(crate) fn describe(
             "out_of_memory",
             "the server could not allocate memory for this upload; retry later".into(),
         ),
+        VideoError::SourceUnavailable { attempts, .. } => (
+            "source_unavailable",
+            format!("the source could not be opened ({attempts} attempts)"),
+        ),
+        VideoError::SourceLost {
+            frames, reconnects, ..
+        } => (
+            "source_lost",
+            format!("the source dropped after {frames} frames and could not be reopened ({reconnects} reconnects before)"),
+        ),
         _ => ("decode_failed", "the video could not be decoded".into()),
     }
 }

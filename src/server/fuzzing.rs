@@ -49,7 +49,10 @@ fn query(bytes: &[u8]) {
     else {
         return;
     };
-    if let Ok((config, _)) = super::upload::parse_query(&pairs, service) {
+    let Ok(parsed) = super::upload::parse_query(&pairs) else {
+        return;
+    };
+    if let Ok((config, _)) = super::operator::operator_config(&parsed.settings, service) {
         config
             .validate()
             .expect("an accepted query gives a valid configuration");

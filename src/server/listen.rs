@@ -179,6 +179,9 @@ async fn serve_connection(
     watcher: hyper_util::server::graceful::Watcher,
 ) {
     let _ = stream.set_nodelay(true);
+    // The kernel's send buffer grows to megabytes for a client that does not read; bounded, a stream's
+    // consumer that stops reading holds little memory, and drops to the latest batch soon.
+    let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER_BYTES);
     let timeout = service.config.header_timeout;
     match tls {
         None => serve_http(stream, peer, app, service, watcher).await,
@@ -216,6 +219,9 @@ async fn serve_http<S>(
         .header_read_timeout(service.config.header_timeout)
         .max_headers(MAX_HEADERS)
         .max_header_size(MAX_HEADER_BYTES)
+        // What hyper buffers per connection, each way: a client that stops reading its response (a stream's
+        // consumer) holds at most this much of it, not hyper's default of ~400 KiB.
+        .max_buf_size(CONNECTION_BUFFER_BYTES)
         .keep_alive(true);
     let connection = builder.serve_connection(TokioIo::new(io), handler);
     if let Err(e) = watcher.watch(connection).await {
@@ -223,6 +229,12 @@ async fn serve_http<S>(
         tracing::debug!(%peer, error = %e, "connection ended with an error");
     }
 }
+
+/// The kernel's send buffer of a connection (Linux doubles it for its bookkeeping).
+const SEND_BUFFER_BYTES: usize = 64 << 10;
+
+/// The most hyper buffers for one connection, each way.
+const CONNECTION_BUFFER_BYTES: usize = 64 << 10;
 
 /// A TLS acceptor from PEM files.
 fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<TlsAcceptor> {

@@ -28,6 +28,8 @@
 //! with `Retry-After` (uploads or memory at the server's limit, or shutting down).
 //!
 //! The pieces, one file each: `config` (the settings), `service` (shared state, admission, metrics), `budget` (memory accounting),
+//! `operator` (a client's settings to an operator sized to the budget), `fanout` (streams and their consumers),
+//! `streams` (the stream routes and decoding), `hosts` (the hosts a stream may be pulled from),
 //! `rate` (the upload-rate rule), `auth` (tokens and client keys), `errors` (client-facing codes),
 //! `strict` (HTTP framing checks), `upload` (one upload: body in, lines out), `routes` (the router and its
 //! middleware), `listen` (accepting connections: TLS, caps, timeouts, shutdown).
@@ -36,16 +38,21 @@ mod auth;
 mod budget;
 mod config;
 mod errors;
+mod fanout;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod hosts;
 mod listen;
+mod operator;
 mod rate;
 mod routes;
 mod service;
+mod streams;
 mod strict;
 mod upload;
 
 pub use auth::{Tokens, MIN_TOKEN_LEN};
 pub use config::{MoovAtEndUploads, ServeConfig, MIN_UPLOAD_MEMORY};
+pub use hosts::AllowHosts;
 pub use listen::{Server, ServerHandle};

@@ -31,6 +31,15 @@ pub(crate) struct ConnInfo {
 pub(crate) fn router(service: Arc<Service>) -> Router {
     Router::new()
         .route("/videos", post(super::upload::post_video))
+        .route(
+            "/streams",
+            post(super::streams::create).get(super::streams::list),
+        )
+        .route(
+            "/streams/{id}",
+            get(super::streams::show).delete(super::streams::delete),
+        )
+        .route("/streams/{id}/batches", get(super::streams::consume))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .fallback(not_found)
@@ -100,7 +109,7 @@ async fn not_found(State(service): State<Arc<Service>>, request: Request) -> Res
     let refusal = ApiError::new(
         StatusCode::NOT_FOUND,
         "not_found",
-        "no such route: POST /videos, GET /health and GET /metrics are served",
+        "no such route: POST /videos, POST and GET /streams, GET and DELETE /streams/{id}, GET /streams/{id}/batches, GET /health and GET /metrics are served",
     );
     service.refuse(refusal, &id)
 }

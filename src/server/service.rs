@@ -12,6 +12,7 @@ use super::auth::ClientKey;
 use super::budget::{MemoryPool, Reservation};
 use super::config::ServeConfig;
 use super::errors::ApiError;
+use super::fanout::Streams;
 
 /// Counters for `/metrics`.
 #[derive(Default)]
@@ -32,6 +33,8 @@ pub(crate) struct Service {
     pub(crate) config: ServeConfig,
     pub(crate) metrics: Metrics,
     pub(crate) memory: Arc<MemoryPool>,
+    /// Streams with consumers of their own (pulled by URL, or detached uploads).
+    pub(crate) streams: Streams,
     /// Uploads in progress per client.
     clients: Mutex<HashMap<ClientKey, usize>>,
     shutting_down: AtomicBool,
@@ -52,6 +55,7 @@ impl Service {
             config,
             metrics: Metrics::default(),
             memory,
+            streams: Streams::new(),
             clients: Mutex::new(HashMap::new()),
             shutting_down: AtomicBool::new(false),
             boot,
@@ -67,6 +71,8 @@ impl Service {
 
     pub(crate) fn begin_shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
+        // Pulled streams never end on their own: they stop now, and their consumers get the summary.
+        self.streams.stop_pulled();
     }
 
     pub(crate) fn is_shutting_down(&self) -> bool {
@@ -200,6 +206,24 @@ impl Service {
             ),
         ];
         for (name, kind, help, value) in series {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+            ));
+        }
+        for (name, kind, help, value) in [
+            (
+                "framefeed_streams_known",
+                "gauge",
+                "Streams (pulled by URL or detached uploads) the service knows, running or ended.",
+                self.streams.count() as u64,
+            ),
+            (
+                "framefeed_stream_consumers_waiting",
+                "gauge",
+                "Consumers waiting for a stream id to be taken (GET /streams/{id}/batches?wait=).",
+                self.streams.waiting_consumers() as u64,
+            ),
+        ] {
             out.push_str(&format!(
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
             ));

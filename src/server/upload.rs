@@ -20,20 +20,16 @@ use parking_lot::Mutex;
 use serde_json::{json, Value};
 
 use super::budget::UploadShape;
-use super::config::LIVE_BUFFER_BYTES;
 use super::errors::{describe, ApiError, CutReason};
+use super::operator::{operator_config, parse_policy, trim_reservation, BatchSettings};
 use super::rate::RateRule;
 use super::service::{RequestCtx, Service, Slot};
-use crate::config::{Config, LastSequencePolicy, MoovAtEnd};
+use crate::config::LastSequencePolicy;
 use crate::error::Error;
 use crate::input::VideoInput;
 use crate::live::LiveVideo;
 use crate::report;
-
-/// Batches the operator keeps ready ahead of the response.
-const PREFETCH: usize = 1;
-/// Batches alive at once: those prefetched, the one being decoded, the one the response holds.
-const BATCHES_IN_FLIGHT: u64 = PREFETCH as u64 + 2;
+use crate::transform::Transforms;
 
 /// After an upload fails, at most this much more of its body is read (and discarded), for at most
 /// [`DRAIN_TIME`], so that the client, still sending, reads the response with the error instead of seeing the
@@ -43,19 +39,33 @@ const DRAIN_TIME: Duration = Duration::from_secs(5);
 /// How often the rate rule is checked while no data comes.
 const RATE_TICK: Duration = Duration::from_millis(250);
 
-/// The operator configuration from the query string, sized to the upload's memory budget: `sequence_length`
-/// (default 16), `batch_size` (default 1), `policy` (`partial`, the default, or `pad`). Also the upload's
-/// [`UploadShape`].
-pub(crate) fn parse_query(
-    query: &HashMap<String, String>,
-    service: &Service,
-) -> Result<(Config, UploadShape), ApiError> {
+/// The query parameters of `POST /videos`.
+const QUERY_KEYS: [&str; 6] = [
+    "sequence_length",
+    "batch_size",
+    "policy",
+    "detach",
+    "id",
+    "label",
+];
+
+/// The parsed query of `POST /videos`: the operator's settings, and for `detach=true` the stream's id (when
+/// the client chose one) and label.
+pub(crate) struct UploadQuery {
+    pub(crate) settings: BatchSettings,
+    pub(crate) detach: bool,
+    pub(crate) id: Option<String>,
+    pub(crate) label: Option<String>,
+}
+
+/// Parses `POST /videos`'s query: `sequence_length` (default 16), `batch_size` (default 1), `policy`
+/// (`partial`, the default, or `pad`), `detach` (`true`/`false`), and with `detach=true` `id` and `label`.
+pub(crate) fn parse_query(query: &HashMap<String, String>) -> Result<UploadQuery, ApiError> {
     let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
-    const KNOWN: [&str; 3] = ["sequence_length", "batch_size", "policy"];
-    if let Some(unknown) = query.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+    if let Some(unknown) = query.keys().find(|k| !QUERY_KEYS.contains(&k.as_str())) {
         return Err(bad(format!(
             "unknown query parameter '{unknown}'; allowed: {}",
-            KNOWN.join(", ")
+            QUERY_KEYS.join(", ")
         )));
     }
     let number = |name: &str, default: usize| -> Result<usize, ApiError> {
@@ -65,56 +75,32 @@ pub(crate) fn parse_query(
         })
     };
     let policy = match query.get("policy").map(String::as_str) {
-        None | Some("partial") => LastSequencePolicy::Partial,
-        Some("pad") => LastSequencePolicy::Pad,
+        None => LastSequencePolicy::Partial,
+        Some(name) => parse_policy(name)?,
+    };
+    let detach = match query.get("detach").map(String::as_str) {
+        None | Some("false") | Some("0") => false,
+        Some("true") | Some("1") => true,
         Some(other) => {
             return Err(bad(format!(
-                "policy must be 'pad' or 'partial', got '{other}'"
+                "detach must be 'true' or 'false', got '{other}'"
             )))
         }
     };
-    let (length, batch) = (number("sequence_length", 16)?, number("batch_size", 1)?);
-    let settings = &service.config;
-    let moov_bytes = settings.moov_buffer_bytes();
-    let moov = if moov_bytes == 0 {
-        MoovAtEnd::Fail
-    } else {
-        MoovAtEnd::Buffer {
-            max_bytes: moov_bytes,
-        }
-    };
-    let config = Config::new(length, batch)
-        .last_sequence_policy(policy)
-        // Low latency: batches leave as soon as their frames are decoded.
-        .low_latency()
-        .prefetch_batches(PREFETCH)
-        .decoder_threads(settings.decoder_threads_per_stream)
-        .stall_timeout(settings.stall_timeout)
-        .live_buffer_bytes(LIVE_BUFFER_BYTES)
-        .moov_at_end(moov)
-        .max_container_samples(settings.container_samples());
-    let shape = UploadShape {
-        frames_per_batch: (length as u64).saturating_mul(batch as u64),
-        batches_in_flight: BATCHES_IN_FLIGHT,
-        fixed_bytes: settings.held_bytes(moov_bytes),
-    };
-    let budget = settings.max_upload_memory;
-    let Some(max_batch_bytes) = shape.max_batch_bytes(budget) else {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "over_memory_budget",
-            format!(
-                "sequence_length x batch_size = {length} x {batch} frames cannot fit in this server's {budget} bytes per upload, even for a one-pixel video; lower sequence_length or batch_size"
-            ),
-        ));
-    };
-    let config = config.max_batch_bytes(max_batch_bytes.max(1));
-    // The configuration is checked before anything is reserved, so a bad one is a 400 whatever the load.
-    config.validate().map_err(|e| match e {
-        Error::Config(m) => bad(m),
-        other => bad(other.to_string()),
-    })?;
-    Ok((config, shape))
+    if !detach && (query.contains_key("id") || query.contains_key("label")) {
+        return Err(bad("id and label are for detach=true uploads".into()));
+    }
+    Ok(UploadQuery {
+        settings: BatchSettings {
+            sequence_length: number("sequence_length", 16)?,
+            batch_size: number("batch_size", 1)?,
+            policy,
+            transforms: Transforms::new(),
+        },
+        detach,
+        id: query.get("id").cloned(),
+        label: query.get("label").cloned(),
+    })
 }
 
 /// `POST /videos`.
@@ -148,7 +134,8 @@ async fn start(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let (config, shape) = parse_query(&query, &service)?;
+    let parsed = parse_query(&query)?;
+    let (config, shape) = operator_config(&parsed.settings, &service)?;
     let max_body = service.config.max_body_bytes;
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -170,9 +157,33 @@ async fn start(
             "the server could not start decoding",
         )
     };
-    let input = VideoInput::new(config).map_err(internal)?;
-    let live = input.feed_live_with_label("upload").map_err(internal)?;
-    input.close();
+    // A detached upload's stream is registered (its id reserved) before decoding starts.
+    let stream = if parsed.detach {
+        Some(service.streams.insert(
+            parsed.id,
+            parsed.label.clone(),
+            "upload".into(),
+            (parsed.settings.sequence_length, parsed.settings.batch_size),
+        )?)
+    } else {
+        None
+    };
+    let input = VideoInput::new(config).map_err(internal);
+    let live = input.and_then(|input| {
+        let label = parsed.label.unwrap_or_else(|| "upload".into());
+        let live = input.feed_live_with_label(label).map_err(internal)?;
+        input.close();
+        Ok((input, live))
+    });
+    let (input, live) = match live {
+        Ok(started) => started,
+        Err(e) => {
+            if let Some(stream) = &stream {
+                service.streams.remove(&stream.id);
+            }
+            return Err(e);
+        }
+    };
     let received = Arc::new(AtomicU64::new(0));
     let cut = Arc::new(Mutex::new(None));
     let upload = tokio::spawn(receive(
@@ -182,6 +193,22 @@ async fn start(
         received.clone(),
         cut.clone(),
     ));
+    if let Some(stream) = stream {
+        // The uploader gets the stream's id at once; the body goes on being read by `receive`, and the
+        // batches go to the stream's consumers.
+        let info = stream.info();
+        tokio::spawn(super::streams::pump(
+            service.clone(),
+            stream,
+            super::streams::Decoding {
+                input,
+                slot,
+                shape,
+                upload: Some((upload, received, cut)),
+            },
+        ));
+        return Ok(super::streams::created_response(info));
+    }
     let progress = Progress {
         input: Some(Arc::new(input)),
         service,
@@ -338,7 +365,16 @@ impl Progress {
         let value = match polled {
             Ok(Some(batch)) => {
                 if !self.trimmed {
-                    self.trim(batch.frame_shape());
+                    self.trimmed = true;
+                    let received = self.received.load(Ordering::Relaxed);
+                    trim_reservation(
+                        &mut self.slot,
+                        &self.shape,
+                        &service,
+                        received,
+                        batch.frame_shape(),
+                    );
+                    tracing::debug!(request_id = %self.ctx.id, reserved = self.slot.memory.bytes(), "memory reservation trimmed");
                 }
                 let frames = batch.valid_frames() as u64;
                 self.frames += frames;
@@ -380,26 +416,6 @@ impl Progress {
             }
         };
         Some(format!("{value}\n"))
-    }
-
-    /// Trims the memory reservation to what the video needs, now that its frame size is known: its batches
-    /// and decoder at this size, the body buffered ahead and the index, and the moov-at-end buffer only as far
-    /// as the body received so far could fill it.
-    fn trim(&mut self, frame_shape: [usize; 3]) {
-        self.trimmed = true;
-        let pixels = (frame_shape[0] as u64).saturating_mul(frame_shape[1] as u64);
-        let settings = &self.service.config;
-        let moov = settings
-            .moov_buffer_bytes()
-            .min(self.received.load(Ordering::Relaxed));
-        let shape = UploadShape {
-            fixed_bytes: settings.held_bytes(moov),
-            ..self.shape
-        };
-        if let Some(need) = shape.need(pixels) {
-            self.slot.memory.shrink_to(need);
-            tracing::debug!(request_id = %self.ctx.id, reserved = self.slot.memory.bytes(), "memory reservation trimmed");
-        }
     }
 
     /// Lets the body be read to its end (or drained, after a failure) before the response ends, as long as
@@ -446,7 +462,15 @@ impl Drop for Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::server::config::ServeConfig;
+
+    fn config_for(
+        query: &HashMap<String, String>,
+        service: &Service,
+    ) -> Result<(Config, UploadShape), ApiError> {
+        operator_config(&parse_query(query)?.settings, service)
+    }
 
     fn query(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs
@@ -460,7 +484,7 @@ mod tests {
         let service = Service::new(ServeConfig::default());
         let batch_1080p = |frames: u64| frames * 1920 * 1080 * 3;
         for (l, b) in [("8", "2"), ("16", "1"), ("4", "4")] {
-            let (config, _) = parse_query(
+            let (config, _) = config_for(
                 &query(&[("sequence_length", l), ("batch_size", b)]),
                 &service,
             )
@@ -472,7 +496,7 @@ mod tests {
             );
         }
         // 4K needs a larger budget.
-        let (config, _) = parse_query(&query(&[("sequence_length", "4")]), &service).unwrap();
+        let (config, _) = config_for(&query(&[("sequence_length", "4")]), &service).unwrap();
         assert!(config.max_batch_bytes < 4 * 3840 * 2160 * 3);
     }
 
@@ -490,7 +514,7 @@ mod tests {
             budget / 4
         );
         assert!(settings.held_bytes(0) < budget / 4);
-        let (config, _) = parse_query(&query(&[]), &Service::new(settings)).unwrap();
+        let (config, _) = config_for(&query(&[]), &Service::new(settings)).unwrap();
         assert_eq!(config.max_container_samples, 349_525);
     }
 
@@ -512,8 +536,10 @@ mod tests {
                 vec![("sequence_length", "65536"), ("batch_size", "65536")],
                 "cannot fit in this server's",
             ),
+            (vec![("detach", "yes")], "detach must be 'true' or 'false'"),
+            (vec![("id", "cam")], "for detach=true uploads"),
         ] {
-            let err = parse_query(&query(&pairs), &service).unwrap_err();
+            let err = config_for(&query(&pairs), &service).unwrap_err();
             assert!(err.message.contains(expected), "{pairs:?}: {}", err.message);
             assert_eq!(err.status, StatusCode::BAD_REQUEST);
         }

@@ -9,6 +9,7 @@ use framefeed::{Batch, Config, Error, VideoInput};
 
 pub mod http_client;
 pub mod mp4_forge;
+pub mod serve;
 
 /// Runs each named async test function on tokio's current-thread and multi-thread runtimes.
 #[allow(unused_macros)]

@@ -1,0 +1,125 @@
+//! An operator for a client's settings: what a client may set (`POST /videos`'s query, `POST /streams`'s
+//! JSON), the configuration it gives sized to the per-upload memory budget, and the reservation trimmed to the
+//! video's real need.
+
+use axum::http::StatusCode;
+
+use super::budget::UploadShape;
+use super::config::LIVE_BUFFER_BYTES;
+use super::errors::ApiError;
+use super::service::{Service, Slot};
+use crate::config::{Config, LastSequencePolicy, MoovAtEnd};
+use crate::error::Error;
+use crate::transform::Transforms;
+
+/// Batches the operator keeps ready ahead of the response.
+const PREFETCH: usize = 1;
+/// Batches alive at once: those prefetched, the one being decoded, the one the response holds.
+const BATCHES_IN_FLIGHT: u64 = PREFETCH as u64 + 2;
+
+/// What a client sets of an operator (by query for `POST /videos`, by JSON for `POST /streams`).
+#[derive(Debug, Clone)]
+pub(crate) struct BatchSettings {
+    pub(crate) sequence_length: usize,
+    pub(crate) batch_size: usize,
+    pub(crate) policy: LastSequencePolicy,
+    pub(crate) transforms: Transforms,
+}
+
+impl Default for BatchSettings {
+    fn default() -> Self {
+        Self {
+            sequence_length: 16,
+            batch_size: 1,
+            policy: LastSequencePolicy::Partial,
+            transforms: Transforms::new(),
+        }
+    }
+}
+
+/// `pad` or `partial`.
+pub(crate) fn parse_policy(name: &str) -> Result<LastSequencePolicy, ApiError> {
+    match name {
+        "partial" => Ok(LastSequencePolicy::Partial),
+        "pad" => Ok(LastSequencePolicy::Pad),
+        other => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("policy must be 'pad' or 'partial', got '{other}'"),
+        )),
+    }
+}
+
+/// The operator configuration for a client's settings, sized to the per-upload memory budget (and live, low
+/// latency), and the upload's [`UploadShape`]; checked before anything is reserved, so that a bad one is a
+/// 400 whatever the load.
+pub(crate) fn operator_config(
+    settings: &BatchSettings,
+    service: &Service,
+) -> Result<(Config, UploadShape), ApiError> {
+    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
+    let (length, batch) = (settings.sequence_length, settings.batch_size);
+    let server = &service.config;
+    let moov_bytes = server.moov_buffer_bytes();
+    let moov = if moov_bytes == 0 {
+        MoovAtEnd::Fail
+    } else {
+        MoovAtEnd::Buffer {
+            max_bytes: moov_bytes,
+        }
+    };
+    let config = Config::new(length, batch)
+        .last_sequence_policy(settings.policy)
+        .transforms(settings.transforms.clone())
+        // Low latency: batches leave as soon as their frames are decoded.
+        .low_latency()
+        .prefetch_batches(PREFETCH)
+        .decoder_threads(server.decoder_threads_per_stream)
+        .stall_timeout(server.stall_timeout)
+        .live_buffer_bytes(LIVE_BUFFER_BYTES)
+        .moov_at_end(moov)
+        .max_container_samples(server.container_samples());
+    let shape = UploadShape {
+        frames_per_batch: (length as u64).saturating_mul(batch as u64),
+        batches_in_flight: BATCHES_IN_FLIGHT,
+        fixed_bytes: server.held_bytes(moov_bytes),
+    };
+    let budget = server.max_upload_memory;
+    let Some(max_batch_bytes) = shape.max_batch_bytes(budget) else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "over_memory_budget",
+            format!(
+                "sequence_length x batch_size = {length} x {batch} frames cannot fit in this server's {budget} bytes per upload, even for a one-pixel video; lower sequence_length or batch_size"
+            ),
+        ));
+    };
+    let config = config.max_batch_bytes(max_batch_bytes.max(1));
+    config.validate().map_err(|e| match e {
+        Error::Config(m) => bad(m),
+        other => bad(other.to_string()),
+    })?;
+    Ok((config, shape))
+}
+
+/// Trims an upload's memory reservation to what its video needs, now that its frame size is known: its
+/// batches and decoder at this size, the body buffered ahead and the index, and the moov-at-end buffer only
+/// as far as the `received` body bytes could fill it.
+pub(crate) fn trim_reservation(
+    slot: &mut Slot,
+    shape: &UploadShape,
+    service: &Service,
+    received: u64,
+    frame_shape: [usize; 3],
+) {
+    let pixels = (frame_shape[0] as u64).saturating_mul(frame_shape[1] as u64);
+    let settings = &service.config;
+    let moov = settings.moov_buffer_bytes().min(received);
+    let shape = UploadShape {
+        fixed_bytes: settings.held_bytes(moov),
+        ..*shape
+    };
+    if let Some(need) = shape.need(pixels) {
+        slot.memory.shrink_to(need);
+    }
+}

@@ -1,0 +1,607 @@
+//! Streams' routes and decoding (`fanout.rs` holds the registry and the fan-out): videos whose batches go to
+//! consumers that are not their source. `POST /streams` pulls a URL
+//! (a camera, an SRT or RTMP feed, an HLS playlist); `POST /videos?detach=true` decouples a pushed upload
+//! from its uploader (an encoder that never reads its response). Either way the batch lines are fanned out
+//! to every client reading `GET /streams/{id}/batches`: each sees the lines from when it joined, and one
+//! that reads too slowly drops to the latest line (told how many it missed) instead of holding the decoder
+//! back. `GET /streams` and `GET /streams/{id}` show their state and latency; `DELETE /streams/{id}` stops
+//! one.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::Response;
+use axum::Extension;
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+
+use super::budget::UploadShape;
+use super::errors::{describe, error_line, ApiError, CutReason};
+use super::fanout::{check_id, Stream};
+use super::operator::{operator_config, parse_policy, trim_reservation, BatchSettings};
+use super::service::{RequestCtx, Service, Slot};
+use crate::error::Error;
+use crate::input::VideoInput;
+use crate::report;
+use crate::transform::{Crop, CropPosition, Resize, Transforms};
+use crate::url::{redact_url, Reconnect, RtspTransport, UrlOptions};
+
+/// The longest `GET /streams/{id}/batches?wait=S` waits for a stream that does not exist yet.
+const MAX_WAIT: Duration = Duration::from_secs(60);
+/// The largest `POST /streams` body.
+const MAX_REQUEST_BYTES: usize = 64 << 10;
+
+/// What a stream decodes with: its operator, its admission slot (upload slot and memory), and for a detached
+/// upload the task reading its body, the bytes read and why the body was cut, if it was.
+pub(crate) struct Decoding {
+    pub(crate) input: VideoInput,
+    pub(crate) slot: Slot,
+    pub(crate) shape: UploadShape,
+    #[allow(clippy::type_complexity)]
+    pub(crate) upload: Option<(
+        tokio::task::JoinHandle<()>,
+        Arc<AtomicU64>,
+        Arc<Mutex<Option<CutReason>>>,
+    )>,
+}
+
+/// Runs a stream: polls its operator and publishes a line per batch (with `latency_ms`, the source's
+/// latency), an error line if the video fails, and a summary when it ends or is stopped; the operator and
+/// the slot are freed then.
+pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: Decoding) {
+    let Decoding {
+        input,
+        mut slot,
+        shape,
+        upload,
+    } = decoding;
+    let input = Arc::new(input);
+    let mut stop = stream.stop_signal();
+    let mut errors: Vec<Value> = Vec::new();
+    let mut trimmed = false;
+    let metrics = &service.metrics;
+    let stopped = loop {
+        let polled = tokio::select! {
+            biased;
+            reason = stop.wait_for(Option::is_some) => break reason.ok().and_then(|r| *r),
+            polled = input.next_batch_async() => polled,
+        };
+        match polled {
+            Ok(Some(batch)) => {
+                if !trimmed {
+                    trimmed = true;
+                    let received = upload
+                        .as_ref()
+                        .map_or(0, |(_, bytes, _)| bytes.load(Ordering::Relaxed));
+                    trim_reservation(&mut slot, &shape, &service, received, batch.frame_shape());
+                }
+                let frames = batch.valid_frames() as u64;
+                let latency = batch.latency().map(|d| d.as_secs_f64() * 1000.0);
+                let mut line = report::batch_json(&batch);
+                if let Some(ms) = latency {
+                    line["latency_ms"] = json!(ms);
+                }
+                drop(batch);
+                metrics.frames.fetch_add(frames, Ordering::Relaxed);
+                metrics.batches.fetch_add(1, Ordering::Relaxed);
+                stream.publish_batch(line, frames, latency);
+            }
+            Ok(None) => break None,
+            Err(e) => {
+                let cut = upload.as_ref().and_then(|(_, _, cut)| *cut.lock());
+                let (code, message) = describe(&e, cut, service.config.max_upload_memory);
+                tracing::warn!(stream = %stream.id, code, error = %e, "stream failed");
+                let line = error_line(code, &message, &stream.id);
+                errors.push(line["error"].clone());
+                stream.publish_error(line);
+                if !matches!(e, Error::Video { .. }) {
+                    break None;
+                }
+            }
+        }
+    };
+    // Stop decoding (off the runtime's threads: dropping an operator joins its thread) and reading the body.
+    if let Some((task, _, _)) = &upload {
+        if stopped.is_some() {
+            task.abort();
+        }
+    }
+    drop(tokio::task::spawn_blocking(move || drop(input)));
+    if !errors.is_empty() {
+        metrics.errors.fetch_add(1, Ordering::Relaxed);
+    }
+    stream.finish(errors, stopped);
+    drop(slot);
+}
+
+/// The `201 Created` answer with the stream's state and its `Location`.
+pub(crate) fn created_response(info: Value) -> Response {
+    let location = format!("/streams/{}", info["id"].as_str().unwrap_or_default());
+    Response::builder()
+        .status(StatusCode::CREATED)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::LOCATION, location)
+        .body(Body::from(format!("{}\n", json!({ "stream": info }))))
+        .unwrap_or_default()
+}
+
+fn json_response(status: StatusCode, value: Value) -> Response {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(format!("{value}\n")))
+        .unwrap_or_default()
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no_such_stream",
+        format!("no stream has the id '{id}'"),
+    )
+}
+
+/// A `POST /streams` body, parsed and checked.
+struct StreamRequest {
+    url: String,
+    id: Option<String>,
+    label: Option<String>,
+    settings: BatchSettings,
+    options: UrlOptions,
+}
+
+/// The keys of a `POST /streams` body.
+const REQUEST_KEYS: [&str; 16] = [
+    "url",
+    "id",
+    "label",
+    "sequence_length",
+    "batch_size",
+    "policy",
+    "resize",
+    "resize_shorter",
+    "crop",
+    "crop_pos",
+    "seed",
+    "open_timeout",
+    "read_timeout",
+    "reconnect",
+    "rtsp_transport",
+    "low_latency",
+];
+
+impl StreamRequest {
+    fn parse(body: &Value) -> Result<Self, ApiError> {
+        let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
+        let Some(object) = body.as_object() else {
+            return Err(bad("the body must be a JSON object with a \"url\"".into()));
+        };
+        if let Some(unknown) = object.keys().find(|k| !REQUEST_KEYS.contains(&k.as_str())) {
+            return Err(bad(format!(
+                "unknown field '{unknown}'; allowed: {}",
+                REQUEST_KEYS.join(", ")
+            )));
+        }
+        let string = |name: &str| -> Result<Option<String>, ApiError> {
+            match object.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(bad(format!("{name} must be a string"))),
+            }
+        };
+        let integer = |name: &str, max: u64| -> Result<Option<u64>, ApiError> {
+            match object.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v
+                    .as_u64()
+                    .filter(|n| *n <= max)
+                    .map(Some)
+                    .ok_or_else(|| bad(format!("{name} must be an integer from 0 to {max}"))),
+            }
+        };
+        let seconds = |name: &str| -> Result<Option<Duration>, ApiError> {
+            match object.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v
+                    .as_f64()
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                    .map(Some)
+                    .ok_or_else(|| bad(format!("{name} must be a number of seconds"))),
+            }
+        };
+        let size = |name: &str| -> Result<Option<(u32, u32)>, ApiError> {
+            match object.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Array(wh)) if wh.len() == 2 => {
+                    let side = |v: &Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
+                    match (side(&wh[0]), side(&wh[1])) {
+                        (Some(w), Some(h)) => Ok(Some((w, h))),
+                        _ => Err(bad(format!("{name} must be [width, height] in pixels"))),
+                    }
+                }
+                Some(_) => Err(bad(format!("{name} must be [width, height] in pixels"))),
+            }
+        };
+        let url = string("url")?.ok_or_else(|| bad("the body has no \"url\"".into()))?;
+        let mut settings = BatchSettings::default();
+        if let Some(n) = integer("sequence_length", u32::MAX.into())? {
+            settings.sequence_length = n as usize;
+        }
+        if let Some(n) = integer("batch_size", u32::MAX.into())? {
+            settings.batch_size = n as usize;
+        }
+        if let Some(policy) = string("policy")? {
+            settings.policy = parse_policy(&policy)?;
+        }
+        let mut transforms = Transforms::new().seed(integer("seed", u64::MAX)?.unwrap_or_default());
+        if let Some((width, height)) = size("resize")? {
+            transforms = transforms.resize(Resize::Exact { width, height });
+        }
+        if let Some(side) = integer("resize_shorter", u32::MAX.into())? {
+            if object.contains_key("resize") {
+                return Err(bad("resize and resize_shorter cannot both be set".into()));
+            }
+            transforms = transforms.resize(Resize::Shorter(side as u32));
+        }
+        let position = match object.get("crop_pos") {
+            None | Some(Value::Null) => CropPosition::Center,
+            Some(Value::String(s)) if s == "center" => CropPosition::Center,
+            Some(Value::String(s)) if s == "random" => CropPosition::Random,
+            Some(Value::Array(xy)) if xy.len() == 2 => match (xy[0].as_f64(), xy[1].as_f64()) {
+                (Some(x), Some(y)) => CropPosition::Fixed {
+                    x: x as f32,
+                    y: y as f32,
+                },
+                _ => {
+                    return Err(bad(
+                        "crop_pos must be \"center\", \"random\" or [x, y]".into()
+                    ))
+                }
+            },
+            Some(_) => {
+                return Err(bad(
+                    "crop_pos must be \"center\", \"random\" or [x, y]".into()
+                ))
+            }
+        };
+        if let Some((w, h)) = size("crop")? {
+            transforms = transforms.crop(Crop::new(w, h).position(position));
+        }
+        settings.transforms = transforms;
+        let mut options = UrlOptions::new();
+        if let Some(t) = seconds("open_timeout")? {
+            options = options.open_timeout(t);
+        }
+        if let Some(t) = seconds("read_timeout")? {
+            options = options.read_timeout(t);
+        }
+        if let Some(tries) = integer("reconnect", 1000)? {
+            options = options.reconnect(Reconnect::tries(tries as u32));
+        }
+        match string("rtsp_transport")?.as_deref() {
+            None | Some("tcp") => {}
+            Some("udp") => options = options.rtsp_transport(RtspTransport::Udp),
+            Some(other) => {
+                return Err(bad(format!(
+                    "rtsp_transport must be \"tcp\" or \"udp\", got \"{other}\""
+                )))
+            }
+        }
+        match object.get("low_latency") {
+            None | Some(Value::Null) | Some(Value::Bool(true)) => {}
+            Some(Value::Bool(false)) => {
+                return Err(bad(
+                    "this server decodes streams with low_latency; it cannot be turned off".into(),
+                ))
+            }
+            Some(_) => return Err(bad("low_latency must be true or false".into())),
+        }
+        options
+            .validate()
+            .map_err(|e| bad(e.to_string().replace("UrlOptions::", "")))?;
+        Ok(Self {
+            url,
+            id: string("id")?,
+            label: string("label")?,
+            settings,
+            options,
+        })
+    }
+}
+
+/// Refuses URLs that would make the server listen rather than pull (SRT's listener and rendezvous modes,
+/// RTMP's and RTSP's `listen`).
+fn refuse_listening(url: &str) -> Result<(), ApiError> {
+    let query = url
+        .split_once('?')
+        .map_or("", |(_, q)| q)
+        .to_ascii_lowercase();
+    let listens = query.split('&').any(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (key == "mode" && value != "caller") || key == "listen" || key == "rtsp_flags"
+    });
+    if listens {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "refused_url",
+            "the server pulls streams; a URL that makes it listen (mode=listener, listen) is refused",
+        ));
+    }
+    Ok(())
+}
+
+/// `POST /streams`.
+pub(crate) async fn create(
+    State(service): State<Arc<Service>>,
+    Extension(ctx): Extension<RequestCtx>,
+    body: Body,
+) -> Response {
+    let id = ctx.id.clone();
+    match start(service.clone(), ctx, body).await {
+        Ok(response) => response,
+        Err(refusal) => service.refuse(refusal, &id),
+    }
+}
+
+async fn start(service: Arc<Service>, ctx: RequestCtx, body: Body) -> Result<Response, ApiError> {
+    let bytes = axum::body::to_bytes(body, MAX_REQUEST_BYTES)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!(
+                    "the body must be a JSON object of at most {MAX_REQUEST_BYTES} bytes, sent whole"
+                ),
+            )
+        })?;
+    let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("the body is not JSON: {e}"),
+        )
+    })?;
+    let request = StreamRequest::parse(&body)?;
+    let (config, shape) = operator_config(&request.settings, &service)?;
+    let refused = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "refused_url", m);
+    let scheme = request.options.admit(&request.url).map_err(|e| match e {
+        Error::Config(m) => refused(m),
+        other => refused(other.to_string()),
+    })?;
+    refuse_listening(&request.url)?;
+    service
+        .config
+        .allow_hosts
+        .check(&request.url, scheme)
+        .await
+        .map_err(refused)?;
+    let slot = service.admit(ctx.client.clone())?;
+    let source = redact_url(&request.url);
+    let stream = service.streams.insert(
+        request.id,
+        request.label.clone(),
+        source.clone(),
+        (
+            request.settings.sequence_length,
+            request.settings.batch_size,
+        ),
+    )?;
+    let started = VideoInput::new(config).and_then(|input| {
+        let label = request.label.unwrap_or(source);
+        input.feed_url_with_label(request.url, request.options, label)?;
+        input.close();
+        Ok(input)
+    });
+    let input = match started {
+        Ok(input) => input,
+        Err(e) => {
+            service.streams.remove(&stream.id);
+            tracing::error!(request_id = %ctx.id, error = %e, "could not start a stream");
+            return Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the server could not start decoding",
+            ));
+        }
+    };
+    tracing::info!(request_id = %ctx.id, client = %ctx.client, stream = %stream.id, "stream started");
+    let info = stream.info();
+    tokio::spawn(pump(
+        service,
+        stream,
+        Decoding {
+            input,
+            slot,
+            shape,
+            upload: None,
+        },
+    ));
+    Ok(created_response(info))
+}
+
+/// `GET /streams`.
+pub(crate) async fn list(State(service): State<Arc<Service>>) -> Response {
+    json_response(StatusCode::OK, json!({ "streams": service.streams.list() }))
+}
+
+/// `GET /streams/{id}`.
+pub(crate) async fn show(
+    State(service): State<Arc<Service>>,
+    Extension(ctx): Extension<RequestCtx>,
+    Path(id): Path<String>,
+) -> Response {
+    match service.streams.get(&id) {
+        Some(stream) => json_response(StatusCode::OK, json!({ "stream": stream.info() })),
+        None => service.refuse(not_found(&id), &ctx.id),
+    }
+}
+
+/// `DELETE /streams/{id}`: stops the stream (its consumers get the summary, with `"stopped": "deleted"`) and
+/// forgets it.
+pub(crate) async fn delete(
+    State(service): State<Arc<Service>>,
+    Extension(ctx): Extension<RequestCtx>,
+    Path(id): Path<String>,
+) -> Response {
+    match service.streams.remove(&id) {
+        Some(_) => {
+            tracing::info!(request_id = %ctx.id, client = %ctx.client, stream = %id, "stream deleted");
+            Response::builder()
+                .status(StatusCode::NO_CONTENT)
+                .body(Body::empty())
+                .unwrap_or_default()
+        }
+        None => service.refuse(not_found(&id), &ctx.id),
+    }
+}
+
+/// `GET /streams/{id}/batches[?wait=S]`: NDJSON, one line per batch from now on (a line after a drop carries
+/// `"missed": N`), an error line if the video fails, and the summary (with this consumer's `missed` in all).
+/// `wait` (seconds, at most 60) waits for a stream to take this id, and joins it before its first line, so
+/// that a consumer connected before its source (a detached upload with a chosen id) gets every batch.
+pub(crate) async fn consume(
+    State(service): State<Arc<Service>>,
+    Extension(ctx): Extension<RequestCtx>,
+    Path(id): Path<String>,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Response {
+    let wait = match query {
+        Ok(Query(query)) => match parse_wait(&query) {
+            Ok(wait) => wait,
+            Err(refusal) => return service.refuse(refusal, &ctx.id),
+        },
+        Err(_) => {
+            let refusal = ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "the query string could not be parsed",
+            );
+            return service.refuse(refusal, &ctx.id);
+        }
+    };
+    if wait.is_some() {
+        if let Err(refusal) = check_id(&id) {
+            return service.refuse(refusal, &ctx.id);
+        }
+    }
+    let Some(consumer) = service
+        .streams
+        .join_or_wait(&id, wait.unwrap_or_default())
+        .await
+    else {
+        return service.refuse(not_found(&id), &ctx.id);
+    };
+    let lines = futures_util::stream::unfold(consumer, |mut c| async move {
+        let line = c.next_line().await?;
+        Some((Ok::<_, Infallible>(Bytes::from(line)), c))
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "application/x-ndjson")
+        .body(Body::from_stream(lines))
+        .unwrap_or_default()
+}
+
+fn parse_wait(query: &HashMap<String, String>) -> Result<Option<Duration>, ApiError> {
+    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
+    if let Some(unknown) = query.keys().find(|k| *k != "wait") {
+        return Err(bad(format!(
+            "unknown query parameter '{unknown}'; allowed: wait"
+        )));
+    }
+    query
+        .get("wait")
+        .map(|v| {
+            v.parse::<f64>()
+                .ok()
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .filter(|d| *d <= MAX_WAIT)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "wait must be 0 to {} seconds, got '{v}'",
+                        MAX_WAIT.as_secs()
+                    ))
+                })
+        })
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(body: Value) -> Result<StreamRequest, String> {
+        StreamRequest::parse(&body).map_err(|e| e.message)
+    }
+
+    #[test]
+    fn stream_requests_are_checked_field_by_field() {
+        let ok = request(json!({
+            "url": "rtsp://cam/1", "id": "cam-1", "sequence_length": 8, "batch_size": 2,
+            "policy": "pad", "resize": [320, 240], "crop": [224, 224], "crop_pos": "random",
+            "open_timeout": 2.5, "read_timeout": 1, "reconnect": 0, "rtsp_transport": "udp"
+        }))
+        .unwrap();
+        assert_eq!(ok.settings.sequence_length, 8);
+        assert_eq!(ok.settings.batch_size, 2);
+        assert_eq!(ok.id.as_deref(), Some("cam-1"));
+        assert_eq!(ok.options.reconnect, Reconnect::Never);
+        assert_eq!(ok.options.rtsp_transport, RtspTransport::Udp);
+        for (body, expected) in [
+            (json!([1]), "must be a JSON object"),
+            (json!({}), "no \"url\""),
+            (json!({"url": 3}), "url must be a string"),
+            (
+                json!({"url": "rtsp://h/", "bogus": 1}),
+                "unknown field 'bogus'",
+            ),
+            (
+                json!({"url": "rtsp://h/", "sequence_length": -1}),
+                "integer from 0",
+            ),
+            (
+                json!({"url": "rtsp://h/", "resize": [1]}),
+                "[width, height]",
+            ),
+            (
+                json!({"url": "rtsp://h/", "resize": [2, 2], "resize_shorter": 3}),
+                "cannot both",
+            ),
+            (json!({"url": "rtsp://h/", "crop_pos": "left"}), "crop_pos"),
+            (json!({"url": "rtsp://h/", "open_timeout": 0.01}), "100 ms"),
+            (json!({"url": "rtsp://h/", "reconnect": 5000}), "0 to 1000"),
+            (
+                json!({"url": "rtsp://h/", "rtsp_transport": "http"}),
+                "rtsp_transport",
+            ),
+            (
+                json!({"url": "rtsp://h/", "low_latency": false}),
+                "cannot be turned off",
+            ),
+        ] {
+            let err = request(body.clone()).err().unwrap_or_default();
+            assert!(err.contains(expected), "{body}: {err}");
+        }
+    }
+
+    #[test]
+    fn urls_that_would_make_the_server_listen_are_refused() {
+        for url in [
+            "srt://1.2.3.4:9000?mode=listener",
+            "srt://1.2.3.4:9000?latency=20&mode=rendezvous",
+            "rtmp://1.2.3.4/app?listen=1",
+        ] {
+            assert!(refuse_listening(url).is_err(), "{url}");
+        }
+        for url in ["srt://1.2.3.4:9000?mode=caller", "rtsp://1.2.3.4/cam?x=1"] {
+            assert!(refuse_listening(url).is_ok(), "{url}");
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! `framefeed serve`'s streams (the real binary, on loopback): a camera pulled by URL (`POST /streams`; the
+//! `ffmpeg` CLI serving RTMP is the camera) fanned out to consumers (`GET /streams/{id}/batches`), a consumer
+//! that stops reading, `DELETE`, a detached upload from an `ffmpeg -method POST` encoder that never reads its
+//! response, and URLs the server must refuse (SSRF). Skipped, with the reason printed, where the `ffmpeg` CLI
+//! is absent. Every wait is bounded.
+
+mod common;
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::ffmpeg_available;
+use common::serve::{exchange, parse_response, request, Response, Serve, BOUND};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpSocket;
+
+/// `framefeed serve ARGS` on loopback.
+fn serve(args: &[&str]) -> Serve {
+    Serve::spawn(env!("CARGO_BIN_EXE_framefeed"), args)
+}
+
+fn skip() -> bool {
+    if ffmpeg_available() {
+        return false;
+    }
+    eprintln!("SKIPPED: the ffmpeg CLI is absent, so no camera or encoder can send; the stream service tests did not run");
+    true
+}
+
+/// A `size` H.264 MPEG-TS clip of `frames` frames at `rate` fps, as a live encoder makes it.
+fn clip(dir: &Path, frames: u32, size: &str, rate: u32) -> PathBuf {
+    let path = dir.join(format!("clip-{frames}-{size}-{rate}.ts"));
+    let status = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg(format!("testsrc2=size={size}:rate={rate}"))
+        .args(["-frames:v", &frames.to_string()])
+        .args([
+            "-c:v",
+            "libx264",
+            "-preset",
+            "veryfast",
+            "-tune",
+            "zerolatency",
+        ])
+        .args(["-g", "30", "-pix_fmt", "yuv420p", "-f", "mpegts"])
+        .arg(&path)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+    path
+}
+
+/// A camera: the `ffmpeg` CLI serving `path` over RTMP (`-listen 1`), at real-time pace. Its URL.
+fn camera(path: &Path) -> (Child, String) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("rtmp://127.0.0.1:{port}/live/cam");
+    let child = Command::new("ffmpeg")
+        .args(["-v", "error", "-re", "-i"])
+        .arg(path)
+        .args(["-c", "copy", "-f", "flv", "-listen", "1"])
+        .arg(&url)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("run ffmpeg");
+    (child, url)
+}
+
+/// A request with a JSON body.
+async fn post_json(addr: SocketAddr, path: &str, body: &Value) -> Response {
+    let body = body.to_string();
+    let length = format!("Content-Length: {}", body.len());
+    request(
+        addr,
+        &format!("POST {path} HTTP/1.1\r\n"),
+        &["Content-Type: application/json", &length],
+        body.as_bytes(),
+    )
+    .await
+}
+
+async fn get(addr: SocketAddr, path: &str) -> Response {
+    request(addr, &format!("GET {path} HTTP/1.1\r\n"), &[], b"").await
+}
+
+/// A metric's value.
+async fn metric(addr: SocketAddr, name: &str) -> u64 {
+    let text = get(addr, "/metrics").await.body;
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// Waits (bounded) until `check` holds.
+async fn until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !check().await {
+        assert!(start.elapsed() < BOUND, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A consumer connected now, reading its whole response when it ends.
+fn consumer(addr: SocketAddr, id: &str) -> tokio::task::JoinHandle<Response> {
+    let path = format!("/streams/{id}/batches?wait=30");
+    tokio::spawn(async move { get(addr, &path).await })
+}
+
+/// The batch lines of a consumer's response, and its summary.
+fn batches_and_summary(response: &Response) -> (Vec<Value>, Value) {
+    assert_eq!(response.status, 200, "{}", response.body);
+    let mut lines = response.lines();
+    let summary = lines.pop().expect("a summary line");
+    assert!(summary.get("summary").is_some(), "{summary}");
+    assert!(
+        lines.iter().all(|l| l.get("sequences").is_some()),
+        "{lines:?}"
+    );
+    (lines, summary["summary"].clone())
+}
+
+fn frames_in(lines: &[Value]) -> u64 {
+    lines
+        .iter()
+        .flat_map(|l| l["sequences"].as_array().unwrap())
+        .map(|s| s["valid_frames"].as_u64().unwrap())
+        .sum()
+}
+
+async fn stream_info(addr: SocketAddr, id: &str) -> Value {
+    let response = get(addr, &format!("/streams/{id}")).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    response.lines()[0]["stream"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_consumers_of_one_camera_get_the_same_batches() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = clip(dir.path(), 60, "320x240", 30);
+    let server = serve(&["--allow-hosts", "127.0.0.1"]);
+    let addr = server.addr;
+    let (mut camera, url) = camera(&path);
+    // Both consumers connect before the stream exists; they join it before its first batch.
+    let a = consumer(addr, "cam");
+    let b = consumer(addr, "cam");
+    until("two waiting consumers", || async {
+        metric(addr, "framefeed_stream_consumers_waiting").await == 2
+    })
+    .await;
+    let created = post_json(
+        addr,
+        "/streams",
+        &json!({"url": url, "id": "cam", "label": "door", "sequence_length": 8, "reconnect": 20}),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(created.header("location"), Some("/streams/cam"));
+    let info = &created.lines()[0]["stream"];
+    assert_eq!(info["id"], "cam");
+    assert_eq!(info["state"], "running");
+    // The URL is shown without its query or credentials.
+    assert_eq!(info["source"], url.as_str());
+
+    let (a, b) = (a.await.unwrap(), b.await.unwrap());
+    let _ = camera.wait();
+    let (lines_a, summary_a) = batches_and_summary(&a);
+    let (lines_b, summary_b) = batches_and_summary(&b);
+    // Every frame the camera sent, in order, to both; the same lines.
+    assert_eq!(frames_in(&lines_a), 60);
+    assert_eq!(lines_a, lines_b);
+    let pts: Vec<f64> = lines_a
+        .iter()
+        .flat_map(|l| l["sequences"][0]["pts"].as_array().unwrap().clone())
+        .map(|p| p.as_f64().unwrap())
+        .collect();
+    assert!(pts.windows(2).all(|w| w[0] < w[1]), "{pts:?}");
+    for line in &lines_a {
+        assert_eq!(line["label"], "door");
+        assert!(
+            line["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0),
+            "{line}"
+        );
+        assert!(line.get("missed").is_none(), "{line}");
+    }
+    for summary in [&summary_a, &summary_b] {
+        assert_eq!(summary["frames"], 60);
+        assert_eq!(summary["missed"], 0);
+        assert_eq!(summary["errors"], json!([]));
+    }
+    // The list shows the stream, ended, with its counts and latency.
+    let listed = get(addr, "/streams").await.lines()[0]["streams"].clone();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    let info = &listed[0];
+    assert_eq!(info["state"], "ended");
+    assert_eq!(info["frames"], 60);
+    assert_eq!(info["batches"], lines_a.len());
+    assert!(info["latency_ms"].as_f64().is_some(), "{info}");
+    assert_eq!(metric(addr, "framefeed_streams_active").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_that_stops_reading_slows_neither_the_other_nor_the_decoder() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // 2400 frames at 120 fps, one frame a batch: 2400 lines in 20 s, far more than the socket buffers of a
+    // consumer that does not read can hold.
+    let path = clip(dir.path(), 2400, "64x64", 120);
+    let server = serve(&["--allow-hosts", "127.0.0.1"]);
+    let addr = server.addr;
+    let (mut camera, url) = camera(&path);
+    // The slow consumer: a small receive buffer, and it reads nothing until the stream has ended.
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(1024).unwrap();
+    let mut slow = socket.connect(addr).await.unwrap();
+    slow.write_all(
+        b"GET /streams/bulk/batches?wait=30 HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let fast = consumer(addr, "bulk");
+    until("two waiting consumers", || async {
+        metric(addr, "framefeed_stream_consumers_waiting").await == 2
+    })
+    .await;
+    let label = "x".repeat(200);
+    let created = post_json(
+        addr,
+        "/streams",
+        &json!({"url": url, "id": "bulk", "label": label, "sequence_length": 1, "reconnect": 20}),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+
+    let fast = tokio::time::timeout(BOUND, fast).await.unwrap().unwrap();
+    let _ = camera.wait();
+    let (lines, summary) = batches_and_summary(&fast);
+    assert_eq!(frames_in(&lines), 2400);
+    assert_eq!(summary["missed"], 0);
+    // The decoder finished while the slow consumer had read nothing.
+    until("the stream to end", || async {
+        stream_info(addr, "bulk").await["state"] == "ended"
+    })
+    .await;
+    assert_eq!(stream_info(addr, "bulk").await["frames"], 2400);
+
+    // The slow consumer now reads: what it got and what it was told it missed add up to every batch.
+    let mut raw = Vec::new();
+    tokio::time::timeout(BOUND, slow.read_to_end(&mut raw))
+        .await
+        .unwrap()
+        .unwrap();
+    let (got, slow_summary) = batches_and_summary(&parse_response(&raw));
+    // Lines carry what was missed before them; the summary, what was missed in all (the last drop may come
+    // right before it).
+    let told: u64 = got.iter().filter_map(|l| l["missed"].as_u64()).sum();
+    let missed = slow_summary["missed"].as_u64().unwrap();
+    assert!(told <= missed, "{told} > {missed}");
+    assert!(
+        missed > 0,
+        "the slow consumer missed nothing: {}",
+        got.len()
+    );
+    assert_eq!(got.len() as u64 + missed, 2400);
+    assert_eq!(slow_summary["frames"], 2400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_stops_a_running_stream_and_its_consumers_get_the_summary() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = clip(dir.path(), 900, "320x240", 30);
+    let server = serve(&["--allow-hosts", "127.0.0.1"]);
+    let addr = server.addr;
+    let (mut camera, url) = camera(&path);
+    let created = post_json(
+        addr,
+        "/streams",
+        &json!({"url": url, "sequence_length": 4, "reconnect": 20}),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.lines()[0]["stream"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let watcher = consumer(addr, &id);
+    until("a batch", || async {
+        stream_info(addr, &id).await["batches"].as_u64().unwrap() >= 2
+    })
+    .await;
+    assert_eq!(stream_info(addr, &id).await["consumers"], 1);
+    let deleted = request(
+        addr,
+        &format!("DELETE /streams/{id} HTTP/1.1\r\n"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(deleted.status, 204, "{}", deleted.body);
+    let watched = tokio::time::timeout(Duration::from_secs(10), watcher)
+        .await
+        .expect("the consumer's response ends when its stream is deleted")
+        .unwrap();
+    let (lines, summary) = batches_and_summary(&watched);
+    assert_eq!(summary["stopped"], "deleted");
+    assert!(frames_in(&lines) < 900);
+    assert_eq!(get(addr, &format!("/streams/{id}")).await.status, 404);
+    until("the slot to be freed", || async {
+        metric(addr, "framefeed_streams_active").await == 0
+    })
+    .await;
+    let _ = camera.kill();
+    let _ = camera.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_upload_from_an_encoder_reaches_a_separate_consumer() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = clip(dir.path(), 90, "320x240", 30);
+    let server = serve(&[]);
+    let addr = server.addr;
+    let watcher = consumer(addr, "enc");
+    until("a waiting consumer", || async {
+        metric(addr, "framefeed_stream_consumers_waiting").await == 1
+    })
+    .await;
+    // The encoder streams its output as a chunked POST and never reads the response.
+    let status = tokio::task::spawn_blocking(move || {
+        Command::new("ffmpeg")
+            .args(["-v", "error", "-re", "-i"])
+            .arg(&path)
+            .args(["-c", "copy", "-f", "mpegts", "-method", "POST"])
+            .args(["-chunked_post", "1"])
+            .arg(format!(
+                "http://{addr}/videos?detach=true&id=enc&label=encoder&sequence_length=8"
+            ))
+            .stdin(Stdio::null())
+            .status()
+            .expect("run ffmpeg")
+    })
+    .await
+    .unwrap();
+    assert!(status.success());
+    let watched = tokio::time::timeout(BOUND, watcher).await.unwrap().unwrap();
+    let (lines, summary) = batches_and_summary(&watched);
+    assert_eq!(frames_in(&lines), 90);
+    assert_eq!(summary["frames"], 90);
+    assert_eq!(summary["errors"], json!([]));
+    assert_eq!(lines[0]["label"], "encoder");
+    let info = stream_info(addr, "enc").await;
+    assert_eq!(info["source"], "upload");
+    assert_eq!(info["state"], "ended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn urls_to_refused_hosts_or_schemes_are_400_and_streams_need_a_token() {
+    let server = serve(&[]);
+    let addr = server.addr;
+    for url in [
+        "rtsp://127.0.0.1:8554/cam",
+        "http://169.254.169.254/latest/meta-data",
+        "http://10.1.2.3/live.m3u8",
+        "rtmp://192.168.0.10/live/x",
+        "http://[::1]:8080/x",
+        "http://[::ffff:127.0.0.1]/x",
+        "http://localhost:9/x",
+        "srt://0.0.0.0:9000",
+        "srt://8.8.8.8:9000?mode=listener",
+        "file:///etc/passwd",
+        "/etc/passwd",
+        "ftp://example.com/x.ts",
+        "gopher://example.com/",
+    ] {
+        let response = post_json(addr, "/streams", &json!({ "url": url })).await;
+        assert_eq!(response.status, 400, "{url}: {}", response.body);
+        let error = response.error();
+        assert_eq!(error["code"], "refused_url", "{url}: {error}");
+    }
+    let response = post_json(addr, "/streams", &json!({"url": "rtsp://h/", "x": 1})).await;
+    assert_eq!(response.status, 400);
+    assert_eq!(get(addr, "/streams").await.lines()[0]["streams"], json!([]));
+    assert_eq!(get(addr, "/streams/nope").await.status, 404);
+    assert_eq!(get(addr, "/health").await.status, 200);
+    drop(server);
+
+    // With tokens, every stream route needs one.
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, "ops:s3cret-token-0123456789\n").unwrap();
+    let server = serve(&["--auth-tokens", tokens.to_str().unwrap()]);
+    let addr = server.addr;
+    let body = json!({"url": "rtsp://8.8.8.8/cam"}).to_string();
+    let length = format!("Content-Length: {}", body.len());
+    let refused = request(
+        addr,
+        "POST /streams HTTP/1.1\r\n",
+        &[&length],
+        body.as_bytes(),
+    )
+    .await;
+    assert_eq!(refused.status, 401);
+    for path in ["/streams", "/streams/x", "/streams/x/batches"] {
+        assert_eq!(get(addr, path).await.status, 401, "{path}");
+    }
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let listed = exchange(
+        stream,
+        "GET /streams HTTP/1.1\r\n",
+        &["Authorization: Bearer s3cret-token-0123456789"],
+        b"",
+    )
+    .await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+}
