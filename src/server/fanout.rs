@@ -281,6 +281,9 @@ impl Streams {
 
     /// A consumer of the stream `id`, waiting up to `wait` for a stream to take the id.
     pub(crate) async fn join_or_wait(&self, id: &str, wait: Duration) -> Option<Consumer> {
+        // Declared before the receiver, so dropped after it: however the wait ends (joined, timed out, or the
+        // client gone and this future dropped), the closed entry is removed.
+        let _cleanup = WaitCleanup { streams: self, id };
         let joined = {
             let mut registry = self.registry.lock();
             match registry.map.get(id) {
@@ -288,24 +291,16 @@ impl Streams {
                 None if wait.is_zero() => return None,
                 None => {
                     let (sender, receiver) = oneshot::channel();
-                    let waiting = registry.waiting.entry(id.to_owned()).or_default();
-                    waiting.retain(|w| !w.is_closed());
-                    waiting.push(sender);
+                    registry
+                        .waiting
+                        .entry(id.to_owned())
+                        .or_default()
+                        .push(sender);
                     receiver
                 }
             }
         };
-        let consumer = tokio::time::timeout(wait, joined).await.ok()?.ok();
-        if consumer.is_none() {
-            let mut registry = self.registry.lock();
-            if let Some(waiting) = registry.waiting.get_mut(id) {
-                waiting.retain(|w| !w.is_closed());
-                if waiting.is_empty() {
-                    registry.waiting.remove(id);
-                }
-            }
-        }
-        consumer
+        tokio::time::timeout(wait, joined).await.ok()?.ok()
     }
 
     /// Streams known, running or ended.
@@ -345,6 +340,24 @@ impl Streams {
         let mut streams: Vec<Arc<Stream>> = self.registry.lock().map.values().cloned().collect();
         streams.sort_by_key(|s| s.started);
         streams.iter().map(|s| s.info()).collect()
+    }
+}
+
+/// Removes the closed entries of consumers waiting for `id` when dropped.
+struct WaitCleanup<'a> {
+    streams: &'a Streams,
+    id: &'a str,
+}
+
+impl Drop for WaitCleanup<'_> {
+    fn drop(&mut self) {
+        let mut registry = self.streams.registry.lock();
+        if let Some(waiting) = registry.waiting.get_mut(self.id) {
+            waiting.retain(|w| !w.is_closed());
+            if waiting.is_empty() {
+                registry.waiting.remove(self.id);
+            }
+        }
     }
 }
 
@@ -493,6 +506,39 @@ mod tests {
             .insert(None, None, "upload".into(), settings)
             .unwrap();
         assert!(generated.id.starts_with('s'));
+    }
+
+    #[tokio::test]
+    async fn consumers_waiting_for_an_id_leave_no_entry_behind() {
+        let streams = Streams::new();
+        // Timed out.
+        assert!(streams
+            .join_or_wait("cam", Duration::from_millis(10))
+            .await
+            .is_none());
+        assert_eq!(streams.registry.lock().waiting.len(), 0);
+        // Dropped while waiting (the client went away).
+        let waiting = streams.join_or_wait("cam", Duration::from_secs(60));
+        assert!(tokio::time::timeout(Duration::from_millis(10), waiting)
+            .await
+            .is_err());
+        assert_eq!(streams.registry.lock().waiting.len(), 0);
+        assert_eq!(streams.waiting_consumers(), 0);
+        // Joined when the id is taken.
+        let (consumer, stream) = tokio::join!(
+            streams.join_or_wait("cam", Duration::from_secs(60)),
+            async {
+                while streams.waiting_consumers() == 0 {
+                    tokio::task::yield_now().await;
+                }
+                streams
+                    .insert(Some("cam".into()), None, "upload".into(), (16, 1))
+                    .unwrap()
+            }
+        );
+        assert!(consumer.is_some());
+        assert_eq!(stream.consumers.load(Ordering::Relaxed), 1);
+        assert_eq!(streams.registry.lock().waiting.len(), 0);
     }
 
     #[tokio::test]
