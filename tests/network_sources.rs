@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{ffmpeg_available, frames_of};
+use common::{encode_live_clip, ffmpeg_available, frames_of};
 use framefeed::{
     Batch, Config, Error, Reconnect, RtspTransport, UrlOptions, VideoError, VideoInput,
 };
@@ -30,25 +30,12 @@ fn skip() -> bool {
 /// MPEG-TS, from testsrc2 `pattern` (different patterns give different pictures).
 fn clip(dir: &Path, name: &str, frames: u32, pattern: &str) -> PathBuf {
     let path = dir.join(name);
-    let status = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
-        .arg(format!("{pattern}=size=320x240:rate=30"))
-        .args(["-frames:v", &frames.to_string()])
-        .args([
-            "-c:v",
-            "libx264",
-            "-preset",
-            "veryfast",
-            "-tune",
-            "zerolatency",
-            "-g",
-            "30",
-        ])
-        .args(["-pix_fmt", "yuv420p", "-f", "mpegts"])
-        .arg(&path)
-        .status()
-        .expect("run ffmpeg");
-    assert!(status.success());
+    encode_live_clip(
+        &path,
+        &format!("{pattern}=size=320x240:rate=30"),
+        frames,
+        "mpegts",
+    );
     path
 }
 

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::ffmpeg_available;
 use common::serve::{exchange, parse_response, request, Response, Serve, BOUND};
+use common::{encode_live_clip, ffmpeg_available};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpSocket;
@@ -33,23 +33,12 @@ fn skip() -> bool {
 /// A `size` H.264 MPEG-TS clip of `frames` frames at `rate` fps, as a live encoder makes it.
 fn clip(dir: &Path, frames: u32, size: &str, rate: u32) -> PathBuf {
     let path = dir.join(format!("clip-{frames}-{size}-{rate}.ts"));
-    let status = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
-        .arg(format!("testsrc2=size={size}:rate={rate}"))
-        .args(["-frames:v", &frames.to_string()])
-        .args([
-            "-c:v",
-            "libx264",
-            "-preset",
-            "veryfast",
-            "-tune",
-            "zerolatency",
-        ])
-        .args(["-g", "30", "-pix_fmt", "yuv420p", "-f", "mpegts"])
-        .arg(&path)
-        .status()
-        .expect("run ffmpeg");
-    assert!(status.success());
+    encode_live_clip(
+        &path,
+        &format!("testsrc2=size={size}:rate={rate}"),
+        frames,
+        "mpegts",
+    );
     path
 }
 

@@ -166,3 +166,24 @@ impl Drop for FfmpegFrames {
         let _ = self.child.wait();
     }
 }
+
+/// Encodes `frames` frames of the lavfi `source` (e.g. `testsrc2=size=320x240:rate=30`) to `path` in
+/// `format` as a live encoder makes H.264: x264 veryfast, zerolatency (no B-frames), GOP 30, yuv420p.
+pub fn encode_live_clip(path: &Path, source: &str, frames: u32, format: &str) {
+    let status = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i", source])
+        .args(["-frames:v", &frames.to_string()])
+        .args([
+            "-c:v",
+            "libx264",
+            "-preset",
+            "veryfast",
+            "-tune",
+            "zerolatency",
+        ])
+        .args(["-g", "30", "-pix_fmt", "yuv420p", "-f", format])
+        .arg(path)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success(), "ffmpeg could not encode {source}");
+}
