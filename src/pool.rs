@@ -2,19 +2,45 @@
 //! Buffers are stored as 32-bit words, so that they can be viewed as bytes or, 4-byte aligned, as `f32`.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use crate::error::VideoError;
 
 /// Spare bytes after every buffer (see [`BufferPool::acquire`]).
 const SLACK: usize = crate::ffi::scale::WRITE_SLACK;
 
+/// Requests below this size never wait for a buffer to come back (see [`return_wait`]).
+const WAIT_FROM_BYTES: usize = 16 << 20;
+
+/// The longest [`BufferPool::acquire`] waits for a buffer in use to come back before allocating a new one.
+const MAX_RETURN_WAIT: Duration = Duration::from_millis(50);
+
+/// How long a request of `len` bytes may wait for a buffer in use to come back (see [`BufferPool::acquire`]):
+/// none below [`WAIT_FROM_BYTES`], then 1 ms per 8 MiB up to [`MAX_RETURN_WAIT`]. A fresh buffer costs at
+/// least 0.3 ms per MiB on the thread that first writes it (the kernel faults in and zeroes every page; see
+/// `benches/RESULTS.md`), so a wait that finds a buffer saves several times what it costs, and one that does not
+/// costs at most a small part of the allocation that follows.
+fn return_wait(len: usize) -> Duration {
+    if len < WAIT_FROM_BYTES {
+        return Duration::ZERO;
+    }
+    let ms = u64::try_from(len >> 23).unwrap_or(u64::MAX);
+    Duration::from_millis(ms).min(MAX_RETURN_WAIT)
+}
+
 struct PoolInner {
     free: Mutex<Vec<Vec<u32>>>,
+    /// Signalled when a buffer comes back.
+    returned: Condvar,
+    /// Buffers handed out and not yet back.
+    in_use: AtomicUsize,
     max_free: usize,
+    /// How long a large request waits for a buffer in use to come back, when not [`return_wait`] (tests).
+    fixed_wait: Option<Duration>,
     allocations: AtomicU64,
 }
 
@@ -25,9 +51,17 @@ pub(crate) struct BufferPool(Arc<PoolInner>);
 impl BufferPool {
     /// A pool keeping at most `max_free` idle buffers.
     pub(crate) fn new(max_free: usize) -> Self {
+        Self::with_wait(max_free, None)
+    }
+
+    /// [`new`](Self::new), with a fixed wait for large requests instead of [`return_wait`]'s (tests).
+    fn with_wait(max_free: usize, fixed_wait: Option<Duration>) -> Self {
         Self(Arc::new(PoolInner {
             free: Mutex::new(Vec::new()),
+            returned: Condvar::new(),
+            in_use: AtomicUsize::new(0),
             max_free,
+            fixed_wait,
             allocations: AtomicU64::new(0),
         }))
     }
@@ -36,13 +70,36 @@ impl BufferPool {
     /// overwrites every byte it exposes. [`SLACK`] more bytes are allocated after them: swscale's SIMD code may
     /// write a few bytes past the last row it converts. A new buffer the system cannot give is an error, not an
     /// abort.
+    ///
+    /// When no idle buffer fits a large request (16 MiB or more) while buffers are in use, it first waits a
+    /// little (at most 50 ms, see [`return_wait`]) for one to come back: a consumer that drops each batch
+    /// before it asks for the next then gets the one it just dropped, whose pages are already in memory,
+    /// instead of a fresh buffer whose pages the kernel must fault in and zero on first touch.
     pub(crate) fn acquire(&self, len: usize) -> Result<PooledBuffer, VideoError> {
         let refused = || VideoError::OutOfMemory {
             what: "a batch buffer",
             bytes: len,
         };
         let words = len.checked_add(SLACK).ok_or_else(refused)?.div_ceil(4);
-        let recycled = take_best_fit(&mut self.0.free.lock(), words, Vec::capacity);
+        let recycled = {
+            let mut free = self.0.free.lock();
+            let mut found = take_best_fit(&mut free, words, Vec::capacity);
+            let wait = match self.0.fixed_wait {
+                Some(wait) if len >= WAIT_FROM_BYTES => wait,
+                _ => return_wait(len),
+            };
+            if found.is_none() && !wait.is_zero() && self.0.in_use.load(Ordering::Acquire) > 0 {
+                let deadline = Instant::now() + wait;
+                while found.is_none()
+                    && !self.0.returned.wait_until(&mut free, deadline).timed_out()
+                {
+                    found = take_best_fit(&mut free, words, Vec::capacity);
+                }
+                // A buffer may have come back just as the wait timed out.
+                found = found.or_else(|| take_best_fit(&mut free, words, Vec::capacity));
+            }
+            found
+        };
         let data = match recycled {
             Some(mut data) => {
                 // Within capacity: truncating or growing never reallocates.
@@ -55,6 +112,7 @@ impl BufferPool {
                 data
             }
         };
+        self.0.in_use.fetch_add(1, Ordering::AcqRel);
         Ok(PooledBuffer {
             data,
             len,
@@ -140,8 +198,10 @@ impl Drop for PooledBuffer {
     fn drop(&mut self) {
         if let Some(pool) = self.pool.upgrade() {
             let mut free = pool.free.lock();
+            pool.in_use.fetch_sub(1, Ordering::AcqRel);
             if free.len() < pool.max_free {
                 free.push(std::mem::take(&mut self.data));
+                pool.returned.notify_all();
             }
         }
     }
@@ -175,6 +235,37 @@ mod tests {
             }
         }
         assert_eq!(pool.allocations(), 0);
+    }
+
+    #[test]
+    fn a_large_request_waits_for_a_buffer_coming_back() {
+        // The cap is long, so that the test holds on a loaded machine: the buffer comes back well before it.
+        let pool = BufferPool::with_wait(2, Some(Duration::from_secs(60)));
+        let len = WAIT_FROM_BYTES;
+        let held = pool.acquire(len).unwrap();
+        let dropper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            drop(held);
+        });
+        let again = pool.acquire(len).unwrap();
+        dropper.join().unwrap();
+        assert_eq!(pool.allocations(), 1, "the returned buffer was not reused");
+        drop(again);
+        assert_eq!(pool.0.in_use.load(Ordering::Acquire), 0);
+    }
+
+    #[test]
+    fn a_wait_that_finds_nothing_allocates() {
+        let pool = BufferPool::with_wait(2, Some(Duration::from_millis(1)));
+        let held = pool.acquire(WAIT_FROM_BYTES).unwrap();
+        let other = pool.acquire(WAIT_FROM_BYTES).unwrap();
+        assert_eq!(pool.allocations(), 2);
+        // Small requests and requests with nothing in use never wait: they allocate (or reuse) at once.
+        drop((held, other));
+        assert_eq!(pool.allocations(), 2);
+        assert_eq!(return_wait(WAIT_FROM_BYTES - 1), Duration::ZERO);
+        assert_eq!(return_wait(WAIT_FROM_BYTES), Duration::from_millis(2));
+        assert_eq!(return_wait(usize::MAX), MAX_RETURN_WAIT);
     }
 
     #[test]

@@ -30,6 +30,17 @@ impl AvFrame {
         height: u32,
         full_range: bool,
     ) -> Result<Self, AvError> {
+        Self::yuv420p(width, height, like.raw().colorspace, full_range)
+    }
+
+    /// A frame owning a YUV 4:2:0 8-bit picture of `width` x `height` (aligned, padded planes), tagged with the
+    /// colour matrix `colorspace` (an `AVColorSpace` value) and with `full_range`.
+    pub(crate) fn yuv420p(
+        width: u32,
+        height: u32,
+        colorspace: sys::AVColorSpace,
+        full_range: bool,
+    ) -> Result<Self, AvError> {
         let frame = Self::new()?;
         // SAFETY: a fresh frame's fields may be set before av_frame_get_buffer allocates its planes for them.
         unsafe {
@@ -37,7 +48,7 @@ impl AvFrame {
             (*raw).format = sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32;
             (*raw).width = width.min(i32::MAX as u32) as i32;
             (*raw).height = height.min(i32::MAX as u32) as i32;
-            (*raw).colorspace = like.raw().colorspace;
+            (*raw).colorspace = colorspace;
             (*raw).color_range = if full_range {
                 sys::AVColorRange::AVCOL_RANGE_JPEG
             } else {
@@ -46,6 +57,35 @@ impl AvFrame {
             check(sys::av_frame_get_buffer(raw, 0), "av_frame_get_buffer")?;
         }
         Ok(frame)
+    }
+
+    /// Sets every sample of plane `p` of a picture allocated by [`AvFrame::yuv420p`] to `value(x, y)`, over
+    /// the plane's own size (half the picture's, rounded up, for the chroma planes).
+    pub(crate) fn fill_plane(&mut self, p: usize, mut value: impl FnMut(usize, usize) -> u8) {
+        assert_eq!(
+            self.format(),
+            sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32,
+            "a planar 8-bit picture"
+        );
+        assert!(p < 3, "YUV 4:2:0 has three planes");
+        let (mut w, mut h) = (self.width() as usize, self.height() as usize);
+        if p > 0 {
+            (w, h) = (w.div_ceil(2), h.div_ceil(2));
+        }
+        let raw = self.0.as_ptr();
+        for y in 0..h {
+            // SAFETY: av_frame_get_buffer allocated `h` rows of at least `w` bytes in plane `p`, `linesize[p]`
+            // bytes apart (positive); this frame owns them and `&mut self` makes the access exclusive.
+            let row = unsafe {
+                std::slice::from_raw_parts_mut(
+                    (*raw).data[p].offset(y as isize * (*raw).linesize[p] as isize),
+                    w,
+                )
+            };
+            for (x, sample) in row.iter_mut().enumerate() {
+                *sample = value(x, y);
+            }
+        }
     }
 
     pub(crate) fn as_ptr(&self) -> *mut sys::AVFrame {

@@ -1,7 +1,7 @@
 //! The FFI layer: the only module with `unsafe` code.
 //!
 //! One RAII wrapper per FFmpeg handle ([`io::MemoryIo`], [`format::FormatContext`], [`packet::Packet`],
-//! [`codec::CodecContext`], [`frame::AvFrame`], [`scale::Scaler`]; with the `cuda` feature, `cuda::hw::HwDevice`
+//! [`codec::CodecContext`], [`frame::AvFrame`], [`scale::Scaler`] (and its vector twin, [`yuv2rgb`]); with the `cuda` feature, `cuda::hw::HwDevice`
 //! and the CUDA probe and kernel launch), each null-checked on allocation and freed
 //! in `Drop`. Every FFmpeg return code becomes a Rust error in one function, [`check`]. Everything above this
 //! module is safe Rust.
@@ -17,6 +17,7 @@ pub(crate) mod log;
 pub(crate) mod packet;
 pub(crate) mod protocol;
 pub(crate) mod scale;
+pub(crate) mod yuv2rgb;
 
 use std::ffi::{c_char, c_int, CStr};
 

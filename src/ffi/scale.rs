@@ -5,7 +5,10 @@ use std::ptr::{self, NonNull};
 
 use ffmpeg_sys_next as sys;
 
+use parking_lot::Mutex;
+
 use super::frame::AvFrame;
+use super::yuv2rgb::{self, Coefficients, Planes};
 use super::{av_error, out_of_memory};
 use crate::error::AvError;
 
@@ -48,9 +51,17 @@ impl Filter {
 /// A swscale context converting a region of a decoded frame to RGB24, or resizing it in YUV, rebuilt only when
 /// the sizes, formats or colours change. Which region to convert, and at what stride, is the caller's plan
 /// (`transform::host`).
+///
+/// A same-size YUV 4:2:0 → RGB24 conversion at an even height (the one swscale's x86 fast path serves) runs
+/// through [`yuv2rgb`]'s AVX2 code instead, where the CPU has AVX2 and a probe showed that code to give
+/// swscale's bytes for the matrix and range (see [`simd_agrees`]).
 pub(crate) struct Scaler {
     ctx: Option<NonNull<sys::SwsContext>>,
     key: Option<Key>,
+    /// The vector path's constants, when it serves the current key.
+    simd: Option<Coefficients>,
+    /// Whether the vector path may serve (not for the probe's own reference conversions).
+    allow_simd: bool,
 }
 
 // SAFETY: the context is owned by this value alone and used through `&mut self`.
@@ -75,7 +86,24 @@ impl Scaler {
         Self {
             ctx: None,
             key: None,
+            simd: None,
+            allow_simd: true,
         }
+    }
+
+    /// A converter that always calls swscale (the probe's reference).
+    fn swscale_only() -> Self {
+        Self {
+            allow_simd: false,
+            ..Self::new()
+        }
+    }
+
+    /// Whether the last [`convert`](Self::convert) wrote every pixel of every row itself, right edge included
+    /// (the vector path), rather than through swscale's fast path, which may leave the last pixels of a row
+    /// whose width is not a multiple of its group unwritten.
+    pub(crate) fn wrote_whole_rows(&self) -> bool {
+        self.simd.is_some()
     }
 
     /// Resizes the source region `src` (`(x, y, w, h)`, its left and top on the chroma grid) of `frame` to
@@ -214,6 +242,7 @@ impl Scaler {
         }
         let ctx = self.ctx.expect("built above").as_ptr();
         let raw = frame.as_ptr();
+        let simd = self.simd;
         let mut planes = [ptr::null::<u8>(); 4];
         // SAFETY: the plane pointers and strides are the decoded frame's own; `plane_offsets` keeps each
         // offset inside its plane, since the window lies inside the frame (checked by the callers) and its
@@ -225,6 +254,35 @@ impl Scaler {
                 if !base.is_null() {
                     *plane = base.offset(offsets[p]);
                 }
+            }
+        }
+        if let Some(coefficients) = simd {
+            // SAFETY: `raw` is the decoded frame, whose linesizes describe its planes.
+            let (y_stride, u_stride, v_stride) =
+                unsafe { ((*raw).linesize[0], (*raw).linesize[1], (*raw).linesize[2]) };
+            if u_stride == v_stride {
+                let src = Planes {
+                    y: planes[0],
+                    u: planes[1],
+                    v: planes[2],
+                    y_stride: y_stride as isize,
+                    uv_stride: u_stride as isize,
+                };
+                // SAFETY: the key says this is a YUV 4:2:0 frame converted at its own size, so the planes
+                // hold the window's `height` luma rows of `width` samples and half as many chroma rows and
+                // samples (rounded up), from the window's top-left (on the chroma grid, inside the frame).
+                unsafe {
+                    yuv2rgb::convert(
+                        &coefficients,
+                        src,
+                        width as usize,
+                        height as usize,
+                        dst,
+                        stride,
+                        true,
+                    )
+                };
+                return Ok(());
             }
         }
         let dst_planes = [
@@ -321,6 +379,22 @@ impl Scaler {
                 1 << 16,
             );
         }
+        self.simd = None;
+        let same_size = (key.width, key.height) == (key.out_width, key.out_height);
+        let rgb_out = key.out_format == sys::AVPixelFormat::AV_PIX_FMT_RGB24 as i32;
+        if self.allow_simd
+            && rgb_out
+            && same_size
+            && key.height % 2 == 0
+            && src_format == sys::AVPixelFormat::AV_PIX_FMT_YUV420P
+            && yuv2rgb::available()
+        {
+            // SAFETY: sws_getCoefficients returns a static table of four ints for any colour space.
+            let table = unsafe { *sys::sws_getCoefficients(colorspace).cast::<[c_int; 4]>() };
+            if simd_agrees(key.colorspace, key.full_range, table) {
+                self.simd = Some(Coefficients::new(table, key.full_range));
+            }
+        }
         self.key = Some(key);
         Ok(())
     }
@@ -339,6 +413,86 @@ pub(crate) fn takes_fast_path(frame: &AvFrame) -> bool {
         AV_PIX_FMT_YUVA420P,
     ];
     frame.height() % 2 == 0 && formats.iter().any(|f| *f as i32 == frame.format())
+}
+
+/// The matrices and ranges probed so far, and whether [`yuv2rgb`] gave swscale's bytes for them.
+static PROBED: Mutex<Vec<((i32, bool), bool)>> = Mutex::new(Vec::new());
+
+/// Whether the vector path gives exactly swscale's bytes for frames tagged with the colour space `colorspace`
+/// (an `AVColorSpace` value, whose swscale table is `table`) and the range, found once per process by converting, both ways, a probe
+/// holding every (Y, U, V) triple: 256 pictures of 512 x 128 pixels, one per U, with each of the 256 x 64
+/// chroma samples over 2 x 2 pixels taking V = its column and the 256 luma values spread over 64 rows. Any
+/// difference, or a probe that cannot run, keeps swscale.
+fn simd_agrees(colorspace: i32, full_range: bool, table: [c_int; 4]) -> bool {
+    let mut probed = PROBED.lock();
+    if let Some((_, agrees)) = probed.iter().find(|(k, _)| *k == (colorspace, full_range)) {
+        return *agrees;
+    }
+    let agrees = probe(colorspace, full_range, table).unwrap_or(false);
+    if !agrees {
+        tracing::debug!(
+            colorspace,
+            full_range,
+            "the vector YUV to RGB conversion differs from swscale's: swscale converts"
+        );
+    }
+    probed.push(((colorspace, full_range), agrees));
+    agrees
+}
+
+/// The probe of [`simd_agrees`]: `Ok(true)` when every byte agrees.
+fn probe(colorspace: i32, full_range: bool, table: [c_int; 4]) -> Result<bool, AvError> {
+    const W: u32 = 512;
+    const H: u32 = 128;
+    // SAFETY: the value came from a decoded frame's AVFrame.colorspace, so it is a valid AVColorSpace.
+    let tag = unsafe { std::mem::transmute::<i32, sys::AVColorSpace>(colorspace) };
+    let mut frame = AvFrame::yuv420p(W, H, tag, full_range)?;
+    let coefficients = Coefficients::new(table, full_range);
+    let mut reference = Scaler::swscale_only();
+    let row = W as usize * 3;
+    let mut want = vec![0u8; row * H as usize + WRITE_SLACK];
+    let mut got = vec![0u8; row * H as usize];
+    frame.fill_plane(0, |x, y| ((y / 2) * 4 + (y % 2) * 2 + x % 2) as u8);
+    frame.fill_plane(2, |x, _| x as u8);
+    for u in 0..=255u8 {
+        frame.fill_plane(1, |_, _| u);
+        reference.convert(
+            &frame,
+            (0, 0, W, H),
+            (W, H),
+            Filter::Bicubic,
+            &mut want,
+            row,
+        )?;
+        let raw = frame.as_ptr();
+        // SAFETY: the frame owns a W x H YUV 4:2:0 picture (av_frame_get_buffer), described by its own
+        // pointers and linesizes.
+        unsafe {
+            let src = Planes {
+                y: (*raw).data[0],
+                u: (*raw).data[1],
+                v: (*raw).data[2],
+                y_stride: (*raw).linesize[0] as isize,
+                uv_stride: (*raw).linesize[1] as isize,
+            };
+            if (*raw).linesize[1] != (*raw).linesize[2] {
+                return Ok(false);
+            }
+            yuv2rgb::convert(
+                &coefficients,
+                src,
+                W as usize,
+                H as usize,
+                &mut got,
+                row,
+                true,
+            );
+        }
+        if want[..got.len()] != got[..] {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Bytes swscale's SIMD converters may write past the end of the last row.
@@ -407,6 +561,43 @@ impl Drop for Scaler {
         if let Some(ctx) = self.ctx.take() {
             // SAFETY: our context, freed once.
             unsafe { sys::sws_freeContext(ctx.as_ptr()) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_vector_path_gives_swscales_bytes_for_every_triple() {
+        if !yuv2rgb::available() {
+            eprintln!("SKIPPED: this CPU has no AVX2, so the vector path never runs");
+            return;
+        }
+        use sys::AVColorSpace::*;
+        // Unspecified (BT.601), BT.601, BT.709, SMPTE 240M and BT.2020, limited and full range: every
+        // (Y, U, V) triple converted both ways (`probe`).
+        for space in [
+            AVCOL_SPC_UNSPECIFIED,
+            AVCOL_SPC_BT470BG,
+            AVCOL_SPC_SMPTE170M,
+            AVCOL_SPC_BT709,
+            AVCOL_SPC_SMPTE240M,
+            AVCOL_SPC_BT2020_NCL,
+        ] {
+            let cs = match space as i32 {
+                0 | 2 | 3 => sys::SWS_CS_DEFAULT,
+                other => other,
+            };
+            // SAFETY: sws_getCoefficients returns a static table of four ints.
+            let table = unsafe { *sys::sws_getCoefficients(cs).cast::<[c_int; 4]>() };
+            for full in [false, true] {
+                assert!(
+                    probe(space as i32, full, table).unwrap(),
+                    "{space:?}, full range {full}"
+                );
+            }
         }
     }
 }

@@ -61,7 +61,8 @@ impl HostConverter {
             dst,
             row,
         )?;
-        let Some((x0, strip_width, tail)) = tail_strip(width).filter(|_| takes_fast_path(frame))
+        let Some((x0, strip_width, tail)) =
+            tail_strip(width).filter(|_| takes_fast_path(frame) && !self.scaler.wrote_whole_rows())
         else {
             return Ok(());
         };

@@ -1,0 +1,92 @@
+"""framefeed against the decode floor and ffmpeg's own RGB conversion (issue 14, targets 1-3).
+
+For each case, in one interleaved loop of RUNS rounds (the order rotates each round): the decode-only floor
+(`ffmpeg -threads 2 -i X -f null -`), ffmpeg's conversion to RGB (`... -pix_fmt rgb24 -f null -`), and the
+release CLI (`framefeed run X --threads 2 ARGS`), plus, when BEFORE names another framefeed binary, that one
+too. Prints wall-time medians, the ratios to the floor and to ffmpeg rgb24, and the CLI's median system time
+and peak RSS, as a Markdown table.
+
+Usage: cargo build --release --features cli && bash benches/clips.sh &&
+       [BEFORE=path/to/old/framefeed] python3 benches/floor.py [RUNS=5] [CASE-SUBSTRING]
+"""
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target/release/framefeed")
+CLIPS = os.path.join(ROOT, "target/bench-clips")
+BEFORE = os.environ.get("BEFORE")
+
+RESIZE_CROP = ["--resize-shorter", "256", "--crop", "224x224", "--seed", "1", "--dtype", "f32", "--layout",
+               "cfhw"]
+CASES = [
+    ("1080p H.264, -L 8 -B 4", "1080p.mp4", ["-L", "8", "-B", "4"]),
+    ("1080p VP9, -L 8 -B 4", "1080p_vp9.webm", ["-L", "8", "-B", "4"]),
+    ("4K H.264, -L 8 -B 4", "4k.mp4", ["-L", "8", "-B", "4"]),
+    ("4K H.264, -L 16 -B 4", "4k.mp4", ["-L", "16", "-B", "4"]),
+    ("1080p H.264, resize 256 + crop 224, f32 CFHW", "1080p.mp4", ["-L", "8", "-B", "4"] + RESIZE_CROP),
+    ("1080p H.264, crop 224 only", "1080p.mp4", ["-L", "8", "-B", "4", "--crop", "224x224", "--seed", "1"]),
+]
+
+
+def timed(cmd: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, system seconds, peak RSS MiB) of `cmd`, measured by a wrapper process of its own, so that
+    the RSS is this command's alone."""
+    out = subprocess.run(
+        [sys.executable, "-c",
+         "import resource,subprocess,sys,time;s=time.monotonic();"
+         "subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL);w=time.monotonic()-s;"
+         "u=resource.getrusage(resource.RUSAGE_CHILDREN);print(w,u.ru_stime,u.ru_maxrss/1024)",
+         *cmd],
+        check=True, capture_output=True, text=True,
+    ).stdout.split()
+    return float(out[0]), float(out[1]), float(out[2])
+
+
+def run_cli(binary: str, path: str, args: list[str]) -> tuple[float, float, float]:
+    return timed([binary, "run", path, "--threads", "2", *args])
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    only = sys.argv[2] if len(sys.argv) > 2 else ""
+    print("| case | floor (s) | ffmpeg rgb24 (s) | framefeed (s) | / floor | / ffmpeg rgb24 | sys (s) | peak RSS (MiB) |"
+          + (" before (s) | before / floor | before sys (s) | before RSS (MiB) |" if BEFORE else ""))
+    print("|---" * (8 + (4 if BEFORE else 0)) + "|")
+    for name, clip, args in CASES:
+        if only not in name:
+            continue
+        path = os.path.join(CLIPS, clip)
+        runners = {
+            "floor": lambda: timed(["ffmpeg", "-v", "error", "-threads", "2", "-i", path, "-f", "null", "-"]),
+            "rgb": lambda: timed(["ffmpeg", "-v", "error", "-threads", "2", "-i", path, "-pix_fmt", "rgb24",
+                                  "-f", "null", "-"]),
+            "ff": lambda: run_cli(BIN, path, args),
+        }
+        if BEFORE:
+            runners["before"] = lambda: run_cli(BEFORE, path, args)
+        results: dict[str, list[tuple[float, float, float]]] = {k: [] for k in runners}
+        keys = list(runners)
+        for r in range(runs):
+            for k in keys[r % len(keys):] + keys[:r % len(keys)]:
+                results[k].append(runners[k]())
+
+        def med(k: str, i: int = 0) -> float:
+            return statistics.median(x[i] for x in results[k])
+
+        row = (f"| {name} | {med('floor'):.3f} | {med('rgb'):.3f} | {med('ff'):.3f} | "
+               f"**{med('ff') / med('floor'):.2f}** | {med('ff') / med('rgb'):.2f} | {med('ff', 1):.2f} | "
+               f"{med('ff', 2):.0f} |")
+        if BEFORE:
+            row += (f" {med('before'):.3f} | {med('before') / med('floor'):.2f} | {med('before', 1):.2f} | "
+                    f"{med('before', 2):.0f} |")
+        print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
