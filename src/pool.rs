@@ -90,13 +90,14 @@ impl BufferPool {
             };
             if found.is_none() && !wait.is_zero() && self.0.in_use.load(Ordering::Acquire) > 0 {
                 let deadline = Instant::now() + wait;
-                while found.is_none()
-                    && !self.0.returned.wait_until(&mut free, deadline).timed_out()
-                {
+                while found.is_none() {
+                    let timed_out = self.0.returned.wait_until(&mut free, deadline).timed_out();
+                    // Looked at after a timeout too: a buffer may have come back just then.
                     found = take_best_fit(&mut free, words, Vec::capacity);
+                    if timed_out {
+                        break;
+                    }
                 }
-                // A buffer may have come back just as the wait timed out.
-                found = found.or_else(|| take_best_fit(&mut free, words, Vec::capacity));
             }
             found
         };

@@ -242,7 +242,6 @@ impl Scaler {
         }
         let ctx = self.ctx.expect("built above").as_ptr();
         let raw = frame.as_ptr();
-        let simd = self.simd;
         let mut planes = [ptr::null::<u8>(); 4];
         // SAFETY: the plane pointers and strides are the decoded frame's own; `plane_offsets` keeps each
         // offset inside its plane, since the window lies inside the frame (checked by the callers) and its
@@ -256,32 +255,13 @@ impl Scaler {
                 }
             }
         }
-        if let Some(coefficients) = simd {
-            // SAFETY: `raw` is the decoded frame, whose linesizes describe its planes.
-            let (y_stride, u_stride, v_stride) =
-                unsafe { ((*raw).linesize[0], (*raw).linesize[1], (*raw).linesize[2]) };
-            if u_stride == v_stride {
-                let src = Planes {
-                    y: planes[0],
-                    u: planes[1],
-                    v: planes[2],
-                    y_stride: y_stride as isize,
-                    uv_stride: u_stride as isize,
-                };
-                // SAFETY: the key says this is a YUV 4:2:0 frame converted at its own size, so the planes
-                // hold the window's `height` luma rows of `width` samples and half as many chroma rows and
-                // samples (rounded up), from the window's top-left (on the chroma grid, inside the frame).
-                unsafe {
-                    yuv2rgb::convert(
-                        &coefficients,
-                        src,
-                        width as usize,
-                        height as usize,
-                        dst,
-                        stride,
-                        true,
-                    )
-                };
+        if let Some(coefficients) = self.simd {
+            // SAFETY: the key says this is a YUV 4:2:0 frame converted at its own size, so the planes hold the
+            // window's `height` luma rows of `width` samples and half as many chroma rows and samples (rounded
+            // up), from the window's top-left (on the chroma grid, inside the frame), at the frame's strides.
+            let done =
+                unsafe { convert_simd(&coefficients, raw, &planes, (width, height), dst, stride) };
+            if done {
                 return Ok(());
             }
         }
@@ -352,11 +332,7 @@ impl Scaler {
         let ctx = self
             .ctx
             .ok_or_else(|| out_of_memory("sws_getCachedContext"))?;
-        let colorspace = match key.colorspace {
-            // AVCOL_SPC_RGB / UNSPECIFIED / RESERVED: swscale's default (BT.601), like the ffmpeg CLI.
-            0 | 2 | 3 => sys::SWS_CS_DEFAULT,
-            other => other,
-        };
+        let colorspace = sws_colorspace(key.colorspace);
         // SAFETY: `ctx` is valid; sws_getCoefficients returns a static table for any colour space (the
         // default one for values it does not know).
         unsafe {
@@ -389,8 +365,7 @@ impl Scaler {
             && src_format == sys::AVPixelFormat::AV_PIX_FMT_YUV420P
             && yuv2rgb::available()
         {
-            // SAFETY: sws_getCoefficients returns a static table of four ints for any colour space.
-            let table = unsafe { *sys::sws_getCoefficients(colorspace).cast::<[c_int; 4]>() };
+            let table = coefficient_table(colorspace);
             if simd_agrees(key.colorspace, key.full_range, table) {
                 self.simd = Some(Coefficients::new(table, key.full_range));
             }
@@ -415,14 +390,72 @@ pub(crate) fn takes_fast_path(frame: &AvFrame) -> bool {
     frame.height() % 2 == 0 && formats.iter().any(|f| *f as i32 == frame.format())
 }
 
+/// swscale's colour space (`SWS_CS_*`) for frames tagged with the `AVColorSpace` value `colorspace`: the same
+/// numbers, with RGB, unspecified and reserved taken as swscale's default (BT.601), like the ffmpeg CLI.
+fn sws_colorspace(colorspace: i32) -> c_int {
+    match colorspace {
+        0 | 2 | 3 => sys::SWS_CS_DEFAULT,
+        other => other,
+    }
+}
+
+/// swscale's table `[crv, cbu, cgu, cgv]` (16.16 fixed point) for the colour space `sws_colorspace`.
+fn coefficient_table(sws_colorspace: c_int) -> [c_int; 4] {
+    // SAFETY: sws_getCoefficients returns a static table of four ints for any colour space (the default one
+    // for values it does not know).
+    unsafe { *sys::sws_getCoefficients(sws_colorspace).cast::<[c_int; 4]>() }
+}
+
+/// Converts `size` pixels from the YUV 4:2:0 `planes` of `frame` (pointers into its planes, at its strides) to
+/// RGB24 rows of `dst`, `stride` bytes apart, with [`yuv2rgb`]'s vector path. `false` (nothing written) when
+/// the two chroma planes' strides differ, which that path does not take.
+///
+/// # Safety
+/// `frame` must be a valid YUV 4:2:0 frame, and `planes` must point at `size.1` luma rows of `size.0` samples
+/// and at half as many chroma rows and samples (rounded up) inside its planes.
+unsafe fn convert_simd(
+    coefficients: &Coefficients,
+    frame: *const sys::AVFrame,
+    planes: &[*const u8; 4],
+    size: (u32, u32),
+    dst: &mut [u8],
+    stride: usize,
+) -> bool {
+    // SAFETY: `frame` is valid (the caller's contract).
+    let linesize = unsafe { (*frame).linesize };
+    if linesize[1] != linesize[2] {
+        return false;
+    }
+    let src = Planes {
+        y: planes[0],
+        u: planes[1],
+        v: planes[2],
+        y_stride: linesize[0] as isize,
+        uv_stride: linesize[1] as isize,
+    };
+    // SAFETY: the planes hold the rows and samples `convert` reads (the caller's contract).
+    unsafe {
+        yuv2rgb::convert(
+            coefficients,
+            src,
+            size.0 as usize,
+            size.1 as usize,
+            dst,
+            stride,
+            true,
+        )
+    };
+    true
+}
+
 /// The matrices and ranges probed so far, and whether [`yuv2rgb`] gave swscale's bytes for them.
 static PROBED: Mutex<Vec<((i32, bool), bool)>> = Mutex::new(Vec::new());
 
 /// Whether the vector path gives exactly swscale's bytes for frames tagged with the colour space `colorspace`
-/// (an `AVColorSpace` value, whose swscale table is `table`) and the range, found once per process by converting, both ways, a probe
-/// holding every (Y, U, V) triple: 256 pictures of 512 x 128 pixels, one per U, with each of the 256 x 64
-/// chroma samples over 2 x 2 pixels taking V = its column and the 256 luma values spread over 64 rows. Any
-/// difference, or a probe that cannot run, keeps swscale.
+/// (an `AVColorSpace` value, whose swscale table is `table`) and the range, found once per process by
+/// converting, both ways, a probe holding every (Y, U, V) triple: 256 pictures of 512 x 128 pixels, one per
+/// U, with each of the 256 x 64 chroma samples over 2 x 2 pixels taking V = its column and the 256 luma values
+/// spread over 64 rows. Any difference, or a probe that cannot run, keeps swscale.
 fn simd_agrees(colorspace: i32, full_range: bool, table: [c_int; 4]) -> bool {
     let mut probed = PROBED.lock();
     if let Some((_, agrees)) = probed.iter().find(|(k, _)| *k == (colorspace, full_range)) {
@@ -465,28 +498,20 @@ fn probe(colorspace: i32, full_range: bool, table: [c_int; 4]) -> Result<bool, A
             row,
         )?;
         let raw = frame.as_ptr();
-        // SAFETY: the frame owns a W x H YUV 4:2:0 picture (av_frame_get_buffer), described by its own
-        // pointers and linesizes.
-        unsafe {
-            let src = Planes {
-                y: (*raw).data[0],
-                u: (*raw).data[1],
-                v: (*raw).data[2],
-                y_stride: (*raw).linesize[0] as isize,
-                uv_stride: (*raw).linesize[1] as isize,
-            };
-            if (*raw).linesize[1] != (*raw).linesize[2] {
-                return Ok(false);
-            }
-            yuv2rgb::convert(
-                &coefficients,
-                src,
-                W as usize,
-                H as usize,
-                &mut got,
-                row,
-                true,
-            );
+        // SAFETY: the frame owns a W x H YUV 4:2:0 picture (av_frame_get_buffer), whose planes start at its
+        // own data pointers.
+        let done = unsafe {
+            let planes = [
+                (*raw).data[0],
+                (*raw).data[1],
+                (*raw).data[2],
+                ptr::null_mut(),
+            ]
+            .map(|p| p.cast_const());
+            convert_simd(&coefficients, raw, &planes, (W, H), &mut got, row)
+        };
+        if !done {
+            return Ok(false);
         }
         if want[..got.len()] != got[..] {
             return Ok(false);
@@ -586,12 +611,7 @@ mod tests {
             AVCOL_SPC_SMPTE240M,
             AVCOL_SPC_BT2020_NCL,
         ] {
-            let cs = match space as i32 {
-                0 | 2 | 3 => sys::SWS_CS_DEFAULT,
-                other => other,
-            };
-            // SAFETY: sws_getCoefficients returns a static table of four ints.
-            let table = unsafe { *sys::sws_getCoefficients(cs).cast::<[c_int; 4]>() };
+            let table = coefficient_table(sws_colorspace(space as i32));
             for full in [false, true] {
                 assert!(
                     probe(space as i32, full, table).unwrap(),
