@@ -7,6 +7,30 @@ use ffmpeg_sys_next as sys;
 use super::{check, out_of_memory};
 use crate::error::AvError;
 
+/// One plane of a picture: `height` rows of `width` samples, `stride` bytes apart (the slice ends at the last
+/// row's last sample).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plane<'a> {
+    pub(crate) data: &'a [u8],
+    pub(crate) stride: usize,
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+}
+
+/// One writable plane of a picture, as [`Plane`].
+#[derive(Debug)]
+pub(crate) struct PlaneMut<'a> {
+    pub(crate) data: &'a mut [u8],
+    pub(crate) stride: usize,
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+}
+
+/// Bytes from a plane's first sample to its last one inclusive: `(width, height, stride)`.
+fn plane_len((width, height, stride): (usize, usize, usize)) -> usize {
+    stride * (height - 1) + width
+}
+
 /// An owned `AVFrame`, reused for every decoded picture.
 pub(crate) struct AvFrame(NonNull<sys::AVFrame>);
 
@@ -86,6 +110,109 @@ impl AvFrame {
                 *sample = value(x, y);
             }
         }
+    }
+
+    /// The planes of an 8-bit planar YUV picture (4:2:0, 4:2:2, 4:4:4, 4:4:0 or 4:1:1, the "J" formats included;
+    /// positive strides): luma, then the two chroma planes at their subsampled sizes (rounded up). `None` for any
+    /// other layout.
+    pub(crate) fn yuv_planes(&self) -> Option<[Plane<'_>; 3]> {
+        let dims = self.yuv_dims()?;
+        let raw = self.raw();
+        Some(std::array::from_fn(|p| {
+            let (width, height, stride) = dims[p];
+            // SAFETY: the decoder (or av_frame_get_buffer) allocated `height` rows of at least `width` bytes in
+            // plane `p`, `stride` bytes apart (checked positive); the slice ends at the last row's last sample,
+            // and the frame, borrowed for the slice's life, keeps its buffers alive and unchanged.
+            let data = unsafe { std::slice::from_raw_parts(raw.data[p], plane_len(dims[p])) };
+            Plane {
+                data,
+                stride,
+                width,
+                height,
+            }
+        }))
+    }
+
+    /// [`yuv_planes`](Self::yuv_planes), writable: for a picture this value allocated ([`AvFrame::yuv420p`]),
+    /// whose buffers nothing else references (an error otherwise: a bug).
+    pub(crate) fn yuv420_planes_mut(&mut self) -> Result<[PlaneMut<'_>; 3], AvError> {
+        let raw = self.0.as_ptr();
+        // SAFETY: av_frame_is_writable only reads the frame's buffer references.
+        let writable = unsafe { sys::av_frame_is_writable(raw) } != 0;
+        let dims = self
+            .yuv_dims()
+            .filter(|_| writable)
+            .ok_or_else(|| super::av_error(sys::AVERROR_BUG, "writing a resized picture"))?;
+        Ok(std::array::from_fn(|p| {
+            let (width, height, stride) = dims[p];
+            // SAFETY: as in `yuv_planes`; the three planes are disjoint (separate ranges of the frame's
+            // buffers), the buffers are writable and referenced by this frame alone (checked above), and
+            // `&mut self` makes the access exclusive for the slices' life.
+            let data =
+                unsafe { std::slice::from_raw_parts_mut((*raw).data[p], plane_len(dims[p])) };
+            PlaneMut {
+                data,
+                stride,
+                width,
+                height,
+            }
+        }))
+    }
+
+    /// `(width, height, stride)` of each plane of an 8-bit planar YUV picture with positive strides.
+    fn yuv_dims(&self) -> Option<[(usize, usize, usize); 3]> {
+        use sys::AVPixelFormat::*;
+        let raw = self.raw();
+        let planar = [
+            AV_PIX_FMT_YUV420P,
+            AV_PIX_FMT_YUVJ420P,
+            AV_PIX_FMT_YUV422P,
+            AV_PIX_FMT_YUVJ422P,
+            AV_PIX_FMT_YUV444P,
+            AV_PIX_FMT_YUVJ444P,
+            AV_PIX_FMT_YUV440P,
+            AV_PIX_FMT_YUVJ440P,
+            AV_PIX_FMT_YUV411P,
+            AV_PIX_FMT_YUVJ411P,
+        ];
+        let format = planar.into_iter().find(|f| *f as i32 == raw.format)?;
+        // SAFETY: av_pix_fmt_desc_get returns NULL or a static descriptor for a valid format.
+        let desc = unsafe { sys::av_pix_fmt_desc_get(format).as_ref() }?;
+        let (w, h) = (self.width() as usize, self.height() as usize);
+        if w == 0 || h == 0 {
+            return None;
+        }
+        let mut dims = [(0, 0, 0); 3];
+        for (p, dim) in dims.iter_mut().enumerate() {
+            let (pw, ph) = if p == 0 {
+                (w, h)
+            } else {
+                (
+                    w.div_ceil(1 << desc.log2_chroma_w),
+                    h.div_ceil(1 << desc.log2_chroma_h),
+                )
+            };
+            let stride = usize::try_from(raw.linesize[p]).ok()?;
+            if raw.data[p].is_null() || stride < pw {
+                return None;
+            }
+            *dim = (pw, ph, stride);
+        }
+        Some(dims)
+    }
+
+    /// Whether the samples are full range: a "J" pixel format, or tagged so.
+    pub(crate) fn full_range(&self) -> bool {
+        use sys::AVPixelFormat::*;
+        let jpeg = [
+            AV_PIX_FMT_YUVJ420P,
+            AV_PIX_FMT_YUVJ422P,
+            AV_PIX_FMT_YUVJ444P,
+            AV_PIX_FMT_YUVJ440P,
+            AV_PIX_FMT_YUVJ411P,
+        ];
+        jpeg.iter().any(|f| *f as i32 == self.format())
+            || self.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32
     }
 
     pub(crate) fn as_ptr(&self) -> *mut sys::AVFrame {

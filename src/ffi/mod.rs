@@ -1,15 +1,16 @@
 //! The FFI layer: the only module with `unsafe` code.
 //!
 //! One RAII wrapper per FFmpeg handle ([`io::MemoryIo`], [`format::FormatContext`], [`packet::Packet`],
-//! [`codec::CodecContext`], [`frame::AvFrame`], [`scale::Scaler`] (with its vector twin, [`yuv2rgb`]); with
-//! the `cuda` feature, `cuda::hw::HwDevice` and the CUDA probe and kernel launch), each null-checked on
-//! allocation and freed in `Drop`. Every FFmpeg return code becomes a Rust error in one function, [`check`].
+//! [`codec::CodecContext`], [`frame::AvFrame`], [`scale::Scaler`] (with its vector twin, [`yuv2rgb`]); with the
+//! `cuda` feature, `cuda::hw::HwDevice` and the CUDA probe and kernel launch), each null-checked on allocation
+//! and freed in `Drop`; and the resampler's AVX2 loops ([`filter_rows`]). Every FFmpeg return code becomes a Rust error in one function, [`check`].
 //! Everything above this module is safe Rust.
 #![allow(unsafe_code)]
 
 pub(crate) mod alloc;
 pub(crate) mod codec;
 pub(crate) mod cuda;
+pub(crate) mod filter_rows;
 pub(crate) mod format;
 pub(crate) mod frame;
 pub(crate) mod io;

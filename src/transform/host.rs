@@ -1,11 +1,13 @@
 //! The CPU path's conversion plan (the GPU twin is `transform::gpu`): which region of a decoded frame swscale
 //! converts, at what stride, so that the result equals a full-frame conversion byte for byte — a window with a
-//! margin, aligned to swscale's groups and the chroma grid; a resize limited to whole blocks of the resize's
-//! pixel grid around the window; and the right-edge strip that swscale's fast path skips. Safe code: the calls
-//! into swscale are `ffi::scale`'s.
+//! margin, aligned to swscale's groups and the chroma grid; a resize of only that region of the resized
+//! picture (8-bit planar YUV frames, by `resample`), or else of whole blocks of the resize's pixel grid around
+//! the window (swscale); and the right-edge strip that swscale's fast path skips. Safe code: the calls into
+//! swscale are `ffi::scale`'s.
 
+use super::resample::{Region, Resampler};
 use crate::error::AvError;
-use crate::ffi::frame::AvFrame;
+use crate::ffi::frame::{AvFrame, Plane};
 use crate::ffi::scale::{chroma_alignment, takes_fast_path, Filter, Scaler, WRITE_SLACK};
 
 /// Where the requested window lies in a converted buffer.
@@ -18,14 +20,15 @@ pub(crate) struct RgbRegion {
 }
 
 /// A frame's converters on the CPU: one swscale context for the RGB conversion, one for the right-edge strip
-/// (so that neither is rebuilt per frame), one for a resize in YUV, and the resized picture, reused while its
-/// size stays.
+/// (so that neither is rebuilt per frame), one for a resize in YUV (formats other than 8-bit planar YUV), the
+/// resampler (8-bit planar YUV), and the resized picture, reused while its size stays.
 pub(crate) struct HostConverter {
     scaler: Scaler,
     /// Converts the right edge of frames whose last pixels swscale's fast path skips (see [`padded_row`]).
     tail: Option<Box<TailStrip>>,
     resizer: Scaler,
     resized: Option<AvFrame>,
+    resampler: Resampler,
 }
 
 /// A converter of its own for the right-edge strip, and the strip's rows at a padded stride.
@@ -41,6 +44,7 @@ impl HostConverter {
             tail: None,
             resizer: Scaler::new(),
             resized: None,
+            resampler: Resampler::default(),
         }
     }
 
@@ -119,6 +123,9 @@ impl HostConverter {
         window: (u32, u32, u32, u32),
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
+        if let Some(src) = frame.yuv_planes() {
+            return self.resampled_window_rgb(&src, frame, size, filter, window, out);
+        }
         let (align_x, align_y) = chroma_alignment(frame);
         let (fw, fh) = (frame.width(), frame.height());
         let (x, y, w, h) = window;
@@ -141,6 +148,51 @@ impl HostConverter {
             resized.copy_luma_row(out_size.1 - 1, out_size.1);
         }
         convert_window(&mut self.scaler, resized, (x - ox0, y - oy0, w, h), out)
+    }
+
+    /// [`resized_window_rgb`](Self::resized_window_rgb) for an 8-bit planar YUV frame (its planes `src`):
+    /// framefeed's resampler computes only the part of the resized picture that the window's conversion reads
+    /// (see [`window_region`]), into a picture of the whole resized size, which is then converted as any
+    /// picture's window is.
+    fn resampled_window_rgb(
+        &mut self,
+        src: &[Plane<'_>; 3],
+        frame: &AvFrame,
+        size: (u32, u32),
+        filter: Filter,
+        window: (u32, u32, u32, u32),
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError> {
+        // An odd height gets one more row, a copy of the last (as in `resized_window_rgb`).
+        let picture = (size.0, size.1.next_multiple_of(2));
+        let full_range = frame.full_range();
+        let reuse = self.resized.as_ref().is_some_and(|f| {
+            (f.width(), f.height()) == picture
+                && f.colorspace() == frame.colorspace()
+                && f.full_range() == full_range
+        });
+        if !reuse {
+            self.resized = Some(AvFrame::yuv420p_like(
+                frame, picture.0, picture.1, full_range,
+            )?);
+        }
+        let resized = self.resized.as_mut().expect("set above");
+        let (x0, y0, rw, rh) = window_region(picture, 2, window);
+        let rows = y0..(y0 + rh).min(size.1);
+        {
+            let mut planes = resized.yuv420_planes_mut()?;
+            let region = Region {
+                columns: x0 as usize..(x0 + rw) as usize,
+                rows: rows.start as usize..rows.end as usize,
+            };
+            let size = (size.0 as usize, size.1 as usize);
+            self.resampler
+                .resize(src, &mut planes, size, filter, &region)?;
+        }
+        if y0 + rh > size.1 {
+            resized.copy_luma_row(size.1 - 1, size.1);
+        }
+        convert_window(&mut self.scaler, resized, window, out)
     }
 }
 
