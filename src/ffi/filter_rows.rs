@@ -1,8 +1,8 @@
 //! The two inner loops of framefeed's resampler (`transform::resample`), vectorized with AVX2 where the CPU
 //! has it: the vertical pass (a weighted sum of source rows, 16 columns a step with `vpmaddwd` over pairs of
-//! rows) and the horizontal pass (8 outputs at a time, 16 taps a step). Safe functions; each has a scalar twin with the same
-//! integer arithmetic, which the vector code equals exactly (sums of exact 32-bit products, the same rounding
-//! and saturation), used for row tails and where AVX2 is missing.
+//! rows) and the horizontal pass (8 outputs at a time, 16 taps a step). Safe functions; each has a scalar twin
+//! with the same integer arithmetic, which the vector code equals exactly (sums of exact 32-bit products, the
+//! same rounding and saturation), used for row tails and where AVX2 is missing.
 
 /// `out[i] = sat16((round + Σ_t weights[t] * src[(first_row + t) * stride + column + i]) >> shift)`, where
 /// `round = 1 << (shift - 1)`, for every `i < out.len()`. Panics if a row would read past `src`.
@@ -105,16 +105,6 @@ mod avx2 {
         let base = src.as_ptr().add(first_row * stride + column);
         let round = _mm256_set1_epi32(1 << (shift - 1));
         let count = _mm_cvtsi32_si128(shift as i32);
-        // Weights in pairs, as `vpmaddwd` multiplies them: (w0, w1) in each 32-bit lane; an odd last one pairs
-        // with 0 (and reads its own row twice).
-        let pairs: Vec<__m256i> = weights
-            .chunks(2)
-            .map(|p| {
-                let lo = p[0] as u16 as u32;
-                let hi = p.get(1).map_or(0, |&w| w as u16 as u32);
-                _mm256_set1_epi32((lo | hi << 16) as i32)
-            })
-            .collect();
         // Blocks of up to `BLOCK` steps, each row pair read along the block, its sums kept in place (in the
         // first-level cache): the rows stream in order, which the hardware prefetches, rather than 16 bytes of
         // each in turn.
@@ -122,8 +112,15 @@ mod avx2 {
         for block in (0..steps).step_by(BLOCK) {
             let n = (steps - block).min(BLOCK);
             sums[..2 * n].fill(round);
-            for (p, &w) in pairs.iter().enumerate() {
+            for (p, pair) in weights.chunks(2).enumerate() {
                 let t = 2 * p;
+                // The pair's weights as `vpmaddwd` multiplies them: (w0, w1) in each 32-bit lane; an odd last
+                // one pairs with 0 (and reads its own row twice).
+                let (w0, w1) = (
+                    pair[0] as u16 as u32,
+                    pair.get(1).map_or(0, |&w| w as u16 as u32),
+                );
+                let w = _mm256_set1_epi32((w0 | w1 << 16) as i32);
                 let row0 = base.add(t * stride + block * 16);
                 // For an unpaired last row, row 0 again, weighted 0.
                 let row1 = if t + 1 < weights.len() {
@@ -131,7 +128,7 @@ mod avx2 {
                 } else {
                     row0
                 };
-                for (i, pair) in sums[..2 * n].chunks_exact_mut(2).enumerate() {
+                for (i, acc) in sums[..2 * n].chunks_exact_mut(2).enumerate() {
                     // SAFETY: rows t and t + 1 hold 16 bytes from column `(block + i) * 16 < steps * 16`
                     // (the caller's contract).
                     let r0 =
@@ -139,12 +136,12 @@ mod avx2 {
                     let r1 =
                         _mm256_cvtepu8_epi16(_mm_loadu_si128(row1.add(i * 16).cast::<__m128i>()));
                     // Within each 128-bit lane: columns 0-3 (8-11) of the pair, then columns 4-7 (12-15).
-                    pair[0] = _mm256_add_epi32(
-                        pair[0],
+                    acc[0] = _mm256_add_epi32(
+                        acc[0],
                         _mm256_madd_epi16(_mm256_unpacklo_epi16(r0, r1), w),
                     );
-                    pair[1] = _mm256_add_epi32(
-                        pair[1],
+                    acc[1] = _mm256_add_epi32(
+                        acc[1],
                         _mm256_madd_epi16(_mm256_unpackhi_epi16(r0, r1), w),
                     );
                 }

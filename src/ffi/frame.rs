@@ -86,26 +86,11 @@ impl AvFrame {
     /// Sets every sample of plane `p` of a picture allocated by [`AvFrame::yuv420p`] to `value(x, y)`, over
     /// the plane's own size (half the picture's, rounded up, for the chroma planes).
     pub(crate) fn fill_plane(&mut self, p: usize, mut value: impl FnMut(usize, usize) -> u8) {
-        assert_eq!(
-            self.format(),
-            sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32,
-            "a planar 8-bit picture"
-        );
         assert!(p < 3, "YUV 4:2:0 has three planes");
-        let (mut w, mut h) = (self.width() as usize, self.height() as usize);
-        if p > 0 {
-            (w, h) = (w.div_ceil(2), h.div_ceil(2));
-        }
-        let raw = self.0.as_ptr();
-        for y in 0..h {
-            // SAFETY: av_frame_get_buffer allocated `h` rows of at least `w` bytes in plane `p`, `linesize[p]`
-            // bytes apart (positive); this frame owns them and `&mut self` makes the access exclusive.
-            let row = unsafe {
-                std::slice::from_raw_parts_mut(
-                    (*raw).data[p].offset(y as isize * (*raw).linesize[p] as isize),
-                    w,
-                )
-            };
+        let planes = self.yuv_planes_mut().expect("a picture of our own");
+        let plane = &mut planes.into_iter().nth(p).expect("three planes");
+        for y in 0..plane.height {
+            let row = &mut plane.data[y * plane.stride..][..plane.width];
             for (x, sample) in row.iter_mut().enumerate() {
                 *sample = value(x, y);
             }
@@ -135,14 +120,14 @@ impl AvFrame {
 
     /// [`yuv_planes`](Self::yuv_planes), writable: for a picture this value allocated ([`AvFrame::yuv420p`]),
     /// whose buffers nothing else references (an error otherwise: a bug).
-    pub(crate) fn yuv420_planes_mut(&mut self) -> Result<[PlaneMut<'_>; 3], AvError> {
+    pub(crate) fn yuv_planes_mut(&mut self) -> Result<[PlaneMut<'_>; 3], AvError> {
         let raw = self.0.as_ptr();
         // SAFETY: av_frame_is_writable only reads the frame's buffer references.
         let writable = unsafe { sys::av_frame_is_writable(raw) } != 0;
         let dims = self
             .yuv_dims()
             .filter(|_| writable)
-            .ok_or_else(|| super::av_error(sys::AVERROR_BUG, "writing a resized picture"))?;
+            .ok_or_else(|| super::av_error(sys::AVERROR_BUG, "writing into a decoded picture"))?;
         Ok(std::array::from_fn(|p| {
             let (width, height, stride) = dims[p];
             // SAFETY: as in `yuv_planes`; the three planes are disjoint (separate ranges of the frame's
@@ -201,18 +186,47 @@ impl AvFrame {
         Some(dims)
     }
 
+    /// The frame's pixel format with the deprecated full-range "J" formats mapped to their plain twins (the
+    /// range is [`full_range`](Self::full_range)), so that swscale does not warn and picks the same fast paths.
+    pub(crate) fn plain_format(&self) -> sys::AVPixelFormat {
+        use sys::AVPixelFormat::*;
+        // SAFETY: the integer came from a decoder's (or av_frame_get_buffer's) own AVFrame.format, so it is a
+        // valid AVPixelFormat.
+        let format = unsafe { std::mem::transmute::<i32, sys::AVPixelFormat>(self.format()) };
+        match format {
+            AV_PIX_FMT_YUVJ420P => AV_PIX_FMT_YUV420P,
+            AV_PIX_FMT_YUVJ422P => AV_PIX_FMT_YUV422P,
+            AV_PIX_FMT_YUVJ444P => AV_PIX_FMT_YUV444P,
+            AV_PIX_FMT_YUVJ440P => AV_PIX_FMT_YUV440P,
+            AV_PIX_FMT_YUVJ411P => AV_PIX_FMT_YUV411P,
+            other => other,
+        }
+    }
+
     /// Whether the samples are full range: a "J" pixel format, or tagged so.
     pub(crate) fn full_range(&self) -> bool {
-        use sys::AVPixelFormat::*;
-        let jpeg = [
-            AV_PIX_FMT_YUVJ420P,
-            AV_PIX_FMT_YUVJ422P,
-            AV_PIX_FMT_YUVJ444P,
-            AV_PIX_FMT_YUVJ440P,
-            AV_PIX_FMT_YUVJ411P,
-        ];
-        jpeg.iter().any(|f| *f as i32 == self.format())
+        self.plain_format() as i32 != self.format()
             || self.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32
+    }
+
+    /// The picture in `slot` when it is a YUV 4:2:0 one of `size`, with `like`'s matrix and the range
+    /// `full_range`; otherwise a new one ([`AvFrame::yuv420p_like`]) put there: the resized picture a converter
+    /// reuses from frame to frame.
+    pub(crate) fn reuse_yuv420p_like<'a>(
+        slot: &'a mut Option<AvFrame>,
+        like: &AvFrame,
+        size: (u32, u32),
+        full_range: bool,
+    ) -> Result<&'a mut AvFrame, AvError> {
+        let reuse = slot.as_ref().is_some_and(|f| {
+            (f.width(), f.height()) == size
+                && f.colorspace() == like.colorspace()
+                && f.full_range() == full_range
+        });
+        if !reuse {
+            *slot = Some(Self::yuv420p_like(like, size.0, size.1, full_range)?);
+        }
+        Ok(slot.as_mut().expect("set above"))
     }
 
     pub(crate) fn as_ptr(&self) -> *mut sys::AVFrame {
@@ -259,29 +273,18 @@ impl AvFrame {
         self.raw().color_range as i32
     }
 
-    /// Copies row `from` of the luma plane of a planar 8-bit picture allocated by [`AvFrame::yuv420p_like`] over
-    /// row `to`. Panics if either row is outside the picture.
+    /// Copies row `from` of the luma plane of a picture allocated by [`AvFrame::yuv420p`] over row `to`. Panics
+    /// if either row is outside the picture.
     pub(crate) fn copy_luma_row(&mut self, from: u32, to: u32) {
-        let (width, height) = (self.width() as usize, self.height());
-        assert!(from < height && to < height, "row outside the picture");
-        assert_eq!(
-            self.format(),
-            sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32,
-            "a planar 8-bit picture"
+        let [luma, ..] = self.yuv_planes_mut().expect("a picture of our own");
+        let (from, to) = (from as usize, to as usize);
+        assert!(
+            from < luma.height && to < luma.height,
+            "row outside the picture"
         );
-        let raw = self.0.as_ptr();
-        // SAFETY: the frame owns a YUV420P picture of `height` rows of at least `width` bytes in plane 0, each
-        // `linesize[0]` bytes apart (av_frame_get_buffer); both rows are inside it, and distinct rows of a
-        // positive linesize do not overlap (equal rows: a copy onto itself, which `ptr::copy` allows).
-        unsafe {
-            let stride = (*raw).linesize[0] as isize;
-            let base = (*raw).data[0];
-            std::ptr::copy(
-                base.offset(from as isize * stride),
-                base.offset(to as isize * stride),
-                width,
-            );
-        }
+        let start = from * luma.stride;
+        luma.data
+            .copy_within(start..start + luma.width, to * luma.stride);
     }
 
     pub(crate) fn unref(&mut self) {

@@ -3,8 +3,8 @@
 //! One RAII wrapper per FFmpeg handle ([`io::MemoryIo`], [`format::FormatContext`], [`packet::Packet`],
 //! [`codec::CodecContext`], [`frame::AvFrame`], [`scale::Scaler`] (with its vector twin, [`yuv2rgb`]); with the
 //! `cuda` feature, `cuda::hw::HwDevice` and the CUDA probe and kernel launch), each null-checked on allocation
-//! and freed in `Drop`; and the resampler's AVX2 loops ([`filter_rows`]). Every FFmpeg return code becomes a Rust error in one function, [`check`].
-//! Everything above this module is safe Rust.
+//! and freed in `Drop`; and the resampler's AVX2 loops ([`filter_rows`]). Every FFmpeg return code becomes a
+//! Rust error in one function, [`check`]. Everything above this module is safe Rust.
 #![allow(unsafe_code)]
 
 pub(crate) mod alloc;

@@ -67,20 +67,6 @@ pub(crate) struct Scaler {
 // SAFETY: the context is owned by this value alone and used through `&mut self`.
 unsafe impl Send for Scaler {}
 
-/// Maps the deprecated full-range "J" formats to their plain twins (the range is passed separately), so that
-/// swscale does not warn and picks the same fast paths.
-fn dejpeg(format: sys::AVPixelFormat) -> (sys::AVPixelFormat, bool) {
-    use sys::AVPixelFormat::*;
-    match format {
-        AV_PIX_FMT_YUVJ420P => (AV_PIX_FMT_YUV420P, true),
-        AV_PIX_FMT_YUVJ422P => (AV_PIX_FMT_YUV422P, true),
-        AV_PIX_FMT_YUVJ444P => (AV_PIX_FMT_YUV444P, true),
-        AV_PIX_FMT_YUVJ440P => (AV_PIX_FMT_YUV440P, true),
-        AV_PIX_FMT_YUVJ411P => (AV_PIX_FMT_YUV411P, true),
-        other => (other, false),
-    }
-}
-
 impl Scaler {
     pub(crate) fn new() -> Self {
         Self {
@@ -119,26 +105,12 @@ impl Scaler {
         into: &'a mut Option<AvFrame>,
     ) -> Result<&'a mut AvFrame, AvError> {
         let (sx0, sy0, sw, sh) = src;
-        // SAFETY: the integer came from the decoder's own AVFrame.format, so it is a valid AVPixelFormat.
-        let src_format =
-            unsafe { std::mem::transmute::<c_int, sys::AVPixelFormat>(frame.format()) };
-        let (src_format, jpeg) = dejpeg(src_format);
-        let full_range = jpeg || frame.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32;
+        let (src_format, full_range) = (frame.plain_format(), frame.full_range());
         assert!(
             sx0 + sw <= frame.width() && sy0 + sh <= frame.height() && picture.1 >= out_size.1,
             "resize region outside the frame"
         );
-        let reuse = into.as_ref().is_some_and(|f| {
-            (f.width(), f.height()) == picture
-                && f.colorspace() == frame.colorspace()
-                && (f.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32) == full_range
-        });
-        if !reuse {
-            *into = Some(AvFrame::yuv420p_like(
-                frame, picture.0, picture.1, full_range,
-            )?);
-        }
-        let out = into.as_mut().expect("set above");
+        let out = AvFrame::reuse_yuv420p_like(into, frame, picture, full_range)?;
         let key = Key {
             width: sw,
             height: sh,
@@ -217,11 +189,7 @@ impl Scaler {
         if width == 0 || height == 0 || out_size.0 == 0 || out_size.1 == 0 {
             return Err(av_error(sys::AVERROR_INVALIDDATA, "sws_scale"));
         }
-        // SAFETY: the integer came from the decoder's own AVFrame.format, so it is a valid AVPixelFormat.
-        let src_format =
-            unsafe { std::mem::transmute::<c_int, sys::AVPixelFormat>(frame.format()) };
-        let (src_format, jpeg) = dejpeg(src_format);
-        let full_range = jpeg || frame.color_range() == sys::AVColorRange::AVCOL_RANGE_JPEG as i32;
+        let (src_format, full_range) = (frame.plain_format(), frame.full_range());
         assert!(
             x0 + width <= frame.width() && y0 + height <= frame.height(),
             "window outside the frame"

@@ -165,22 +165,12 @@ impl HostConverter {
     ) -> Result<RgbRegion, AvError> {
         // An odd height gets one more row, a copy of the last (as in `resized_window_rgb`).
         let picture = (size.0, size.1.next_multiple_of(2));
-        let full_range = frame.full_range();
-        let reuse = self.resized.as_ref().is_some_and(|f| {
-            (f.width(), f.height()) == picture
-                && f.colorspace() == frame.colorspace()
-                && f.full_range() == full_range
-        });
-        if !reuse {
-            self.resized = Some(AvFrame::yuv420p_like(
-                frame, picture.0, picture.1, full_range,
-            )?);
-        }
-        let resized = self.resized.as_mut().expect("set above");
+        let resized =
+            AvFrame::reuse_yuv420p_like(&mut self.resized, frame, picture, frame.full_range())?;
         let (x0, y0, rw, rh) = window_region(picture, 2, window);
         let rows = y0..(y0 + rh).min(size.1);
         {
-            let mut planes = resized.yuv420_planes_mut()?;
+            let mut planes = resized.yuv_planes_mut()?;
             let region = Region {
                 columns: x0 as usize..(x0 + rw) as usize,
                 rows: rows.start as usize..rows.end as usize,

@@ -210,6 +210,8 @@ pub(crate) struct Resampler {
     chroma: PlaneTaps,
     /// The vertical pass's output row.
     rows: Vec<i16>,
+    /// Each output's first tap in that row.
+    starts: Vec<usize>,
 }
 
 impl Resampler {
@@ -246,7 +248,15 @@ impl Resampler {
                 "output plane smaller than the output"
             );
             let (horizontal, vertical) = taps.get(filter, (s.width, s.height), out);
-            resample_plane(s, d, horizontal, vertical, reg, &mut self.rows)?;
+            resample_plane(
+                s,
+                d,
+                horizontal,
+                vertical,
+                reg,
+                &mut self.rows,
+                &mut self.starts,
+            )?;
         }
         Ok(())
     }
@@ -270,17 +280,20 @@ fn resample_plane(
     vertical: &Axis,
     region: &Region,
     rows: &mut Vec<i16>,
+    starts: &mut Vec<usize>,
 ) -> Result<(), AvError> {
     let span = horizontal.source_span(&region.columns);
     // Columns past the plane (the last outputs' padding taps, weighted 0) stay 0 in the row.
     let inside = span.len().min(src.width - span.start);
     sized(rows, span.len(), 0)?;
     // Each output's first tap in the row.
-    let starts: Vec<usize> = region
-        .columns
-        .clone()
-        .map(|o| horizontal.start[o] - span.start)
-        .collect();
+    starts.clear();
+    starts.extend(
+        region
+            .columns
+            .clone()
+            .map(|o| horizontal.start[o] - span.start),
+    );
     for y in region.rows.clone() {
         filter_rows::vertical(
             src.data,
@@ -293,7 +306,7 @@ fn resample_plane(
         );
         filter_rows::horizontal(
             rows,
-            &starts,
+            starts,
             &horizontal.weights[region.columns.start * horizontal.taps..],
             horizontal.taps,
             HORIZONTAL_SHIFT,
