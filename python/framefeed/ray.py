@@ -1,11 +1,12 @@
 """Ray: decode a dataset of videos across a cluster with framefeed, on Ray Data's scheduling, object store and
 fault tolerance.
 
-:func:`read_videos` reads the files with Ray (``read_binary_files``) and decodes them in a pool of actors, each
+:func:`read_videos` lists the files; a pool of actors reads and decodes them, in one Ray Data stage, each actor
 holding one :class:`framefeed.VideoInput` for its whole life (its buffer pool and decoder threads reused across
 videos). Rows stream out as they are decoded, **one row per sequence**: a long video never sits decoded in
 memory, and an actor's memory stays bounded whatever the video's length. :class:`Decoder` is the same callable
-class, for pipelines that already hold the encoded bytes in a column (Parquet, object storage...).
+class, for pipelines that already hold the encoded bytes in a column (Parquet, object storage...) or the files'
+paths.
 
 Ray is imported only by this module.
 
@@ -18,9 +19,10 @@ Ray is imported only by this module.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import pyarrow.fs  # type: ignore[import-untyped]
 import ray
 import ray.data
 
@@ -29,14 +31,58 @@ import framefeed as ff
 __all__ = ["read_videos", "Decoder"]
 
 _ON_ERROR = ("record", "skip", "raise")
+# One block per video (an actor task decodes one video, and a retried task repeats that one video), up to this
+# many blocks for the whole dataset.
+_MAX_BLOCKS = 10_000
+
+
+def _filesystem(path: str) -> Tuple[pyarrow.fs.FileSystem, str]:
+    """The filesystem holding ``path`` and the path inside it: a local path, or a URI of a filesystem pyarrow
+    knows (``s3://``, ``gs://``, ``hdfs://``, ``file://``...)."""
+    if "://" in path:
+        return pyarrow.fs.FileSystem.from_uri(path)
+    return pyarrow.fs.LocalFileSystem(), os.path.abspath(path)
+
+
+def _list_files(paths: Sequence[str]) -> List[str]:
+    """Every file named in ``paths``, directories expanded recursively (in name order, hidden entries left
+    out), each written as it was given (a directory's files under its own spelling). Raises
+    ``FileNotFoundError`` for a path that does not exist."""
+    files: List[str] = []
+    for path in paths:
+        filesystem, inner = _filesystem(path)
+        info = filesystem.get_file_info(inner)
+        if info.type == pyarrow.fs.FileType.NotFound:
+            raise FileNotFoundError(f"{path}: no such file or directory")
+        if info.type != pyarrow.fs.FileType.Directory:
+            files.append(path)
+            continue
+        found = filesystem.get_file_info(pyarrow.fs.FileSelector(inner, recursive=True))
+        base = inner.rstrip("/")
+        for entry in sorted(found, key=lambda e: e.path):
+            relative = entry.path[len(base) :].lstrip("/")
+            if entry.type == pyarrow.fs.FileType.File and not any(
+                part.startswith(".") for part in relative.split("/")
+            ):
+                files.append(path.rstrip("/") + "/" + relative)
+    return files
+
+
+def _read_file(path: str) -> bytes:
+    """The whole file ``path`` (local or a URI, as :func:`_list_files` writes it)."""
+    filesystem, inner = _filesystem(path)
+    with filesystem.open_input_file(inner) as stream:
+        return stream.readall()
 
 
 class Decoder:
     """A Ray Data callable class (``map_batches``): encoded videos in, one row per sequence out.
 
-    Each input row holds one encoded video (column ``bytes_column``) and its name (``path_column``). The
-    instance keeps one operator for its life; videos are decoded one after the other, and each framefeed batch
-    is yielded as soon as it is decoded (a generator UDF).
+    Each input row holds one encoded video (column ``bytes_column``) and its name (``path_column``); where the
+    input has no ``bytes_column``, the actor reads the file the path names (local, or a URI such as
+    ``s3://...``), and a file it cannot read fails that one video, per ``on_error``. The instance keeps one
+    operator for its life; videos are decoded one after the other, and each framefeed batch is yielded as soon
+    as it is decoded (a generator UDF).
 
     Output columns: ``frames`` (the sequence, in the chosen dtype and layout), ``valid_frames``, ``path``,
     ``first_frame``, ``pts`` (seconds, one per real frame), ``crop_window`` (``(x, y, w, h)``, when cropping),
@@ -74,9 +120,29 @@ class Decoder:
 
     def __call__(self, batch: Dict[str, np.ndarray]) -> Iterator[Dict[str, Any]]:
         paths = batch.get(self.path_column)
-        for i, data in enumerate(batch[self.bytes_column]):
+        encoded = batch.get(self.bytes_column)
+        rows = encoded if encoded is not None else paths
+        if rows is None:
+            raise KeyError(f"the input has neither a {self.bytes_column!r} nor a {self.path_column!r} column")
+        for i in range(len(rows)):
             path = str(paths[i]) if paths is not None else str(i)
-            yield from self._decode(bytes(data) if not isinstance(data, bytes) else data, path)
+            if encoded is not None:
+                data = encoded[i]
+                yield from self._decode(bytes(data) if not isinstance(data, bytes) else data, path)
+                continue
+            try:
+                data = _read_file(path)
+            except OSError as error:
+                yield from self._failed(path, f"cannot read the file: {error}", error)
+                continue
+            yield from self._decode(data, path)
+
+    def _failed(self, path: str, reason: str, error: Exception) -> Iterator[Dict[str, Any]]:
+        """A video that failed, per ``on_error``."""
+        if self.on_error == "raise":
+            raise error
+        if self.on_error == "record":
+            yield self._error_row(path, reason)
 
     def _decode(self, data: bytes, path: str) -> Iterator[Dict[str, Any]]:
         self.input.feed(data, label=path)
@@ -84,10 +150,7 @@ class Decoder:
             try:
                 batch = self.input.next_batch()
             except ff.VideoError as error:
-                if self.on_error == "raise":
-                    raise
-                if self.on_error == "record":
-                    yield self._error_row(path, error.reason)
+                yield from self._failed(path, error.reason, error)
                 return
             if batch is None:  # never: the input is not closed
                 return
@@ -149,8 +212,13 @@ def read_videos(
     max_restarts: Optional[int] = None,
     **keywords: Any,
 ) -> "ray.data.Dataset":
-    """A Ray dataset of every sequence of every video in ``paths`` (files or directories), decoded by a pool of
-    :class:`Decoder` actors.
+    """A Ray dataset of every sequence of every video in ``paths`` (files or directories, local or URIs such as
+    ``s3://bucket/videos/``), read and decoded by a pool of :class:`Decoder` actors.
+
+    The files are listed here (directories recursively, hidden entries left out; a path that does not exist
+    raises ``FileNotFoundError``); each actor reads the files it decodes, so on a cluster they must be on a
+    filesystem every node reaches (shared, or object storage). A file an actor cannot read fails that video,
+    per ``on_error``.
 
     Args:
         sequence_length, last_sequence_policy: as for :class:`framefeed.VideoInput`.
@@ -168,15 +236,19 @@ def read_videos(
     """
     if on_error not in _ON_ERROR:
         raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
-    files = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+    given = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     # Checks the settings here, before any actor starts; not the device, which the actors' nodes have and the
     # driver's may not.
     settings = {key: value for key, value in keywords.items() if key != "device"}
     ff.VideoInput(sequence_length, 1, last_sequence_policy=last_sequence_policy, **settings).close()
-    # Reading bytes reserves no CPU, so that a pool holding every CPU cannot starve it.
+    files = _list_files(given)
     restarts: Dict[str, Any] = {} if max_restarts is None else {"max_restarts": max_restarts}
-    encoded = ray.data.read_binary_files(files, include_paths=True, num_cpus=0, concurrency=1)
-    return encoded.map_batches(
+    # Only the paths travel to the actors, which read the files themselves: one stage, no read tasks' workers
+    # to start and no encoded bytes through the object store.
+    listed = ray.data.from_items(
+        [{"path": f} for f in files], override_num_blocks=max(1, min(len(files), _MAX_BLOCKS))
+    )
+    return listed.map_batches(
         Decoder,
         fn_constructor_kwargs=dict(
             sequence_length=sequence_length,

@@ -100,6 +100,34 @@ def test_transforms_and_errors_per_on_error(cluster, tmp_path):
         fr.read_videos([text], sequence_length=4, on_error="raise").materialize()
 
 
+def test_directories_uris_and_files_gone_before_reading(cluster, tmp_path):
+    """Directories expand recursively in name order without hidden entries, `file://` URIs go through pyarrow's
+    filesystems, every row names its file as it was spelled, and a file that is gone by the time an actor reads
+    it fails that one video per `on_error`."""
+    (tmp_path / "clips" / "more").mkdir(parents=True)
+    (tmp_path / "clips" / ".cache").mkdir()
+    for name in ("b.webm", "more/a.mp4", ".hidden.mp4", ".cache/c.mp4"):
+        shutil.copyfile(FIXTURES / ("vp9.webm" if name.endswith("webm") else "h264.mp4"), tmp_path / "clips" / name)
+    gone = tmp_path / "gone.mp4"
+    shutil.copyfile(FIXTURES / "h264.mp4", gone)
+    uri = f"file://{tmp_path}/clips/"
+    assert fr._list_files([str(tmp_path / "clips"), uri]) == [
+        f"{tmp_path}/clips/b.webm", f"{tmp_path}/clips/more/a.mp4", f"{uri}b.webm", f"{uri}more/a.mp4"]
+    dataset = fr.read_videos([uri, gone], sequence_length=8, concurrency=2)
+    gone.unlink()  # listed when the dataset was made, read when it runs
+    by = rows_by_path(dataset)
+    assert set(by) == {f"{uri}b.webm", f"{uri}more/a.mp4", str(gone)}
+    for name, clip in (("b.webm", "vp9.webm"), ("more/a.mp4", "h264.mp4")):
+        want = reference(FIXTURES / clip, 8)
+        rows = by[f"{uri}{name}"]
+        assert [r["first_frame"] for r in rows] == [w[0] for w in want]
+        assert all(np.array_equal(r["frames"], w[2]) for r, w in zip(rows, want))
+    [error] = by[str(gone)]
+    assert error["valid_frames"] == 0 and "cannot read the file" in error["error"], error["error"]
+    with pytest.raises(FileNotFoundError, match="missing.mp4"):
+        fr.read_videos([tmp_path / "missing.mp4"], sequence_length=8)
+
+
 def decoder_pids() -> list:
     pids = []
     for entry in pathlib.Path("/proc").iterdir():
