@@ -37,32 +37,59 @@ pub(crate) fn vertical(
     }
 }
 
-/// `out[k] = clamp((round + Σ_t samples[starts[k] + t] * weights[k * taps + t]) >> shift, 0, 255)` with
-/// `round = 1 << (shift - 1)`, for every `k < out.len()`: one output row of the horizontal pass. Panics if a
-/// tap would read past `samples` or `weights`.
-pub(crate) fn horizontal(
-    samples: &[i16],
-    starts: &[usize],
-    weights: &[i16],
+/// The taps of the horizontal pass's outputs, checked once for all the rows they filter: output `k` reads
+/// `taps` samples from `starts[k]`, weighted by `weights[k * taps..][..taps]`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HorizontalTaps<'a> {
+    starts: &'a [usize],
+    weights: &'a [i16],
     taps: usize,
-    shift: u32,
-    out: &mut [u8],
-) {
-    assert!((1..31).contains(&shift), "shift");
-    assert!(
-        starts.len() >= out.len() && weights.len() >= out.len() * taps,
-        "taps for every output"
-    );
-    assert!(
-        starts[..out.len()]
+    /// The samples a row must hold: the end of the furthest output's taps.
+    reach: usize,
+}
+
+impl<'a> HorizontalTaps<'a> {
+    /// The taps of `starts.len()` outputs. Panics if `weights` lacks some output's.
+    pub(crate) fn new(starts: &'a [usize], weights: &'a [i16], taps: usize) -> Self {
+        assert!(
+            starts
+                .len()
+                .checked_mul(taps)
+                .is_some_and(|n| n <= weights.len()),
+            "taps for every output"
+        );
+        let reach = starts
             .iter()
-            .all(|&s| s + taps <= samples.len()),
-        "taps past the row"
-    );
+            .map(|&s| s.saturating_add(taps))
+            .max()
+            .unwrap_or(0);
+        Self {
+            starts,
+            weights,
+            taps,
+            reach,
+        }
+    }
+}
+
+/// `out[k] = clamp((round + Σ_t samples[starts[k] + t] * weights[k * taps + t]) >> shift, 0, 255)` with
+/// `round = 1 << (shift - 1)`, for every `k < out.len()`: one output row of the horizontal pass. Panics if
+/// `out` has more outputs than `taps` or a tap would read past `samples`.
+pub(crate) fn horizontal(samples: &[i16], taps: &HorizontalTaps<'_>, shift: u32, out: &mut [u8]) {
+    assert!((1..31).contains(&shift), "shift");
+    assert!(out.len() <= taps.starts.len(), "taps for every output");
+    assert!(taps.reach <= samples.len(), "taps past the row");
+    let HorizontalTaps {
+        starts,
+        weights,
+        taps,
+        ..
+    } = *taps;
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if super::yuv2rgb::available() && taps % 16 == 0 {
-        // SAFETY: AVX2 is present; every output's taps lie inside `samples` and `weights` (asserted).
+        // SAFETY: AVX2 is present; every output's taps lie inside `samples` and `weights` (checked by
+        // `HorizontalTaps::new` and above).
         done = unsafe { avx2::horizontal(samples, starts, weights, taps, shift, out) };
     }
     for (k, o) in out.iter_mut().enumerate().skip(done) {
@@ -282,7 +309,8 @@ mod tests {
                     .collect();
                 let starts: Vec<usize> = (0..outputs).map(|k| k * 7 % (200 - taps)).collect();
                 let mut out = vec![0u8; outputs];
-                horizontal(&samples, &starts, &weights, taps, 14, &mut out);
+                let checked = HorizontalTaps::new(&starts, &weights, taps);
+                horizontal(&samples, &checked, 14, &mut out);
                 for (k, &o) in out.iter().enumerate() {
                     let sum: i64 = (1 << 13)
                         + (0..taps)
@@ -306,5 +334,17 @@ mod tests {
     fn a_pass_reading_past_the_plane_panics_rather_than_reading_it() {
         let src = vec![0u8; 100];
         vertical(&src, 10, 8, 0, &[1, 1, 1], 8, &mut [0i16; 10]);
+    }
+
+    #[test]
+    #[should_panic(expected = "taps past the row")]
+    fn a_tap_past_the_row_panics_rather_than_reading_it() {
+        let (starts, weights) = ([0, 90, 4], [1i16; 48]);
+        horizontal(
+            &[0i16; 100],
+            &HorizontalTaps::new(&starts, &weights, 16),
+            8,
+            &mut [0u8; 3],
+        );
     }
 }

@@ -20,7 +20,7 @@
 use std::ops::Range;
 
 use crate::error::AvError;
-use crate::ffi::filter_rows;
+use crate::ffi::filter_rows::{self, HorizontalTaps};
 use crate::ffi::frame::{Plane, PlaneMut};
 use crate::ffi::out_of_memory;
 use crate::ffi::scale::Filter;
@@ -294,6 +294,11 @@ fn resample_plane(
             .clone()
             .map(|o| horizontal.start[o] - span.start),
     );
+    let taps = HorizontalTaps::new(
+        starts,
+        &horizontal.weights[region.columns.start * horizontal.taps..],
+        horizontal.taps,
+    );
     for y in region.rows.clone() {
         filter_rows::vertical(
             src.data,
@@ -306,9 +311,7 @@ fn resample_plane(
         );
         filter_rows::horizontal(
             rows,
-            starts,
-            &horizontal.weights[region.columns.start * horizontal.taps..],
-            horizontal.taps,
+            &taps,
             HORIZONTAL_SHIFT,
             &mut dst.data[y * dst.stride..][region.columns.clone()],
         );
