@@ -46,11 +46,13 @@ def _filesystem(path: str) -> Tuple[pyarrow.fs.FileSystem, str]:
 
 def _list_files(paths: Sequence[str]) -> List[str]:
     """Every file named in ``paths``, directories expanded recursively (in name order, hidden entries left
-    out), each written as it was given (a directory's files under its own spelling). Raises
-    ``FileNotFoundError`` for a path that does not exist."""
+    out): URIs as they were given (a directory's files under its spelling), local paths made absolute (the
+    actors' working directories are not the driver's). Raises ``FileNotFoundError`` for a path that does not
+    exist."""
     files: List[str] = []
     for path in paths:
         filesystem, inner = _filesystem(path)
+        path = path if "://" in path else inner
         info = filesystem.get_file_info(inner)
         if info.type == pyarrow.fs.FileType.NotFound:
             raise FileNotFoundError(f"{path}: no such file or directory")

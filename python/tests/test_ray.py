@@ -100,10 +100,11 @@ def test_transforms_and_errors_per_on_error(cluster, tmp_path):
         fr.read_videos([text], sequence_length=4, on_error="raise").materialize()
 
 
-def test_directories_uris_and_files_gone_before_reading(cluster, tmp_path):
+def test_directories_uris_and_files_gone_before_reading(cluster, tmp_path, monkeypatch):
     """Directories expand recursively in name order without hidden entries, `file://` URIs go through pyarrow's
-    filesystems, every row names its file as it was spelled, and a file that is gone by the time an actor reads
-    it fails that one video per `on_error`."""
+    filesystems, every row names its file as it was spelled (local paths made absolute, for actors in other
+    working directories), and a file that is gone by the time an actor reads it fails that one video per
+    `on_error`."""
     (tmp_path / "clips" / "more").mkdir(parents=True)
     (tmp_path / "clips" / ".cache").mkdir()
     for name in ("b.webm", "more/a.mp4", ".hidden.mp4", ".cache/c.mp4"):
@@ -113,6 +114,8 @@ def test_directories_uris_and_files_gone_before_reading(cluster, tmp_path):
     uri = f"file://{tmp_path}/clips/"
     assert fr._list_files([str(tmp_path / "clips"), uri]) == [
         f"{tmp_path}/clips/b.webm", f"{tmp_path}/clips/more/a.mp4", f"{uri}b.webm", f"{uri}more/a.mp4"]
+    monkeypatch.chdir(tmp_path)
+    assert fr._list_files(["clips/more"]) == [f"{tmp_path}/clips/more/a.mp4"]
     dataset = fr.read_videos([uri, gone], sequence_length=8, concurrency=2)
     gone.unlink()  # listed when the dataset was made, read when it runs
     by = rows_by_path(dataset)
