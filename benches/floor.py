@@ -3,11 +3,14 @@
 For each case, in one interleaved loop of RUNS rounds (the order rotates each round): the decode-only floor
 (`ffmpeg -threads 2 -i X -f null -`), ffmpeg's conversion to RGB (`... -pix_fmt rgb24 -f null -`), and the
 release CLI (`framefeed run X --threads 2 ARGS`), plus, when BEFORE names another framefeed binary, that one
-too. Prints wall-time medians, the ratios to the floor and to ffmpeg rgb24, and the CLI's median system time
+too, and when VARIANT holds extra CLI arguments (e.g. `--huge-pages`), this CLI with them as a contender of its
+own. Prints wall-time medians, the ratios to the floor and to ffmpeg rgb24, and the CLI's median system time
 and peak RSS, as a Markdown table.
 
 Usage: cargo build --release --features cli && bash benches/clips.sh &&
-       [BEFORE=path/to/old/framefeed] python3 benches/floor.py [RUNS=5] [CASE-SUBSTRING]
+       [BEFORE=path/to/old/framefeed] [VARIANT="--huge-pages"] python3 benches/floor.py [RUNS=5] [CASE-SUBSTRING]
+
+(Peak RSS counts ordinary pages only: reserved huge pages are not part of a process's RSS.)
 """
 
 import os
@@ -21,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target/release/framefeed")
 CLIPS = os.path.join(ROOT, "target/bench-clips")
 BEFORE = os.environ.get("BEFORE")
+VARIANT = os.environ.get("VARIANT", "").split()
 
 RESIZE_CROP = ["--resize-shorter", "256", "--crop", "224x224", "--seed", "1", "--dtype", "f32", "--layout",
                "cfhw"]
@@ -56,8 +60,9 @@ def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     only = sys.argv[2] if len(sys.argv) > 2 else ""
     print("| case | floor (s) | ffmpeg rgb24 (s) | framefeed (s) | / floor | / ffmpeg rgb24 | sys (s) | peak RSS (MiB) |"
-          + (" before (s) | before / floor | before sys (s) | before RSS (MiB) |" if BEFORE else ""))
-    print("|---" * (8 + (4 if BEFORE else 0)) + "|")
+          + (" before (s) | before / floor | before sys (s) | before RSS (MiB) |" if BEFORE else "")
+          + (f" `{' '.join(VARIANT)}` (s) | / floor | / ffmpeg rgb24 | sys (s) | peak RSS (MiB) |" if VARIANT else ""))
+    print("|---" * (8 + (4 if BEFORE else 0) + (5 if VARIANT else 0)) + "|")
     for name, clip, args in CASES:
         if only not in name:
             continue
@@ -70,6 +75,8 @@ def main() -> None:
         }
         if BEFORE:
             runners["before"] = lambda: run_cli(BEFORE, path, args)
+        if VARIANT:
+            runners["variant"] = lambda: run_cli(BIN, path, args + VARIANT)
         results: dict[str, list[tuple[float, float, float]]] = {k: [] for k in runners}
         keys = list(runners)
         for r in range(runs):
@@ -85,6 +92,9 @@ def main() -> None:
         if BEFORE:
             row += (f" {med('before'):.3f} | {med('before') / med('floor'):.2f} | {med('before', 1):.2f} | "
                     f"{med('before', 2):.0f} |")
+        if VARIANT:
+            row += (f" {med('variant'):.3f} | **{med('variant') / med('floor'):.2f}** | "
+                    f"**{med('variant') / med('rgb'):.2f}** | {med('variant', 1):.2f} | {med('variant', 2):.0f} |")
         print(row, flush=True)
 
 

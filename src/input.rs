@@ -64,7 +64,7 @@ impl VideoInput {
         let shared = Arc::new(Signals::default());
         // Batches alive at once: the channel's, the one being built, a held full one, and a few the consumer
         // keeps; more idle buffers than that are freed.
-        let pool = BufferPool::new(config.prefetch_batches + 4);
+        let pool = BufferPool::with_huge_pages(config.prefetch_batches + 4, config.huge_pages);
         let output_size = Arc::new(OutputSize::default());
         let (device, gpu) = resolve_device(config.device, config.prefetch_batches + 4)?;
         let worker = Worker {
@@ -336,6 +336,12 @@ impl VideoInput {
     /// buffers are recycled when batches are dropped.
     pub fn buffer_allocations(&self) -> u64 {
         self.pool.allocations()
+    }
+
+    /// How many of [`buffer_allocations`](Self::buffer_allocations) are on the system's reserved huge pages
+    /// (see [`Config::huge_pages`]); 0 without that setting.
+    pub fn huge_page_allocations(&self) -> u64 {
+        self.pool.huge_page_allocations()
     }
 
     /// The next batch.

@@ -2,13 +2,14 @@
 //! Buffers are stored as 32-bit words, so that they can be viewed as bytes or, 4-byte aligned, as `f32`.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::VideoError;
+use crate::ffi::alloc::Words;
 
 /// Spare bytes after every buffer (see [`BufferPool::acquire`]).
 const SLACK: usize = crate::ffi::scale::WRITE_SLACK;
@@ -33,7 +34,7 @@ fn return_wait(len: usize) -> Duration {
 }
 
 struct PoolInner {
-    free: Mutex<Vec<Vec<u32>>>,
+    free: Mutex<Vec<Words>>,
     /// Signalled when a buffer comes back.
     returned: Condvar,
     /// Buffers handed out and not yet back.
@@ -41,7 +42,12 @@ struct PoolInner {
     max_free: usize,
     /// How long a large request waits for a buffer in use to come back, when not [`return_wait`] (tests).
     fixed_wait: Option<Duration>,
+    /// Whether new buffers try the system's reserved huge pages first.
+    huge_pages: bool,
     allocations: AtomicU64,
+    huge_allocations: AtomicU64,
+    /// Whether a buffer that could have had huge pages and did not was logged (once per pool).
+    huge_fallback_logged: AtomicBool,
 }
 
 /// A pool of byte buffers. Cloning shares the pool.
@@ -51,18 +57,27 @@ pub(crate) struct BufferPool(Arc<PoolInner>);
 impl BufferPool {
     /// A pool keeping at most `max_free` idle buffers.
     pub(crate) fn new(max_free: usize) -> Self {
-        Self::with_wait(max_free, None)
+        Self::with_wait(max_free, None, false)
+    }
+
+    /// [`new`](Self::new), whose new buffers of 4 huge pages or more take the system's reserved huge pages
+    /// when it has enough free (see [`Config::huge_pages`](crate::Config::huge_pages)).
+    pub(crate) fn with_huge_pages(max_free: usize, huge_pages: bool) -> Self {
+        Self::with_wait(max_free, None, huge_pages)
     }
 
     /// [`new`](Self::new), with a fixed wait for large requests instead of [`return_wait`]'s (tests).
-    fn with_wait(max_free: usize, fixed_wait: Option<Duration>) -> Self {
+    fn with_wait(max_free: usize, fixed_wait: Option<Duration>, huge_pages: bool) -> Self {
         Self(Arc::new(PoolInner {
             free: Mutex::new(Vec::new()),
             returned: Condvar::new(),
             in_use: AtomicUsize::new(0),
             max_free,
             fixed_wait,
+            huge_pages,
             allocations: AtomicU64::new(0),
+            huge_allocations: AtomicU64::new(0),
+            huge_fallback_logged: AtomicBool::new(false),
         }))
     }
 
@@ -83,7 +98,7 @@ impl BufferPool {
         let words = len.checked_add(SLACK).ok_or_else(refused)?.div_ceil(4);
         let recycled = {
             let mut free = self.0.free.lock();
-            let mut found = take_best_fit(&mut free, words, Vec::capacity);
+            let mut found = take_best_fit(&mut free, words, Words::capacity);
             let wait = match self.0.fixed_wait {
                 Some(wait) if len >= WAIT_FROM_BYTES => wait,
                 _ => return_wait(len),
@@ -93,7 +108,7 @@ impl BufferPool {
                 while found.is_none() {
                     let timed_out = self.0.returned.wait_until(&mut free, deadline).timed_out();
                     // Looked at after a timeout too: a buffer may have come back just then.
-                    found = take_best_fit(&mut free, words, Vec::capacity);
+                    found = take_best_fit(&mut free, words, Words::capacity);
                     if timed_out {
                         break;
                     }
@@ -104,12 +119,24 @@ impl BufferPool {
         let data = match recycled {
             Some(mut data) => {
                 // Within capacity: truncating or growing never reallocates.
-                data.resize(words, 0);
+                data.set_len(words);
                 data
             }
             None => {
-                let data = crate::ffi::alloc::zeroed_words(words).ok_or_else(refused)?;
+                let data = Words::zeroed(words, self.0.huge_pages).ok_or_else(refused)?;
                 self.0.allocations.fetch_add(1, Ordering::Relaxed);
+                if data.is_huge() {
+                    self.0.huge_allocations.fetch_add(1, Ordering::Relaxed);
+                } else if self.0.huge_pages
+                    && crate::ffi::alloc::huge_page_threshold().is_some_and(|min| len >= min)
+                    && !self.0.huge_fallback_logged.swap(true, Ordering::Relaxed)
+                {
+                    tracing::warn!(
+                        mib = len >> 20,
+                        "huge pages asked for, but the system has too few reserved huge pages free for a batch \
+                         buffer (sysctl vm.nr_hugepages): ordinary memory used (logged once)"
+                    );
+                }
                 data
             }
         };
@@ -124,6 +151,11 @@ impl BufferPool {
     /// How many buffers the pool has allocated since it was made.
     pub(crate) fn allocations(&self) -> u64 {
         self.0.allocations.load(Ordering::Relaxed)
+    }
+
+    /// How many of [`allocations`](Self::allocations) are on the system's reserved huge pages.
+    pub(crate) fn huge_page_allocations(&self) -> u64 {
+        self.0.huge_allocations.load(Ordering::Relaxed)
     }
 }
 
@@ -144,7 +176,7 @@ pub(crate) fn take_best_fit<T>(
 
 /// A buffer from a [`BufferPool`]; it goes back to the pool when dropped.
 pub(crate) struct PooledBuffer {
-    data: Vec<u32>,
+    data: Words,
     /// Length in bytes.
     len: usize,
     pool: Weak<PoolInner>,
@@ -158,40 +190,40 @@ impl PooledBuffer {
 
     /// The buffer's bytes followed by the [`SLACK`] spare bytes, for writers that may overrun the end.
     pub(crate) fn with_slack_mut(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut(&mut self.data)[..self.len + SLACK]
+        &mut bytemuck::cast_slice_mut(self.data.as_mut_slice())[..self.len + SLACK]
     }
 
     /// The buffer as `f16` values (its length in bytes divided by 2).
     pub(crate) fn as_f16(&self) -> &[half::f16] {
-        &bytemuck::cast_slice(&self.data)[..self.len / 2]
+        &bytemuck::cast_slice(self.data.as_slice())[..self.len / 2]
     }
 
     /// The buffer as mutable `f16` values.
     pub(crate) fn as_f16_mut(&mut self) -> &mut [half::f16] {
-        &mut bytemuck::cast_slice_mut(&mut self.data)[..self.len / 2]
+        &mut bytemuck::cast_slice_mut(self.data.as_mut_slice())[..self.len / 2]
     }
 
     /// The buffer as `f32` values (its length in bytes divided by 4).
     pub(crate) fn as_f32(&self) -> &[f32] {
-        &bytemuck::cast_slice(&self.data)[..self.len / 4]
+        &bytemuck::cast_slice(self.data.as_slice())[..self.len / 4]
     }
 
     /// The buffer as mutable `f32` values.
     pub(crate) fn as_f32_mut(&mut self) -> &mut [f32] {
-        &mut bytemuck::cast_slice_mut(&mut self.data)[..self.len / 4]
+        &mut bytemuck::cast_slice_mut(self.data.as_mut_slice())[..self.len / 4]
     }
 }
 
 impl Deref for PooledBuffer {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &bytemuck::cast_slice(&self.data)[..self.len]
+        &bytemuck::cast_slice(self.data.as_slice())[..self.len]
     }
 }
 
 impl DerefMut for PooledBuffer {
     fn deref_mut(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut(&mut self.data)[..self.len]
+        &mut bytemuck::cast_slice_mut(self.data.as_mut_slice())[..self.len]
     }
 }
 
@@ -241,7 +273,7 @@ mod tests {
     #[test]
     fn a_large_request_waits_for_a_buffer_coming_back() {
         // The cap is long, so that the test holds on a loaded machine: the buffer comes back well before it.
-        let pool = BufferPool::with_wait(2, Some(Duration::from_secs(60)));
+        let pool = BufferPool::with_wait(2, Some(Duration::from_secs(60)), false);
         let len = WAIT_FROM_BYTES;
         let held = pool.acquire(len).unwrap();
         let dropper = std::thread::spawn(move || {
@@ -257,7 +289,7 @@ mod tests {
 
     #[test]
     fn a_wait_that_finds_nothing_allocates() {
-        let pool = BufferPool::with_wait(2, Some(Duration::from_millis(1)));
+        let pool = BufferPool::with_wait(2, Some(Duration::from_millis(1)), false);
         let held = pool.acquire(WAIT_FROM_BYTES).unwrap();
         let other = pool.acquire(WAIT_FROM_BYTES).unwrap();
         assert_eq!(pool.allocations(), 2);
@@ -267,6 +299,42 @@ mod tests {
         assert_eq!(return_wait(WAIT_FROM_BYTES - 1), Duration::ZERO);
         assert_eq!(return_wait(WAIT_FROM_BYTES), Duration::from_millis(2));
         assert_eq!(return_wait(usize::MAX), MAX_RETURN_WAIT);
+    }
+
+    #[test]
+    fn buffers_on_huge_pages_are_recycled_and_counted() {
+        use crate::ffi::alloc::{free_huge_pages, huge_page_size};
+        let pool = BufferPool::with_huge_pages(1, true);
+        let len = 16 << 20;
+        let free_before = huge_page_size().zip(free_huge_pages());
+        let mut a = pool.acquire(len).unwrap();
+        a[len - 1] = 9;
+        let huge = pool.huge_page_allocations();
+        match free_before {
+            // Twice what the buffer needs: room for the tests running beside this one.
+            Some((page, free)) if free >= 2 * (len + SLACK).div_ceil(page) => {
+                assert_eq!(
+                    huge, 1,
+                    "{free} huge pages were free and the buffer did not take them"
+                )
+            }
+            _ => {
+                eprintln!("few or no reserved huge pages free (sysctl vm.nr_hugepages): only the fallback is tested");
+                assert!(huge <= 1);
+            }
+        }
+        drop(a);
+        let b = pool.acquire(len - 5).unwrap();
+        assert_eq!(b.len(), len - 5);
+        assert_eq!(
+            (pool.allocations(), pool.huge_page_allocations()),
+            (1, huge),
+            "not recycled"
+        );
+        // Without the setting, never.
+        let plain = BufferPool::new(1);
+        drop(plain.acquire(len).unwrap());
+        assert_eq!(plain.huge_page_allocations(), 0);
     }
 
     #[test]

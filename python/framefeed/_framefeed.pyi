@@ -161,6 +161,7 @@ class VideoInput:
         normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
         layout: str = "FHWC",
         pack: bool = False,
+        huge_pages: bool = False,
         low_latency: bool = False,
         max_queued: Optional[Tuple[int, int]] = None,
         max_batch_bytes: Optional[int] = None,
@@ -202,6 +203,8 @@ class VideoInput:
     def is_depleted(self) -> bool: ...
     @property
     def buffer_allocations(self) -> int: ...
+    @property
+    def huge_page_allocations(self) -> int: ...
     @property
     def device(self) -> str: ...
     @property

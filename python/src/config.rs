@@ -37,6 +37,7 @@ pub(crate) struct Settings<'py> {
     pub(crate) normalize: Option<(Rgb, Rgb)>,
     pub(crate) layout: &'py str,
     pub(crate) pack: bool,
+    pub(crate) huge_pages: bool,
     pub(crate) low_latency: bool,
     pub(crate) max_queued: Option<(usize, usize)>,
     pub(crate) max_batch_bytes: Option<u64>,
@@ -197,6 +198,7 @@ impl Settings<'_> {
             .device(device)
             .cpu_fallback(self.cpu_fallback)
             .pack_batches(self.pack)
+            .huge_pages(self.huge_pages)
             .transforms(self.transforms()?);
         if let Some((videos, bytes)) = self.max_queued {
             config = config.max_queued(videos, bytes);

@@ -75,7 +75,7 @@ impl PyVideoInput {
         prefetch_batches=1, device="cpu", cpu_fallback=true, resize=None, resize_shorter=None,
         resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None, out_of_bounds="error",
         fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, layout="FHWC", pack=false,
-        low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
+        huge_pages=false, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
         live_buffer_bytes=None, stall_timeout=None
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -102,6 +102,7 @@ impl PyVideoInput {
         normalize: Option<(Rgb, Rgb)>,
         layout: &'py str,
         pack: bool,
+        huge_pages: bool,
         low_latency: bool,
         max_queued: Option<(usize, usize)>,
         max_batch_bytes: Option<u64>,
@@ -132,6 +133,7 @@ impl PyVideoInput {
             normalize,
             layout,
             pack,
+            huge_pages,
             low_latency,
             max_queued,
             max_batch_bytes,
@@ -363,6 +365,12 @@ impl PyVideoInput {
     #[getter]
     fn buffer_allocations(&self) -> u64 {
         self.inner.buffer_allocations()
+    }
+
+    /// How many of `buffer_allocations` are on the system's reserved huge pages (`huge_pages=True`).
+    #[getter]
+    fn huge_page_allocations(&self) -> u64 {
+        self.inner.huge_page_allocations()
     }
 
     /// `'cpu'`, or `'cuda:N'`: where videos are decoded.

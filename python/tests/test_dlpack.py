@@ -106,3 +106,35 @@ def test_feed_references_bytes_and_read_only_buffers_and_copies_writable_ones():
     assert frames == [23, 23, 23, 23]
     gc.collect()
     assert sys.getrefcount(data) == refs and sys.getrefcount(frozen) == base_refs
+
+
+def _free_huge_pages() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("HugePages_Free:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def test_huge_pages_give_the_same_arrays_and_count_their_buffers():
+    # 2 frames of 2048x2048 RGB: a 24 MiB batch, big enough for huge pages.
+    def decode(**kw):
+        inp = ff.VideoInput(2, 1, resize=(2048, 2048), **kw)
+        inp.feed(fixture("h264.mp4"))
+        inp.close()
+        arrays = [np.from_dlpack(b).copy() for b in inp]
+        return arrays, inp.huge_page_allocations
+
+    free = _free_huge_pages()
+    plain, none = decode()
+    huge, taken = decode(huge_pages=True)
+    assert none == 0
+    assert len(plain) == len(huge) == 12  # 23 frames
+    assert all(np.array_equal(a, b) for a, b in zip(plain, huge))
+    if free >= 64:
+        assert taken >= 1, f"{free} reserved huge pages were free and no buffer took them"
+    else:
+        print(f"{free} reserved huge pages free (sysctl vm.nr_hugepages): only the fallback was tested")
