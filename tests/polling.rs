@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use framefeed::{Config, Error, Resize, Transforms, VideoInput};
+use framefeed::{Config, Error, VideoInput};
 
 #[test]
 fn non_blocking_poll_without_data_fails_at_once() {
@@ -247,50 +247,4 @@ fn repeated_shutdown_mid_video_frees_everything() {
         "resident memory grew by {} MiB over 25 operators",
         grown >> 20
     );
-}
-
-/// `Config::huge_pages`: the same bytes, and the system's reserved huge pages taken where it has them free
-/// (`sysctl vm.nr_hugepages=N`); ordinary memory, silently, where it has not.
-#[test]
-fn batches_on_reserved_huge_pages_are_the_same_bytes() {
-    // 2 frames of 2048x2048 RGB: 24 MiB a batch, big enough for huge pages.
-    let config = || {
-        Config::new(2, 1).transforms(Transforms::new().resize(Resize::Exact {
-            width: 2048,
-            height: 2048,
-        }))
-    };
-    let free_before = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            let line = m
-                .lines()
-                .find(|l| l.starts_with("HugePages_Free:"))?
-                .to_owned();
-            line["HugePages_Free:".len()..].trim().parse::<u64>().ok()
-        })
-        .unwrap_or(0);
-    let decode = |config: Config| {
-        let input = VideoInput::new(config).unwrap();
-        input.feed(read_fixture("h264.mp4")).unwrap();
-        input.close();
-        let frames: Vec<Vec<u8>> = input.iter().map(|b| b.unwrap().data().to_vec()).collect();
-        (frames, input.huge_page_allocations())
-    };
-    let (plain, none) = decode(config());
-    let (huge, taken) = decode(config().huge_pages(true));
-    assert_eq!(none, 0, "huge pages without the setting");
-    assert!(!plain.is_empty());
-    assert!(plain == huge, "batches on huge pages differ");
-    // Two buffers of 13 pages each at most (a batch, the one being filled), with room for other tests.
-    if free_before >= 64 {
-        assert!(
-            taken >= 1,
-            "{free_before} huge pages were free, no buffer took them"
-        );
-    } else {
-        eprintln!(
-            "{free_before} reserved huge pages free (sysctl vm.nr_hugepages): only the fallback to ordinary memory was tested"
-        );
-    }
 }
