@@ -128,7 +128,7 @@ impl BufferPool {
                 if data.is_huge() {
                     self.0.huge_allocations.fetch_add(1, Ordering::Relaxed);
                 } else if self.0.huge_pages
-                    && crate::ffi::alloc::huge_page_threshold().is_some_and(|min| len >= min)
+                    && crate::ffi::alloc::huge_mapping_bytes(words).is_some()
                     && !self.0.huge_fallback_logged.swap(true, Ordering::Relaxed)
                 {
                     tracing::warn!(

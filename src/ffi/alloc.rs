@@ -44,15 +44,25 @@ pub(crate) fn huge_page_size() -> Option<usize> {
     })
 }
 
-/// The smallest buffer in bytes that [`Words::zeroed`] puts on huge pages, where the system has them.
-pub(crate) fn huge_page_threshold() -> Option<usize> {
-    huge_page_size().map(|page| MIN_HUGE_PAGES * page)
+/// The length in bytes of the huge-page mapping [`Words::zeroed`] makes for `words` u32 (whole huge pages), or
+/// `None` where the buffer is below [`MIN_HUGE_PAGES`] of them (or the system has no huge pages).
+pub(crate) fn huge_mapping_bytes(words: usize) -> Option<usize> {
+    let page = huge_page_size()?;
+    let bytes = words.checked_mul(4)?.checked_next_multiple_of(page)?;
+    (bytes >= MIN_HUGE_PAGES * page && bytes <= isize::MAX as usize).then_some(bytes)
+}
+
+/// The value of `key` in `/proc/meminfo`'s text (`Hugepagesize:  2048 kB` → `2048 kB`).
+fn meminfo_value<'a>(meminfo: &'a str, key: &str) -> Option<&'a str> {
+    let line = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))?;
+    Some(line.trim())
 }
 
 /// `Hugepagesize:  2048 kB` → 2 MiB.
 fn parse_huge_page_size(meminfo: &str) -> Option<usize> {
-    let line = meminfo.lines().find(|l| l.starts_with("Hugepagesize:"))?;
-    let mut words = line["Hugepagesize:".len()..].split_whitespace();
+    let mut words = meminfo_value(meminfo, "Hugepagesize")?.split_whitespace();
     let kib: usize = words.next()?.parse().ok()?;
     (words.next()? == "kB").then_some(())?;
     kib.checked_mul(1024).filter(|&b| b.is_power_of_two())
@@ -73,11 +83,7 @@ unsafe impl Sync for HugeMapping {}
 impl HugeMapping {
     /// At least `words` u32 of reserved huge pages, or `None` when the system has none free (or none at all).
     fn new(words: usize) -> Option<Self> {
-        let page = huge_page_size()?;
-        let bytes = words.checked_mul(4)?.checked_next_multiple_of(page)?;
-        if bytes < huge_page_threshold()? || bytes > isize::MAX as usize {
-            return None;
-        }
+        let bytes = huge_mapping_bytes(words)?;
         // SAFETY: an anonymous mapping at an address of the kernel's choosing touches no existing memory.
         // MAP_SHARED: a process forked from this one shares the pages instead of copying them on write (a copy
         // of a private huge page that finds the pool empty is a SIGBUS in the child). Without MAP_NORESERVE
@@ -211,8 +217,7 @@ impl Words {
 #[cfg(test)]
 pub(crate) fn free_huge_pages() -> Option<usize> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("HugePages_Free:"))?;
-    line["HugePages_Free:".len()..].trim().parse().ok()
+    meminfo_value(&meminfo, "HugePages_Free")?.parse().ok()
 }
 
 #[cfg(test)]
