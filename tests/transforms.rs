@@ -326,10 +326,18 @@ fn resize_then_crop_of_4_2_2_and_4_4_4_clips_matches_ffmpeg() {
 /// (frames, h, w) u8 FHWC data of each sequence under `config`, plus the sequences' data under `layout`/`dtype`.
 #[test]
 fn cfhw_and_fchw_f32_are_exactly_the_transpose_and_cast_of_fhwc_u8() {
-    let name = "vp9.webm"; // 23 frames: with L=5, Partial, the last sequence has 3 frames
-    let crop = Crop::new(33, 21).position(CropPosition::Fixed { x: 0.3, y: 0.6 });
-    let base = Transforms::new().crop(crop);
-    for policy in [LastSequencePolicy::Partial, LastSequencePolicy::Pad] {
+    let name = "vp9.webm"; // 96x64, 23 frames: with L=5, Partial, the last sequence has 3 frames
+    let inside = Crop::new(33, 21).position(CropPosition::Fixed { x: 0.3, y: 0.6 });
+    // Larger than the frame both ways: fill columns on both sides of every row, and whole rows of fill.
+    let padded = Crop::new(120, 80)
+        .position(CropPosition::Fixed { x: 0.3, y: 0.6 })
+        .out_of_bounds(OutOfBounds::Pad([10.0, 20.0, 30.0]));
+    for (crop, policy) in [
+        (inside, LastSequencePolicy::Partial),
+        (inside, LastSequencePolicy::Pad),
+        (padded, LastSequencePolicy::Partial),
+    ] {
+        let base = Transforms::new().crop(crop);
         let u8s = batches(
             Config::new(5, 2)
                 .last_sequence_policy(policy)
@@ -338,6 +346,10 @@ fn cfhw_and_fchw_f32_are_exactly_the_transpose_and_cast_of_fhwc_u8() {
         );
         for layout in [Layout::Fchw, Layout::Cfhw] {
             for (dtype, unit) in [(DType::F32, 1.0f32), (DType::F32Unit, 1.0 / 255.0)] {
+                if crop == padded && dtype == DType::F32Unit {
+                    // The fill values are in the output's units, not levels to scale.
+                    continue;
+                }
                 let t = base.clone().layout(layout).dtype(dtype);
                 let floats = batches(
                     Config::new(5, 2).last_sequence_policy(policy).transforms(t),

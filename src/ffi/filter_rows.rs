@@ -1,8 +1,10 @@
 //! The two inner loops of framefeed's resampler (`transform::resample`), vectorized with AVX2 where the CPU
-//! has it: the vertical pass (a weighted sum of source rows, 16 columns a step with `vpmaddwd` over pairs of
-//! rows) and the horizontal pass (8 outputs at a time, 16 taps a step). Safe functions; each has a scalar twin
-//! with the same integer arithmetic, which the vector code equals exactly (sums of exact 32-bit products, the
-//! same rounding and saturation), used for row tails and where AVX2 is missing.
+//! has it: the vertical pass (a weighted sum of source rows, `vpmaddwd` over pairs of rows, 64 columns' sums
+//! kept in registers through all the taps) and the horizontal pass (8 outputs at a time: two outputs a vector
+//! step with 8 taps, or one with 16 taps a step); plus the prefetch that brings the vertical pass its next
+//! source rows. Safe functions; each loop has a scalar twin with the same integer arithmetic, which the vector
+//! code equals exactly (sums of exact 32-bit products, the same rounding and saturation), used for row tails
+//! and where AVX2 is missing.
 
 /// `out[i] = sat16((round + Σ_t weights[t] * src[(first_row + t) * stride + column + i]) >> shift)`, where
 /// `round = 1 << (shift - 1)`, for every `i < out.len()`. Panics if a row would read past `src`.
@@ -35,6 +37,35 @@ pub(crate) fn vertical(
         }
         *o = saturate(sum >> shift);
     }
+}
+
+/// Asks the CPU to start loading bytes `columns` of rows `rows` of a plane (`stride` bytes a row) into its
+/// caches, one request per 64-byte line, without waiting for them. The vertical pass reads each source row's
+/// region (a few hundred bytes) only a few times, too briefly for the hardware's stream prefetchers to catch
+/// on, so without this it waits on memory for every new row. Rows or columns past `src` are left out.
+pub(crate) fn prefetch_rows(
+    src: &[u8],
+    stride: usize,
+    rows: std::ops::Range<usize>,
+    columns: std::ops::Range<usize>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    for row in rows {
+        let Some(line) = src.get(row * stride..).and_then(|r| r.get(columns.clone())) else {
+            return;
+        };
+        // One address in each 64-byte line the range touches: every 64th byte and the last.
+        for at in (0..line.len()).step_by(64).chain(line.len().checked_sub(1)) {
+            // SAFETY: a prefetch reads nothing the program sees and cannot fault; `at` is inside `line`.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    line.as_ptr().add(at).cast::<i8>(),
+                )
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (src, stride, rows, columns);
 }
 
 /// The taps of the horizontal pass's outputs, checked once for all the rows they filter: output `k` reads
@@ -72,6 +103,17 @@ impl<'a> HorizontalTaps<'a> {
     }
 }
 
+/// How many taps the horizontal pass should give an output that reads `span` source samples (padding the rest
+/// with zero weights): 8 up to 8 (two outputs a vector step), else a multiple of 16 (one output, 16 taps a
+/// step), the counts its vector code takes.
+pub(crate) fn horizontal_taps(span: usize) -> usize {
+    if span <= 8 {
+        8
+    } else {
+        span.next_multiple_of(16)
+    }
+}
+
 /// `out[k] = clamp((round + Σ_t samples[starts[k] + t] * weights[k * taps + t]) >> shift, 0, 255)` with
 /// `round = 1 << (shift - 1)`, for every `k < out.len()`: one output row of the horizontal pass. Panics if
 /// `out` has more outputs than `taps` or a tap would read past `samples`.
@@ -87,7 +129,7 @@ pub(crate) fn horizontal(samples: &[i16], taps: &HorizontalTaps<'_>, shift: u32,
     } = *taps;
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
-    if super::yuv2rgb::available() && taps % 16 == 0 {
+    if super::yuv2rgb::available() && (taps == 8 || taps % 16 == 0) {
         // SAFETY: AVX2 is present; every output's taps lie inside `samples` and `weights` (checked by
         // `HorizontalTaps::new` and above).
         done = unsafe { avx2::horizontal(samples, starts, weights, taps, shift, out) };
@@ -110,8 +152,8 @@ fn saturate(v: i32) -> i16 {
 mod avx2 {
     use std::arch::x86_64::*;
 
-    /// Steps of 16 columns per block of the vertical pass (1024 columns; 4 KiB of sums).
-    const BLOCK: usize = 64;
+    /// Steps of 16 columns the vertical pass sums at once, all its taps through, in registers.
+    const CHUNK: usize = 4;
 
     /// [`super::vertical`] for the first `out.len() / 16 * 16` columns; returns how many it did.
     ///
@@ -130,68 +172,86 @@ mod avx2 {
     ) -> usize {
         let steps = out.len() / 16;
         let base = src.as_ptr().add(first_row * stride + column);
-        let round = _mm256_set1_epi32(1 << (shift - 1));
-        let count = _mm_cvtsi32_si128(shift as i32);
-        // Blocks of up to `BLOCK` steps, each row pair read along the block, its sums kept in place (in the
-        // first-level cache): the rows stream in order, which the hardware prefetches, rather than 16 bytes of
-        // each in turn.
-        let mut sums = [round; 2 * BLOCK];
-        for block in (0..steps).step_by(BLOCK) {
-            let n = (steps - block).min(BLOCK);
-            sums[..2 * n].fill(round);
-            for (p, pair) in weights.chunks(2).enumerate() {
-                let t = 2 * p;
-                // The pair's weights as `vpmaddwd` multiplies them: (w0, w1) in each 32-bit lane; an odd last
-                // one pairs with 0 (and reads its own row twice).
-                let (w0, w1) = (
-                    pair[0] as u16 as u32,
-                    pair.get(1).map_or(0, |&w| w as u16 as u32),
-                );
-                let w = _mm256_set1_epi32((w0 | w1 << 16) as i32);
-                let row0 = base.add(t * stride + block * 16);
-                // For an unpaired last row, row 0 again, weighted 0.
-                let row1 = if t + 1 < weights.len() {
-                    base.add((t + 1) * stride + block * 16)
-                } else {
-                    row0
-                };
-                for (i, acc) in sums[..2 * n].chunks_exact_mut(2).enumerate() {
-                    // SAFETY: rows t and t + 1 hold 16 bytes from column `(block + i) * 16 < steps * 16`
-                    // (the caller's contract).
-                    let r0 =
-                        _mm256_cvtepu8_epi16(_mm_loadu_si128(row0.add(i * 16).cast::<__m128i>()));
-                    let r1 =
-                        _mm256_cvtepu8_epi16(_mm_loadu_si128(row1.add(i * 16).cast::<__m128i>()));
-                    // Within each 128-bit lane: columns 0-3 (8-11) of the pair, then columns 4-7 (12-15).
-                    acc[0] = _mm256_add_epi32(
-                        acc[0],
-                        _mm256_madd_epi16(_mm256_unpacklo_epi16(r0, r1), w),
-                    );
-                    acc[1] = _mm256_add_epi32(
-                        acc[1],
-                        _mm256_madd_epi16(_mm256_unpackhi_epi16(r0, r1), w),
-                    );
-                }
-            }
-            for (i, pair) in sums[..2 * n].chunks_exact(2).enumerate() {
-                let lo = _mm256_sra_epi32(pair[0], count);
-                let hi = _mm256_sra_epi32(pair[1], count);
-                // Packing lane by lane puts the 16 columns back in order, saturated to 16 bits.
-                let packed = _mm256_packs_epi32(lo, hi);
-                // SAFETY: `(block + i) * 16 + 16 <= steps * 16 <= out.len()`.
-                _mm256_storeu_si256(
-                    out.as_mut_ptr().add((block + i) * 16).cast::<__m256i>(),
-                    packed,
-                );
-            }
+        let mut step = 0;
+        while step + CHUNK <= steps {
+            // SAFETY: the caller's contract, for steps `step..step + CHUNK` (all below `steps`).
+            vertical_steps::<CHUNK>(base, stride, step, weights, shift, out);
+            step += CHUNK;
+        }
+        while step < steps {
+            // SAFETY: as above, for step `step < steps`.
+            vertical_steps::<1>(base, stride, step, weights, shift, out);
+            step += 1;
         }
         steps * 16
+    }
+
+    /// Columns `step * 16..(step + N) * 16` of the vertical pass, from `base` (the first tap's row at the
+    /// first column), each column's sums kept in registers through every tap: the `weights.len()` rows are
+    /// read as that many short streams, and nothing but the result is stored.
+    ///
+    /// # Safety
+    /// AVX2 must be present; each of the `weights.len()` rows from `base` holds `(step + N) * 16` bytes, and
+    /// `out` as many columns.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn vertical_steps<const N: usize>(
+        base: *const u8,
+        stride: usize,
+        step: usize,
+        weights: &[i16],
+        shift: u32,
+        out: &mut [i16],
+    ) {
+        let round = _mm256_set1_epi32(1 << (shift - 1));
+        // Per step, columns 0-3 and 8-11 (`lo`) and 4-7 and 12-15 (`hi`): `vpmaddwd`'s order over a pair.
+        let mut lo = [round; N];
+        let mut hi = [round; N];
+        for (p, pair) in weights.chunks(2).enumerate() {
+            let t = 2 * p;
+            // The pair's weights as `vpmaddwd` multiplies them: (w0, w1) in each 32-bit lane; an odd last
+            // one pairs with 0 (and reads its own row twice).
+            let (w0, w1) = (
+                pair[0] as u16 as u32,
+                pair.get(1).map_or(0, |&w| w as u16 as u32),
+            );
+            let w = _mm256_set1_epi32((w0 | w1 << 16) as i32);
+            let row0 = base.add(t * stride + step * 16);
+            let row1 = if t + 1 < weights.len() {
+                base.add((t + 1) * stride + step * 16)
+            } else {
+                row0
+            };
+            for i in 0..N {
+                // SAFETY: rows t and t + 1 hold 16 bytes from column `(step + i) * 16` (the caller's
+                // contract).
+                let r0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(row0.add(i * 16).cast::<__m128i>()));
+                let r1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(row1.add(i * 16).cast::<__m128i>()));
+                lo[i] =
+                    _mm256_add_epi32(lo[i], _mm256_madd_epi16(_mm256_unpacklo_epi16(r0, r1), w));
+                hi[i] =
+                    _mm256_add_epi32(hi[i], _mm256_madd_epi16(_mm256_unpackhi_epi16(r0, r1), w));
+            }
+        }
+        let count = _mm_cvtsi32_si128(shift as i32);
+        for i in 0..N {
+            // Packing lane by lane puts the 16 columns back in order, saturated to 16 bits.
+            let packed = _mm256_packs_epi32(
+                _mm256_sra_epi32(lo[i], count),
+                _mm256_sra_epi32(hi[i], count),
+            );
+            // SAFETY: `(step + i) * 16 + 16 <= out.len()` (the caller's contract).
+            _mm256_storeu_si256(
+                out.as_mut_ptr().add((step + i) * 16).cast::<__m256i>(),
+                packed,
+            );
+        }
     }
 
     /// [`super::horizontal`] for the first `out.len() / 8 * 8` outputs, 8 at a time; returns how many it did.
     ///
     /// # Safety
-    /// AVX2 must be present; `taps` is a multiple of 16, and every output's taps lie inside `samples` and
+    /// AVX2 must be present; `taps` is 8 or a multiple of 16, and every output's taps lie inside `samples` and
     /// `weights`.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn horizontal(
@@ -202,6 +262,80 @@ mod avx2 {
         shift: u32,
         out: &mut [u8],
     ) -> usize {
+        // The common tap counts (a downscale by up to about 7 with bilinear, 3.5 with bicubic) with their
+        // loops unrolled; any other multiple of 16 through the general one.
+        // SAFETY: the caller's contract, passed on.
+        match taps {
+            8 => horizontal_pairs(samples, starts, weights, shift, out),
+            16 => horizontal_groups::<1>(samples, starts, weights, taps, shift, out),
+            32 => horizontal_groups::<2>(samples, starts, weights, taps, shift, out),
+            _ => horizontal_groups::<0>(samples, starts, weights, taps, shift, out),
+        }
+    }
+
+    /// [`horizontal`] with 8 taps an output: two outputs a vector (one in each 128-bit half), whose weights
+    /// lie side by side.
+    ///
+    /// # Safety
+    /// As [`horizontal`]'s, with `taps == 8`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn horizontal_pairs(
+        samples: &[i16],
+        starts: &[usize],
+        weights: &[i16],
+        shift: u32,
+        out: &mut [u8],
+    ) -> usize {
+        let groups = out.len() / 8;
+        let round = _mm256_set1_epi32(1 << (shift - 1));
+        let count = _mm_cvtsi32_si128(shift as i32);
+        for g in 0..groups {
+            let mut sums = [_mm256_setzero_si256(); 4];
+            for (j, sum) in sums.iter_mut().enumerate() {
+                let k = g * 8 + 2 * j;
+                // SAFETY: outputs k and k + 1 read 8 samples each from their starts, and their 16 weights
+                // from `k * 8`, inside the slices.
+                let a = _mm256_loadu2_m128i(
+                    samples.as_ptr().add(starts[k + 1]).cast::<__m128i>(),
+                    samples.as_ptr().add(starts[k]).cast::<__m128i>(),
+                );
+                let b = _mm256_loadu_si256(weights.as_ptr().add(k * 8).cast::<__m256i>());
+                *sum = _mm256_madd_epi16(a, b);
+            }
+            // Two rounds of pairwise sums leave outputs (0, 2, 4, 6) in the low half and (1, 3, 5, 7) in the
+            // high one.
+            let total = _mm256_hadd_epi32(
+                _mm256_hadd_epi32(sums[0], sums[1]),
+                _mm256_hadd_epi32(sums[2], sums[3]),
+            );
+            let v = _mm256_sra_epi32(_mm256_add_epi32(total, round), count);
+            let (even, odd) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+            // Interleaved back in order, then to 8 bytes clamped to 0-255.
+            let words =
+                _mm_packs_epi32(_mm_unpacklo_epi32(even, odd), _mm_unpackhi_epi32(even, odd));
+            let bytes = _mm_packus_epi16(words, words);
+            // SAFETY: `g * 8 + 8 <= out.len()`.
+            _mm_storel_epi64(out.as_mut_ptr().add(g * 8).cast::<__m128i>(), bytes);
+        }
+        groups * 8
+    }
+
+    /// [`horizontal`] with `taps = 16 * VECTORS`, or any multiple of 16 where `VECTORS` is 0.
+    ///
+    /// # Safety
+    /// As [`horizontal`]'s; `taps == 16 * VECTORS` unless `VECTORS` is 0.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn horizontal_groups<const VECTORS: usize>(
+        samples: &[i16],
+        starts: &[usize],
+        weights: &[i16],
+        taps: usize,
+        shift: u32,
+        out: &mut [u8],
+    ) -> usize {
+        let vectors = if VECTORS == 0 { taps / 16 } else { VECTORS };
         let groups = out.len() / 8;
         let round = _mm256_set1_epi32(1 << (shift - 1));
         let count = _mm_cvtsi32_si128(shift as i32);
@@ -213,13 +347,11 @@ mod avx2 {
                     samples.as_ptr().add(starts[k]),
                     weights.as_ptr().add(k * taps),
                 );
-                let mut t = 0;
-                while t < taps {
+                for v in 0..vectors {
                     // SAFETY: the output's `taps` samples and weights are inside the slices.
-                    let a = _mm256_loadu_si256(s.add(t).cast::<__m256i>());
-                    let b = _mm256_loadu_si256(w.add(t).cast::<__m256i>());
+                    let a = _mm256_loadu_si256(s.add(v * 16).cast::<__m256i>());
+                    let b = _mm256_loadu_si256(w.add(v * 16).cast::<__m256i>());
                     *sum = _mm256_add_epi32(*sum, _mm256_madd_epi16(a, b));
-                    t += 16;
                 }
             }
             // Three rounds of pairwise sums leave, per 128-bit half, four outputs' partial sums; adding the
@@ -265,7 +397,7 @@ mod tests {
     /// odd and even tap counts and weights of both signs at the extremes.
     #[test]
     fn vertical_equals_the_plain_sum() {
-        let (stride, rows) = (80, 30);
+        let (stride, rows) = (140, 30);
         let src = bytes(stride * rows, 7);
         for taps in 1..=21 {
             let weights: Vec<i16> = (0..taps)
@@ -276,7 +408,7 @@ mod tests {
                     _ => 123,
                 })
                 .collect();
-            for width in [0, 1, 15, 16, 17, 33, 64] {
+            for width in [0, 1, 15, 16, 17, 33, 64, 100, 129] {
                 let mut out = vec![0i16; width];
                 vertical(&src, stride, 3, 5, &weights, 8, &mut out);
                 for (i, &o) in out.iter().enumerate() {
@@ -293,6 +425,16 @@ mod tests {
         }
     }
 
+    /// A prefetch asked for rows or columns past the plane, or for none, reads nothing and does not panic.
+    #[test]
+    fn prefetching_past_the_plane_is_harmless() {
+        let src = bytes(100 * 10, 1);
+        prefetch_rows(&src, 100, 0..10, 0..100);
+        prefetch_rows(&src, 100, 8..40, 50..300);
+        prefetch_rows(&src, 100, 3..3, 0..0);
+        prefetch_rows(&[], 100, 0..2, 0..64);
+    }
+
     /// Every output of the vector pass equals the plain sum, for groups of 8 and tails, with sums that
     /// clamp at both ends.
     #[test]
@@ -301,7 +443,7 @@ mod tests {
             .chunks(2)
             .map(|c| i16::from_le_bytes([c[0], c[1] & 0x3f]) - 2000)
             .collect();
-        for taps in [16, 32] {
+        for taps in [8, 16, 32, 48] {
             for outputs in [0, 1, 7, 8, 9, 23] {
                 let weights: Vec<i16> = bytes(outputs * taps * 2, 5)
                     .chunks(2)
@@ -324,7 +466,8 @@ mod tests {
                         "taps {taps} output {k}"
                     );
                 }
-                assert!(outputs < 8 || out.contains(&0) && out.contains(&255));
+                // Sums clamp at both ends (with 48 taps the sums spread too wide to hit 255 for sure).
+                assert!(outputs < 8 || taps > 32 || out.contains(&0) && out.contains(&255));
             }
         }
     }

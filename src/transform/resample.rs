@@ -15,7 +15,9 @@
 //!
 //! Arithmetic: each axis' weights are rounded to 14 bits and sum to exactly 1; the vertical pass runs first
 //! over the source columns the region needs, keeping 6 fraction bits in 16-bit intermediates, then the
-//! horizontal pass rounds to 8 bits. The two inner loops are `ffi::filter_rows`' (AVX2 where present).
+//! horizontal pass rounds to 8 bits. The two inner loops are `ffi::filter_rows`' (AVX2 where present); the
+//! vertical pass asks for each source row a few output rows before it reads it, as each row's part is too short
+//! for the CPU's own prefetchers to see coming.
 
 use std::ops::Range;
 
@@ -31,9 +33,8 @@ const WEIGHT_BITS: u32 = 14;
 const VERTICAL_SHIFT: u32 = 8;
 /// Bits dropped after the horizontal pass: what is left of both passes' fractions.
 const HORIZONTAL_SHIFT: u32 = 2 * WEIGHT_BITS - VERTICAL_SHIFT;
-/// The horizontal taps of every output sample are padded with zero weights to a multiple of this (a whole
-/// number of vector steps).
-const TAP_GROUP: usize = 16;
+/// How many output rows ahead the vertical pass asks for its source rows.
+const LOOKAHEAD: usize = 4;
 
 /// The taps of every output sample of one axis: output `o` reads `taps` source samples from `start[o]` with
 /// `weights[o * taps..][..taps]` (fixed point, `WEIGHT_BITS`, summing to exactly `1 << WEIGHT_BITS`).
@@ -111,8 +112,8 @@ fn quantize(weights: &[f64]) -> Vec<i16> {
 
 impl Axis {
     /// The taps of an axis scaled from `src` to `dst` samples (both at least 1), each output's taps padded
-    /// with zero weights to a multiple of `group`.
-    fn new(filter: Filter, src: usize, dst: usize, group: usize) -> Self {
+    /// with zero weights to `pad(span)` taps, `span` being the most source samples an output reads.
+    fn new(filter: Filter, src: usize, dst: usize, pad: fn(usize) -> usize) -> Self {
         let scale = src as f64 / dst as f64;
         let last = src as i64 - 1;
         // Each output's taps folded onto the samples inside the axis (the edge samples repeat outwards).
@@ -134,7 +135,7 @@ impl Axis {
             })
             .collect();
         let span = folded.iter().map(|f| f.1.len()).max().unwrap_or(1);
-        let taps = span.next_multiple_of(group);
+        let taps = pad(span);
         let mut start = Vec::with_capacity(dst);
         let mut weights = vec![0i16; dst * taps];
         for (o, (lo, w)) in folded.into_iter().enumerate() {
@@ -184,10 +185,15 @@ impl PlaneTaps {
                 .is_some_and(|a| a.filter == filter && a.src == s && a.dst == d)
         };
         if !fresh(&self.horizontal, src.0, dst.0) {
-            self.horizontal = Some(Axis::new(filter, src.0, dst.0, TAP_GROUP));
+            self.horizontal = Some(Axis::new(
+                filter,
+                src.0,
+                dst.0,
+                filter_rows::horizontal_taps,
+            ));
         }
         if !fresh(&self.vertical, src.1, dst.1) {
-            self.vertical = Some(Axis::new(filter, src.1, dst.1, 1));
+            self.vertical = Some(Axis::new(filter, src.1, dst.1, |span| span));
         }
         (
             self.horizontal.as_ref().expect("set above"),
@@ -299,7 +305,21 @@ fn resample_plane(
         &horizontal.weights[region.columns.start * horizontal.taps..],
         horizontal.taps,
     );
+    // Source rows below `fetched` have been asked for: each output row asks for those of the row
+    // `LOOKAHEAD` below it that no earlier row needed.
+    let mut fetched = vertical.start[region.rows.start];
     for y in region.rows.clone() {
+        let ahead = (y + LOOKAHEAD).min(region.rows.end - 1);
+        let want = (vertical.start[ahead] + vertical.taps).min(src.height);
+        if want > fetched {
+            filter_rows::prefetch_rows(
+                src.data,
+                src.stride,
+                fetched..want,
+                span.start..span.start + inside,
+            );
+            fetched = want;
+        }
         filter_rows::vertical(
             src.data,
             src.stride,
@@ -447,8 +467,9 @@ mod tests {
                 (1080, 256),
                 (64, 200),
             ] {
-                let a = Axis::new(f, src, dst, TAP_GROUP);
-                assert_eq!(a.taps % TAP_GROUP, 0);
+                let a = Axis::new(f, src, dst, filter_rows::horizontal_taps);
+                let exact = Axis::new(f, src, dst, |span| span);
+                assert_eq!(a.taps, filter_rows::horizontal_taps(exact.taps));
                 for o in 0..dst {
                     let sum: i32 = a.weights(o).iter().map(|&w| i32::from(w)).sum();
                     assert_eq!(sum, 1 << WEIGHT_BITS, "{f:?} {src}->{dst} output {o}");

@@ -124,13 +124,22 @@ pub(crate) fn write_frame<'a>(
                 if layout == Layout::Fhwc {
                     let (start, _) = row(0, y);
                     let dst = &mut out[start..start + w * CHANNELS];
-                    for (x, px) in dst.chunks_exact_mut(CHANNELS).enumerate() {
-                        if line.is_none() || x < x0 || x >= x1 {
-                            px.copy_from_slice(&fill);
-                        }
-                    }
+                    // Only the pixels outside the visible span (all of them when none is) get the fill.
+                    let visible = if line.is_some() {
+                        x0 * CHANNELS..x1 * CHANNELS
+                    } else {
+                        0..0
+                    };
+                    let (left, rest) = dst.split_at_mut(visible.start);
+                    let (middle, right) = rest.split_at_mut(visible.len());
                     if let Some(line) = line {
-                        dst[x0 * CHANNELS..x1 * CHANNELS].copy_from_slice(line);
+                        middle.copy_from_slice(line);
+                    }
+                    for px in left
+                        .chunks_exact_mut(CHANNELS)
+                        .chain(right.chunks_exact_mut(CHANNELS))
+                    {
+                        px.copy_from_slice(&fill);
                     }
                     continue;
                 }
