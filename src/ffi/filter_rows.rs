@@ -262,8 +262,9 @@ mod avx2 {
         shift: u32,
         out: &mut [u8],
     ) -> usize {
-        // The common tap counts (a downscale by up to about 7 with bilinear, 3.5 with bicubic) with their
-        // loops unrolled; any other multiple of 16 through the general one.
+        // The common tap counts (8: two outputs a vector; 16 and 32, downscales by up to about 15 with
+        // bilinear, 7.5 with bicubic) with their loops unrolled; any other multiple of 16 through the general
+        // one.
         // SAFETY: the caller's contract, passed on.
         match taps {
             8 => horizontal_pairs(samples, starts, weights, shift, out),
@@ -304,19 +305,16 @@ mod avx2 {
                 *sum = _mm256_madd_epi16(a, b);
             }
             // Two rounds of pairwise sums leave outputs (0, 2, 4, 6) in the low half and (1, 3, 5, 7) in the
-            // high one.
-            let total = _mm256_hadd_epi32(
-                _mm256_hadd_epi32(sums[0], sums[1]),
-                _mm256_hadd_epi32(sums[2], sums[3]),
+            // high one; interleaved back in order.
+            let total = _mm256_permutevar8x32_epi32(
+                _mm256_hadd_epi32(
+                    _mm256_hadd_epi32(sums[0], sums[1]),
+                    _mm256_hadd_epi32(sums[2], sums[3]),
+                ),
+                _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7),
             );
-            let v = _mm256_sra_epi32(_mm256_add_epi32(total, round), count);
-            let (even, odd) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-            // Interleaved back in order, then to 8 bytes clamped to 0-255.
-            let words =
-                _mm_packs_epi32(_mm_unpacklo_epi32(even, odd), _mm_unpackhi_epi32(even, odd));
-            let bytes = _mm_packus_epi16(words, words);
             // SAFETY: `g * 8 + 8 <= out.len()`.
-            _mm_storel_epi64(out.as_mut_ptr().add(g * 8).cast::<__m128i>(), bytes);
+            store_eight(total, round, count, out.as_mut_ptr().add(g * 8));
         }
         groups * 8
     }
@@ -366,14 +364,24 @@ mod avx2 {
                 _mm256_permute2x128_si256(lo, hi, 0x20),
                 _mm256_permute2x128_si256(lo, hi, 0x31),
             );
-            let v = _mm256_sra_epi32(_mm256_add_epi32(total, round), count);
-            // To 8 bytes, clamped to 0-255: signed saturation to 16 bits, then unsigned to 8.
-            let words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-            let bytes = _mm_packus_epi16(words, words);
             // SAFETY: `g * 8 + 8 <= out.len()`.
-            _mm_storel_epi64(out.as_mut_ptr().add(g * 8).cast::<__m128i>(), bytes);
+            store_eight(total, round, count, out.as_mut_ptr().add(g * 8));
         }
         groups * 8
+    }
+
+    /// Rounds the sums of 8 outputs (in order), shifts them right by `count` and stores them as 8 bytes
+    /// clamped to 0-255 (signed saturation to 16 bits, then unsigned to 8) at `dst`.
+    ///
+    /// # Safety
+    /// AVX2 must be present, and `dst` valid for 8 bytes of writes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn store_eight(total: __m256i, round: __m256i, count: __m128i, dst: *mut u8) {
+        let v = _mm256_sra_epi32(_mm256_add_epi32(total, round), count);
+        let words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        // SAFETY: `dst` holds 8 bytes (the caller's contract).
+        _mm_storel_epi64(dst.cast::<__m128i>(), _mm_packus_epi16(words, words));
     }
 }
 
