@@ -1,10 +1,61 @@
-//! The two inner loops of framefeed's resampler (`transform::resample`), vectorized with AVX2 where the CPU
-//! has it: the vertical pass (a weighted sum of source rows, `vpmaddwd` over pairs of rows, 64 columns' sums
-//! kept in registers through all the taps) and the horizontal pass (8 outputs at a time: two outputs a vector
-//! step with 8 taps, or one with 16 taps a step); plus the prefetch that brings the vertical pass its next
-//! source rows. Safe functions; each loop has a scalar twin with the same integer arithmetic, which the vector
-//! code equals exactly (sums of exact 32-bit products, the same rounding and saturation), used for row tails
-//! and where AVX2 is missing.
+//! The two inner loops of framefeed's resampler (`transform::resample`), vectorized where the CPU allows: the
+//! vertical pass (a weighted sum of source rows, all its taps summed in registers: with AVX-512 144 columns a
+//! block, 16 columns of a pair of rows put side by side by one `vpermt2b` and multiplied and added by one
+//! `vpdpwssd`; with AVX2 `vpmaddwd` over pairs of rows widened and interleaved by shuffles) and the horizontal
+//! pass (AVX2, 8 outputs at a time: two outputs a vector step with 8 taps, or one with 16 taps a step); plus the
+//! prefetch that brings the vertical pass its next source rows. Safe functions; each loop has a scalar twin
+//! with the same integer arithmetic, which the vector code equals exactly (sums of exact 32-bit products, the
+//! same rounding and saturation), used for row tails and where the vector code cannot run.
+
+/// The code a pass runs on: the widest this CPU has ([`Kernel::best`]), or (in tests) any it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// The scalar twins only.
+    Scalar,
+    /// AVX2 (both passes).
+    Avx2,
+    /// AVX-512 with the byte permutes and the 16-bit dot products (`avx512f`, `bw`, `vl`, `vbmi`, `vnni`:
+    /// Ice Lake and Zen 4 on) for the vertical pass; AVX2 for the horizontal one (an AVX-512 horizontal
+    /// kernel gathering 16 outputs' pairs of samples by `vpermt2w` measured no faster than the AVX2 one).
+    Avx512,
+}
+
+impl Kernel {
+    /// Every kernel, narrowest first.
+    #[cfg(test)]
+    const ALL: [Kernel; 3] = [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512];
+
+    /// Whether this CPU runs the kernel.
+    pub(crate) fn available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match self {
+                Kernel::Scalar => true,
+                Kernel::Avx2 => super::yuv2rgb::available(),
+                Kernel::Avx512 => {
+                    Kernel::Avx2.available()
+                        && std::arch::is_x86_feature_detected!("avx512f")
+                        && std::arch::is_x86_feature_detected!("avx512bw")
+                        && std::arch::is_x86_feature_detected!("avx512vl")
+                        && std::arch::is_x86_feature_detected!("avx512vbmi")
+                        && std::arch::is_x86_feature_detected!("avx512vnni")
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Kernel::Scalar
+        }
+    }
+
+    /// The widest kernel this CPU runs (its features are detected once per process, by `std`).
+    pub(crate) fn best() -> Kernel {
+        [Kernel::Avx512, Kernel::Avx2]
+            .into_iter()
+            .find(|k| k.available())
+            .unwrap_or(Kernel::Scalar)
+    }
+}
 
 /// `out[i] = sat16((round + Σ_t weights[t] * src[(first_row + t) * stride + column + i]) >> shift)`, where
 /// `round = 1 << (shift - 1)`, for every `i < out.len()`. Panics if a row would read past `src`.
@@ -17,7 +68,32 @@ pub(crate) fn vertical(
     shift: u32,
     out: &mut [i16],
 ) {
+    vertical_on(
+        Kernel::best(),
+        src,
+        stride,
+        first_row,
+        column,
+        weights,
+        shift,
+        out,
+    );
+}
+
+/// [`vertical`] on `kernel`, which must be [`Kernel::available`].
+#[allow(clippy::too_many_arguments)]
+fn vertical_on(
+    kernel: Kernel,
+    src: &[u8],
+    stride: usize,
+    first_row: usize,
+    column: usize,
+    weights: &[i16],
+    shift: u32,
+    out: &mut [i16],
+) {
     assert!((1..16).contains(&shift), "shift");
+    assert!(kernel.available(), "a kernel this CPU runs");
     if out.is_empty() || weights.is_empty() {
         out.fill(0);
         return;
@@ -26,9 +102,17 @@ pub(crate) fn vertical(
     assert!(last <= src.len(), "rows past the plane");
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
-    if super::yuv2rgb::available() {
-        // SAFETY: AVX2 is present; every row the taps read holds `out.len()` bytes from `column` (asserted).
-        done = unsafe { avx2::vertical(src, stride, first_row, column, weights, shift, out) };
+    match kernel {
+        // SAFETY: the CPU has the kernel's features (asserted); every row the taps read holds `out.len()`
+        // bytes from `column` (asserted).
+        Kernel::Avx512 => {
+            done = unsafe { avx512::vertical(src, stride, first_row, column, weights, shift, out) }
+        }
+        // SAFETY: as above.
+        Kernel::Avx2 => {
+            done = unsafe { avx2::vertical(src, stride, first_row, column, weights, shift, out) }
+        }
+        Kernel::Scalar => {}
     }
     for (i, o) in out.iter_mut().enumerate().skip(done) {
         let mut sum = 1i32 << (shift - 1);
@@ -118,7 +202,19 @@ pub(crate) fn horizontal_taps(span: usize) -> usize {
 /// `round = 1 << (shift - 1)`, for every `k < out.len()`: one output row of the horizontal pass. Panics if
 /// `out` has more outputs than `taps` or a tap would read past `samples`.
 pub(crate) fn horizontal(samples: &[i16], taps: &HorizontalTaps<'_>, shift: u32, out: &mut [u8]) {
+    horizontal_on(Kernel::best(), samples, taps, shift, out);
+}
+
+/// [`horizontal`] on `kernel`, which must be [`Kernel::available`].
+fn horizontal_on(
+    kernel: Kernel,
+    samples: &[i16],
+    taps: &HorizontalTaps<'_>,
+    shift: u32,
+    out: &mut [u8],
+) {
     assert!((1..31).contains(&shift), "shift");
+    assert!(kernel.available(), "a kernel this CPU runs");
     assert!(out.len() <= taps.starts.len(), "taps for every output");
     assert!(taps.reach <= samples.len(), "taps past the row");
     let HorizontalTaps {
@@ -129,9 +225,9 @@ pub(crate) fn horizontal(samples: &[i16], taps: &HorizontalTaps<'_>, shift: u32,
     } = *taps;
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
-    if super::yuv2rgb::available() && (taps == 8 || taps % 16 == 0) {
-        // SAFETY: AVX2 is present; every output's taps lie inside `samples` and `weights` (checked by
-        // `HorizontalTaps::new` and above).
+    if kernel != Kernel::Scalar && (taps == 8 || taps % 16 == 0) {
+        // SAFETY: AVX2 is present (every kernel but the scalar one has it); every output's taps lie inside
+        // `samples` and `weights` (checked by `HorizontalTaps::new` and above).
         done = unsafe { avx2::horizontal(samples, starts, weights, taps, shift, out) };
     }
     for (k, o) in out.iter_mut().enumerate().skip(done) {
@@ -142,6 +238,14 @@ pub(crate) fn horizontal(samples: &[i16], taps: &HorizontalTaps<'_>, shift: u32,
         }
         *o = (sum >> shift).clamp(0, 255) as u8;
     }
+}
+
+/// A pair of taps' weights as `vpmaddwd` and `vpdpwssd` multiply them, in one 32-bit lane: the first in the
+/// low 16 bits, the second (0 for a lone last tap) in the high ones.
+#[cfg(target_arch = "x86_64")]
+fn pair_weights(pair: &[i16]) -> i32 {
+    let high = pair.get(1).map_or(0, |&w| w as u16 as u32);
+    (pair[0] as u16 as u32 | high << 16) as i32
 }
 
 fn saturate(v: i32) -> i16 {
@@ -209,13 +313,8 @@ mod avx2 {
         let mut hi = [round; N];
         for (p, pair) in weights.chunks(2).enumerate() {
             let t = 2 * p;
-            // The pair's weights as `vpmaddwd` multiplies them: (w0, w1) in each 32-bit lane; an odd last
-            // one pairs with 0 (and reads its own row twice).
-            let (w0, w1) = (
-                pair[0] as u16 as u32,
-                pair.get(1).map_or(0, |&w| w as u16 as u32),
-            );
-            let w = _mm256_set1_epi32((w0 | w1 << 16) as i32);
+            // An odd last tap pairs with 0 (and reads its own row twice).
+            let w = _mm256_set1_epi32(super::pair_weights(pair));
             let row0 = base.add(t * stride + step * 16);
             let row1 = if t + 1 < weights.len() {
                 base.add((t + 1) * stride + step * 16)
@@ -385,6 +484,106 @@ mod avx2 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    /// Columns a part of a block reads from each row: one masked 64-byte load, whose top 16 bytes stay 0.
+    const PART: usize = 48;
+    /// Parts of a block.
+    const PARTS: usize = 3;
+    /// Columns the vertical pass sums at once, all taps through.
+    const BLOCK: usize = PARTS * PART;
+
+    /// `vpermt2b` indices putting columns `16 * j..16 * j + 16` of a part of two rows (the first and second
+    /// table) side by side as 16-bit pairs: byte `4k` from row 0 (`16j + k`), byte `4k + 2` from row 1 (64 +
+    /// that); the odd bytes take row 0's byte 63, which the part's load leaves 0, widening the pairs to 16 bits.
+    const PAIRS: [[u8; 64]; 3] = {
+        let mut idx = [[63u8; 64]; 3];
+        let mut j = 0;
+        while j < 3 {
+            let mut k = 0;
+            while k < 16 {
+                idx[j][4 * k] = (16 * j + k) as u8;
+                idx[j][4 * k + 2] = (64 + 16 * j + k) as u8;
+                k += 1;
+            }
+            j += 1;
+        }
+        idx
+    };
+
+    /// The load mask of a part's first `n` bytes (at most [`PART`]).
+    fn part_mask(n: usize) -> __mmask64 {
+        (1u64 << n.min(PART)) - 1
+    }
+
+    /// [`super::vertical`] for every column, [`BLOCK`] a block (the last one masked); returns `out.len()`.
+    ///
+    /// # Safety
+    /// AVX-512 F, BW, VL, VBMI and VNNI must be present, and each of the `weights.len()` rows from `first_row`
+    /// must hold `out.len()` bytes from `column` inside `src`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni")]
+    pub(super) unsafe fn vertical(
+        src: &[u8],
+        stride: usize,
+        first_row: usize,
+        column: usize,
+        weights: &[i16],
+        shift: u32,
+        out: &mut [i16],
+    ) -> usize {
+        let base = src.as_ptr().add(first_row * stride + column);
+        let idx = PAIRS.map(|i| _mm512_loadu_si512(i.as_ptr().cast()));
+        let round = _mm512_set1_epi32(1 << (shift - 1));
+        let count = _mm_cvtsi32_si128(shift as i32);
+        let mut at = 0;
+        while at < out.len() {
+            let n = (out.len() - at).min(BLOCK);
+            // Each part's bytes of a row (masked loads read, and fault on, nothing past `n`).
+            let masks: [__mmask64; PARTS] =
+                std::array::from_fn(|h| part_mask(n.saturating_sub(h * PART)));
+            let mut sums = [round; 3 * PARTS];
+            for (p, pair) in weights.chunks(2).enumerate() {
+                let t = 2 * p;
+                // An odd last tap pairs with 0 (and its own row again).
+                let w = _mm512_set1_epi32(super::pair_weights(pair));
+                for (h, mask) in masks.into_iter().enumerate() {
+                    if mask == 0 {
+                        break;
+                    }
+                    // SAFETY: rows t and t + 1 (or t again) hold `n` bytes from column `at` (the caller's
+                    // contract); the masked loads read no others.
+                    let row0 = base.add(t * stride + at + h * PART);
+                    let r0 = _mm512_maskz_loadu_epi8(mask, row0.cast());
+                    let r1 = if pair.len() == 2 {
+                        _mm512_maskz_loadu_epi8(mask, row0.add(stride).cast())
+                    } else {
+                        r0
+                    };
+                    for (sum, idx) in sums[3 * h..][..3].iter_mut().zip(&idx) {
+                        *sum = _mm512_dpwssd_epi32(*sum, _mm512_permutex2var_epi8(r0, *idx, r1), w);
+                    }
+                }
+            }
+            for (j, sum) in sums.iter().enumerate() {
+                let first = 16 * j;
+                if first >= n {
+                    break;
+                }
+                let lanes = (n - first).min(16);
+                let keep: __mmask16 = if lanes == 16 { !0 } else { (1u16 << lanes) - 1 };
+                let words = _mm512_cvtsepi32_epi16(_mm512_sra_epi32(*sum, count));
+                // SAFETY: columns `at + first..at + first + lanes` are inside `out`; the masked store writes no
+                // others.
+                _mm256_mask_storeu_epi16(out.as_mut_ptr().add(at + first), keep, words);
+            }
+            at += BLOCK;
+        }
+        out.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,13 +600,15 @@ mod tests {
             .collect()
     }
 
-    /// Every column of the vector pass equals the plain sum, at every width (vector steps and tails), for
-    /// odd and even tap counts and weights of both signs at the extremes.
+    /// Every column of each kernel this CPU runs equals the plain sum, at every width (vector steps, blocks
+    /// and tails), for odd and even tap counts and weights of both signs at the extremes.
     #[test]
     fn vertical_equals_the_plain_sum() {
-        let (stride, rows) = (140, 30);
+        let (stride, rows) = (300, 30);
         let src = bytes(stride * rows, 7);
-        for taps in 1..=21 {
+        let kernels: Vec<Kernel> = Kernel::ALL.into_iter().filter(|k| k.available()).collect();
+        println!("kernels on this CPU: {kernels:?}");
+        for (kernel, taps) in kernels.iter().flat_map(|&k| (1..=21).map(move |t| (k, t))) {
             let weights: Vec<i16> = (0..taps)
                 .map(|t| match t % 4 {
                     0 => i16::MAX,
@@ -416,9 +617,9 @@ mod tests {
                     _ => 123,
                 })
                 .collect();
-            for width in [0, 1, 15, 16, 17, 33, 64, 100, 129] {
+            for width in [0, 1, 15, 16, 17, 33, 63, 64, 65, 100, 129, 200, 256, 290] {
                 let mut out = vec![0i16; width];
-                vertical(&src, stride, 3, 5, &weights, 8, &mut out);
+                vertical_on(kernel, &src, stride, 3, 5, &weights, 8, &mut out);
                 for (i, &o) in out.iter().enumerate() {
                     let sum: i64 = 128
                         + weights
@@ -427,7 +628,11 @@ mod tests {
                             .map(|(t, &w)| i64::from(w) * i64::from(src[(3 + t) * stride + 5 + i]))
                             .sum::<i64>();
                     let want = (sum >> 8).clamp(i64::from(i16::MIN), i64::from(i16::MAX));
-                    assert_eq!(i64::from(o), want, "taps {taps} width {width} column {i}");
+                    assert_eq!(
+                        i64::from(o),
+                        want,
+                        "{kernel:?} taps {taps} width {width} column {i}"
+                    );
                 }
             }
         }
@@ -443,10 +648,18 @@ mod tests {
         prefetch_rows(&[], 100, 0..2, 0..64);
     }
 
-    /// Every output of the vector pass equals the plain sum, for groups of 8 and tails, with sums that
-    /// clamp at both ends.
+    /// Every output of each kernel this CPU runs equals the plain sum, for groups of 8 and tails, with sums
+    /// that clamp at both ends.
     #[test]
     fn horizontal_equals_the_plain_sum() {
+        let kernels: Vec<Kernel> = Kernel::ALL.into_iter().filter(|k| k.available()).collect();
+        println!("kernels on this CPU: {kernels:?}");
+        for kernel in kernels {
+            horizontal_equals_the_plain_sum_on(kernel);
+        }
+    }
+
+    fn horizontal_equals_the_plain_sum_on(kernel: Kernel) {
         let samples: Vec<i16> = bytes(400, 3)
             .chunks(2)
             .map(|c| i16::from_le_bytes([c[0], c[1] & 0x3f]) - 2000)
@@ -460,7 +673,7 @@ mod tests {
                 let starts: Vec<usize> = (0..outputs).map(|k| k * 7 % (200 - taps)).collect();
                 let mut out = vec![0u8; outputs];
                 let checked = HorizontalTaps::new(&starts, &weights, taps);
-                horizontal(&samples, &checked, 14, &mut out);
+                horizontal_on(kernel, &samples, &checked, 14, &mut out);
                 for (k, &o) in out.iter().enumerate() {
                     let sum: i64 = (1 << 13)
                         + (0..taps)
@@ -471,7 +684,7 @@ mod tests {
                     assert_eq!(
                         i64::from(o),
                         (sum >> 14).clamp(0, 255),
-                        "taps {taps} output {k}"
+                        "{kernel:?} taps {taps} output {k}"
                     );
                 }
                 // Sums clamp at both ends (with 48 taps the sums spread too wide to hit 255 for sure).

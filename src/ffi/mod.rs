@@ -3,7 +3,8 @@
 //! One RAII wrapper per FFmpeg handle ([`io::MemoryIo`], [`format::FormatContext`], [`packet::Packet`],
 //! [`codec::CodecContext`], [`frame::AvFrame`], [`scale::Scaler`] (with its vector twin, [`yuv2rgb`]); with the
 //! `cuda` feature, `cuda::hw::HwDevice` and the CUDA probe and kernel launch), each null-checked on allocation
-//! and freed in `Drop`; and the resampler's AVX2 loops ([`filter_rows`]). Every FFmpeg return code becomes a
+//! and freed in `Drop`; and the vector loops of the resampler ([`filter_rows`]) and of the planar float writer
+//! ([`split_channels`]). Every FFmpeg return code becomes a
 //! Rust error in one function, [`check`]. Everything above this module is safe Rust.
 #![allow(unsafe_code)]
 
@@ -18,6 +19,7 @@ pub(crate) mod log;
 pub(crate) mod packet;
 pub(crate) mod protocol;
 pub(crate) mod scale;
+pub(crate) mod split_channels;
 pub(crate) mod yuv2rgb;
 
 use std::ffi::{c_char, c_int, CStr};

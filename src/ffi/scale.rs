@@ -329,7 +329,7 @@ impl Scaler {
         if self.allow_simd
             && rgb_out
             && same_size
-            && key.height % 2 == 0
+            && key.height.is_multiple_of(2)
             && src_format == sys::AVPixelFormat::AV_PIX_FMT_YUV420P
             && yuv2rgb::available()
         {
@@ -355,7 +355,7 @@ pub(crate) fn takes_fast_path(frame: &AvFrame) -> bool {
         AV_PIX_FMT_YUVJ422P,
         AV_PIX_FMT_YUVA420P,
     ];
-    frame.height() % 2 == 0 && formats.iter().any(|f| *f as i32 == frame.format())
+    frame.height().is_multiple_of(2) && formats.iter().any(|f| *f as i32 == frame.format())
 }
 
 /// swscale's colour space (`SWS_CS_*`) for frames tagged with the `AVColorSpace` value `colorspace`: the same

@@ -302,7 +302,7 @@ const WINDOW_MARGIN: u32 = 8;
 /// unwritten (FFmpeg 5.1, `libswscale/x86/yuv2rgb_template.c`). Rows are padded to a multiple of 16 pixels
 /// whenever the width is not a multiple of 8.
 fn padded_row(width: u32) -> usize {
-    if width % 8 == 0 {
+    if width.is_multiple_of(8) {
         width as usize * 3
     } else {
         width.next_multiple_of(16) as usize * 3

@@ -10,6 +10,7 @@ use super::spec::{DType, Layout, Transforms, CHANNELS};
 use crate::device::DeviceBuffer;
 use crate::error::VideoError;
 use crate::ffi::cuda::params::ConvertParams;
+use crate::ffi::split_channels;
 
 /// Packed RGB24 rows of the visible part of a window.
 pub(crate) struct RgbView<'a> {
@@ -162,8 +163,27 @@ pub(crate) fn write_frame<'a>(
                 }
             }
         }
-        HostOut::F32(out) => write_floats(out, |v| v, &rows, t, fill),
-        HostOut::F16(out) => write_floats(out, f16::from_f32, &rows, t, fill),
+        HostOut::F32(out) => {
+            let (scale, bias) = affine(t);
+            write_floats(
+                out,
+                |v| v,
+                &rows,
+                t,
+                fill,
+                |line, planes| split_channels::split_f32(line, scale, bias, planes),
+            )
+        }
+        HostOut::F16(out) => {
+            let (scale, bias) = affine(t);
+            write_floats(out, f16::from_f32, &rows, t, fill, |line, planes| {
+                for (c, plane) in planes.into_iter().enumerate() {
+                    for (d, s) in plane.iter_mut().zip(line.iter().skip(c).step_by(CHANNELS)) {
+                        *d = f16::from_f32(f32::from(*s) * scale[c] + bias[c]);
+                    }
+                }
+            })
+        }
     }
 }
 
@@ -180,13 +200,16 @@ struct Rows<'a, R, S> {
     _marker: std::marker::PhantomData<&'a ()>,
 }
 
-/// Writes float values (`convert`ed from f32) row by row and channel by channel.
+/// Writes float values (`convert`ed from f32) row by row: the fill channel by channel, the visible span of the
+/// planar layouts through `planar` (packed levels in, the three channels' rows out), of the packed one
+/// channel by channel.
 fn write_floats<'a, T: Copy, R, S>(
     out: &mut [T],
     convert: impl Fn(f32) -> T,
     rows: &Rows<'a, R, S>,
     t: &Transforms,
     fill: [f32; CHANNELS],
+    planar: impl Fn(&[u8], [&mut [T]; CHANNELS]),
 ) where
     R: Fn(usize, usize) -> (usize, usize),
     S: Fn(usize) -> Option<&'a [u8]>,
@@ -196,34 +219,37 @@ fn write_floats<'a, T: Copy, R, S>(
     let fill = fill.map(&convert);
     for y in 0..rows.h {
         let line = (rows.src_row)(y);
-        for c in 0..CHANNELS {
-            let (start, step) = (rows.row)(c, y);
-            let (a, b) = (scale[c], bias[c]);
+        let starts: [(usize, usize); CHANNELS] = std::array::from_fn(|c| (rows.row)(c, y));
+        for (c, &(start, step)) in starts.iter().enumerate() {
             let at = |x: usize| start + x * step;
-            match line {
-                Some(line) => {
-                    for x in (0..x0).chain(x1..w) {
-                        out[at(x)] = fill[c];
-                    }
-                    let values = line.iter().skip(c).step_by(CHANNELS);
-                    if step == 1 {
-                        for (d, s) in out[start + x0..start + x1].iter_mut().zip(values) {
-                            *d = convert(f32::from(*s) * a + b);
-                        }
-                    } else {
-                        for (i, s) in values.enumerate() {
-                            out[at(x0 + i)] = convert(f32::from(*s) * a + b);
-                        }
-                    }
-                }
-                None => {
-                    for x in 0..w {
-                        out[at(x)] = fill[c];
-                    }
-                }
+            let filled = match line {
+                Some(_) => (0..x0).chain(x1..w),
+                None => (0..w).chain(0..0),
+            };
+            for x in filled {
+                out[at(x)] = fill[c];
+            }
+        }
+        let Some(line) = line else { continue };
+        if starts[0].1 == 1 {
+            planar(line, three_rows(out, starts.map(|s| s.0 + x0), x1 - x0));
+            continue;
+        }
+        for (c, &(start, step)) in starts.iter().enumerate() {
+            let (a, b) = (scale[c], bias[c]);
+            for (i, s) in line.iter().skip(c).step_by(CHANNELS).enumerate() {
+                out[start + (x0 + i) * step] = convert(f32::from(*s) * a + b);
             }
         }
     }
+}
+
+/// The `len` elements from each of `starts` (increasing, at least `len` apart): one row of each channel of a
+/// planar layout.
+fn three_rows<T>(out: &mut [T], starts: [usize; CHANNELS], len: usize) -> [&mut [T]; CHANNELS] {
+    let (r, rest) = out[starts[0]..].split_at_mut(starts[1] - starts[0]);
+    let (g, b) = rest.split_at_mut(starts[2] - starts[1]);
+    [&mut r[..len], &mut g[..len], &mut b[..len]]
 }
 
 /// Zeroes frames `from..frames` of a sequence (padding frames), wherever the layout puts them.
