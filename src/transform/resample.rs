@@ -15,9 +15,10 @@
 //!
 //! Arithmetic: each axis' weights are rounded to 14 bits and sum to exactly 1; the vertical pass runs first
 //! over the source columns the region needs, keeping 6 fraction bits in 16-bit intermediates, then the
-//! horizontal pass rounds to 8 bits. The two inner loops are `ffi::filter_rows`' (AVX2 where present); the
-//! vertical pass asks for each source row a few output rows before it reads it, as each row's part is too short
-//! for the CPU's own prefetchers to see coming.
+//! horizontal pass rounds to 8 bits. The two inner loops are `ffi::filter_rows`' (AVX-512 or AVX2 where
+//! present); the vertical pass sums only an output's taps from its first to its last nonzero weight, and asks
+//! for each source row a few output rows before it reads it, as each row's part is too short for the CPU's own
+//! prefetchers to see coming.
 
 use std::ops::Range;
 
