@@ -163,27 +163,21 @@ pub(crate) fn write_frame<'a>(
                 }
             }
         }
-        HostOut::F32(out) => {
-            let (scale, bias) = affine(t);
-            write_floats(
-                out,
-                |v| v,
-                &rows,
-                t,
-                fill,
-                |line, planes| split_channels::split_f32(line, scale, bias, planes),
-            )
-        }
-        HostOut::F16(out) => {
-            let (scale, bias) = affine(t);
-            write_floats(out, f16::from_f32, &rows, t, fill, |line, planes| {
+        HostOut::F32(out) => write_floats(out, |v| v, &rows, t, fill, split_channels::split_f32),
+        HostOut::F16(out) => write_floats(
+            out,
+            f16::from_f32,
+            &rows,
+            t,
+            fill,
+            |line, scale, bias, planes| {
                 for (c, plane) in planes.into_iter().enumerate() {
                     for (d, s) in plane.iter_mut().zip(line.iter().skip(c).step_by(CHANNELS)) {
                         *d = f16::from_f32(f32::from(*s) * scale[c] + bias[c]);
                     }
                 }
-            })
-        }
+            },
+        ),
     }
 }
 
@@ -201,15 +195,15 @@ struct Rows<'a, R, S> {
 }
 
 /// Writes float values (`convert`ed from f32) row by row: the fill channel by channel, the visible span of the
-/// planar layouts through `planar` (packed levels in, the three channels' rows out), of the packed one
-/// channel by channel.
+/// planar layouts through `planar` (packed levels, scales and biases in, the three channels' rows out), of
+/// the packed one channel by channel.
 fn write_floats<'a, T: Copy, R, S>(
     out: &mut [T],
     convert: impl Fn(f32) -> T,
     rows: &Rows<'a, R, S>,
     t: &Transforms,
     fill: [f32; CHANNELS],
-    planar: impl Fn(&[u8], [&mut [T]; CHANNELS]),
+    planar: impl Fn(&[u8], [f32; CHANNELS], [f32; CHANNELS], [&mut [T]; CHANNELS]),
 ) where
     R: Fn(usize, usize) -> (usize, usize),
     S: Fn(usize) -> Option<&'a [u8]>,
@@ -232,7 +226,8 @@ fn write_floats<'a, T: Copy, R, S>(
         }
         let Some(line) = line else { continue };
         if starts[0].1 == 1 {
-            planar(line, three_rows(out, starts.map(|s| s.0 + x0), x1 - x0));
+            let planes = three_rows(out, starts.map(|s| s.0 + x0), x1 - x0);
+            planar(line, scale, bias, planes);
             continue;
         }
         for (c, &(start, step)) in starts.iter().enumerate() {
