@@ -12,7 +12,11 @@ use framefeed::{
 };
 
 fn batches(config: Config, name: &str) -> Vec<Batch> {
-    decode_all(config, vec![read_fixture(name)])
+    batches_of(config, read_fixture(name), name)
+}
+
+fn batches_of(config: Config, video: Vec<u8>, name: &str) -> Vec<Batch> {
+    decode_all(config, vec![video])
         .into_iter()
         .map(|r| r.unwrap_or_else(|e| panic!("{name}: {e}")))
         .collect()
@@ -20,7 +24,11 @@ fn batches(config: Config, name: &str) -> Vec<Batch> {
 
 /// Every real frame of the default (full-size, u8, FHWC) decode: (width, height, rgb bytes).
 fn full_frames(name: &str) -> Vec<(usize, usize, Vec<u8>)> {
-    batches(Config::new(1, 1), name)
+    full_frames_of(read_fixture(name), name)
+}
+
+fn full_frames_of(video: Vec<u8>, name: &str) -> Vec<(usize, usize, Vec<u8>)> {
+    batches_of(Config::new(1, 1), video, name)
         .iter()
         .flat_map(|b| {
             let [h, w, _] = b.frame_shape();
@@ -233,12 +241,9 @@ fn fused_resize_then_crop_matches_ffmpeg_and_a_plain_bilinear_reference() {
     }
 }
 
-/// Resizes a generated `size` clip in `pix_fmt` to shorter side `shorter`, crops `crop` at several positions, and
-/// compares every frame with the ffmpeg CLI's resize (to YUV 4:2:0), conversion to RGB and crop of the same
-/// frames (cropping after the conversion: on YUV 4:2:0, ffmpeg's crop would move an odd window to an even
-/// column): at least 45 dB each. Each window is exactly those pixels of a whole-frame resize, so every position
-/// must match as closely as the whole picture does.
-fn resize_and_crop_match_ffmpeg(size: (u32, u32), pix_fmt: &str, shorter: u32, crop: (u32, u32)) {
+/// A clip of 3 frames of `testsrc2` at `size`, encoded by the ffmpeg CLI (x264) in `pix_fmt`, in a temporary
+/// directory (returned with it, to keep it).
+fn generated_clip(size: (u32, u32), pix_fmt: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let clip = dir.path().join("clip.mkv");
     let status = std::process::Command::new("ffmpeg")
@@ -258,6 +263,40 @@ fn resize_and_crop_match_ffmpeg(size: (u32, u32), pix_fmt: &str, shorter: u32, c
         .status()
         .expect("run ffmpeg");
     assert!(status.success(), "ffmpeg could not encode a {pix_fmt} clip");
+    (dir, clip)
+}
+
+#[test]
+fn fused_crop_of_4_2_2_and_full_range_clips_equals_cropping_the_full_frame() {
+    // The other formats whose full-frame conversion takes swscale's fast path (besides the fixtures' 4:2:0),
+    // at an odd width: windows at every anchor parity are the full frame's pixels exactly.
+    for pix_fmt in ["yuv422p", "yuvj420p"] {
+        let (_dir, clip) = generated_clip((101, 64), pix_fmt);
+        let video = std::fs::read(&clip).unwrap();
+        let reference = full_frames_of(video.clone(), pix_fmt);
+        for (px, py) in [
+            (0.0, 0.0),
+            (1.0, 1.0),
+            (0.5, 0.5),
+            (0.37, 0.61),
+            (0.13, 0.9),
+        ] {
+            let crop = Crop::new(37, 21).position(CropPosition::Fixed { x: px, y: py });
+            let config = Config::new(3, 1).transforms(Transforms::new().crop(crop));
+            let got = batches_of(config, video.clone(), pix_fmt);
+            assert_eq!(got.iter().map(|b| b.sequences().len()).sum::<usize>(), 1);
+            check_crops(&got, &reference);
+        }
+    }
+}
+
+/// Resizes a generated `size` clip in `pix_fmt` to shorter side `shorter`, crops `crop` at several positions, and
+/// compares every frame with the ffmpeg CLI's resize (to YUV 4:2:0), conversion to RGB and crop of the same
+/// frames (cropping after the conversion: on YUV 4:2:0, ffmpeg's crop would move an odd window to an even
+/// column): at least 45 dB each. Each window is exactly those pixels of a whole-frame resize, so every position
+/// must match as closely as the whole picture does.
+fn resize_and_crop_match_ffmpeg(size: (u32, u32), pix_fmt: &str, shorter: u32, crop: (u32, u32)) {
+    let (_dir, clip) = generated_clip(size, pix_fmt);
     let video = std::fs::read(&clip).unwrap();
     let resized = if size.0 >= size.1 {
         (

@@ -2,60 +2,13 @@
 //! vertical pass (a weighted sum of source rows, all its taps summed in registers: with AVX-512 144 columns a
 //! block, 16 columns of a pair of rows put side by side by one `vpermt2b` and multiplied and added by one
 //! `vpdpwssd`; with AVX2 `vpmaddwd` over pairs of rows widened and interleaved by shuffles) and the horizontal
-//! pass (AVX2, 8 outputs at a time: two outputs a vector step with 8 taps, or one with 16 taps a step); plus the
+//! pass (AVX2, 8 outputs at a time: two outputs a vector step with 8 taps, or one with 16 taps a step; an AVX-512
+//! form gathering 16 outputs' pairs of samples by `vpermt2w` measured no faster); plus the
 //! prefetch that brings the vertical pass its next source rows. Safe functions; each loop has a scalar twin
 //! with the same integer arithmetic, which the vector code equals exactly (sums of exact 32-bit products, the
 //! same rounding and saturation), used for row tails and where the vector code cannot run.
 
-/// The code a pass runs on: the widest this CPU has ([`Kernel::best`]), or (in tests) any it has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kernel {
-    /// The scalar twins only.
-    Scalar,
-    /// AVX2 (both passes).
-    Avx2,
-    /// AVX-512 with the byte permutes and the 16-bit dot products (`avx512f`, `bw`, `vl`, `vbmi`, `vnni`:
-    /// Ice Lake and Zen 4 on) for the vertical pass; AVX2 for the horizontal one (an AVX-512 horizontal
-    /// kernel gathering 16 outputs' pairs of samples by `vpermt2w` measured no faster than the AVX2 one).
-    Avx512,
-}
-
-impl Kernel {
-    /// Every kernel, narrowest first.
-    #[cfg(test)]
-    const ALL: [Kernel; 3] = [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512];
-
-    /// Whether this CPU runs the kernel.
-    pub(crate) fn available(self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            match self {
-                Kernel::Scalar => true,
-                Kernel::Avx2 => super::yuv2rgb::available(),
-                Kernel::Avx512 => {
-                    Kernel::Avx2.available()
-                        && std::arch::is_x86_feature_detected!("avx512f")
-                        && std::arch::is_x86_feature_detected!("avx512bw")
-                        && std::arch::is_x86_feature_detected!("avx512vl")
-                        && std::arch::is_x86_feature_detected!("avx512vbmi")
-                        && std::arch::is_x86_feature_detected!("avx512vnni")
-                }
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            self == Kernel::Scalar
-        }
-    }
-
-    /// The widest kernel this CPU runs (its features are detected once per process, by `std`).
-    pub(crate) fn best() -> Kernel {
-        [Kernel::Avx512, Kernel::Avx2]
-            .into_iter()
-            .find(|k| k.available())
-            .unwrap_or(Kernel::Scalar)
-    }
-}
+use super::kernel::Kernel;
 
 /// `out[i] = sat16((round + Σ_t weights[t] * src[(first_row + t) * stride + column + i]) >> shift)`, where
 /// `round = 1 << (shift - 1)`, for every `i < out.len()`. Panics if a row would read past `src`.

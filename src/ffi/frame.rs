@@ -83,6 +83,21 @@ impl AvFrame {
         Ok(frame)
     }
 
+    /// A BT.601 [`AvFrame::yuv420p`] picture, for tests that make their own frames.
+    #[cfg(test)]
+    pub(crate) fn yuv420p_bt601(
+        width: u32,
+        height: u32,
+        full_range: bool,
+    ) -> Result<Self, AvError> {
+        Self::yuv420p(
+            width,
+            height,
+            sys::AVColorSpace::AVCOL_SPC_BT470BG,
+            full_range,
+        )
+    }
+
     /// Sets every sample of plane `p` of a picture allocated by [`AvFrame::yuv420p`] to `value(x, y)`, over
     /// the plane's own size (half the picture's, rounded up, for the chroma planes).
     pub(crate) fn fill_plane(&mut self, p: usize, mut value: impl FnMut(usize, usize) -> u8) {

@@ -4,7 +4,7 @@
 //! [`codec::CodecContext`], [`frame::AvFrame`], [`scale::Scaler`] (with its vector twin, [`yuv2rgb`]); with the
 //! `cuda` feature, `cuda::hw::HwDevice` and the CUDA probe and kernel launch), each null-checked on allocation
 //! and freed in `Drop`; and the vector loops of the resampler ([`filter_rows`]) and of the planar float writer
-//! ([`split_channels`]). Every FFmpeg return code becomes a
+//! ([`split_channels`]), on the widest [`kernel::Kernel`] the CPU has. Every FFmpeg return code becomes a
 //! Rust error in one function, [`check`]. Everything above this module is safe Rust.
 #![allow(unsafe_code)]
 
@@ -15,6 +15,7 @@ pub(crate) mod filter_rows;
 pub(crate) mod format;
 pub(crate) mod frame;
 pub(crate) mod io;
+pub(crate) mod kernel;
 pub(crate) mod log;
 pub(crate) mod packet;
 pub(crate) mod protocol;

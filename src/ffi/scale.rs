@@ -8,6 +8,7 @@ use ffmpeg_sys_next as sys;
 use parking_lot::Mutex;
 
 use super::frame::AvFrame;
+use super::kernel::Kernel;
 use super::yuv2rgb::{self, Coefficients, Planes};
 use super::{av_error, out_of_memory};
 use crate::error::AvError;
@@ -77,8 +78,8 @@ impl Scaler {
         }
     }
 
-    /// A converter that always calls swscale (the probe's reference).
-    fn swscale_only() -> Self {
+    /// A converter that always calls swscale (the probe's reference, and tests' whole-frame reference).
+    pub(crate) fn swscale_only() -> Self {
         Self {
             allow_simd: false,
             ..Self::new()
@@ -331,7 +332,7 @@ impl Scaler {
             && same_size
             && key.height.is_multiple_of(2)
             && src_format == sys::AVPixelFormat::AV_PIX_FMT_YUV420P
-            && yuv2rgb::available()
+            && Kernel::Avx2.available()
         {
             let table = coefficient_table(colorspace);
             if simd_agrees(key.colorspace, key.full_range, table) {
@@ -410,7 +411,7 @@ unsafe fn convert_simd(
             size.1 as usize,
             dst,
             stride,
-            true,
+            Kernel::best(),
         )
     };
     true
@@ -564,7 +565,7 @@ mod tests {
 
     #[test]
     fn the_vector_path_gives_swscales_bytes_for_every_triple() {
-        if !yuv2rgb::available() {
+        if !Kernel::Avx2.available() {
             eprintln!("SKIPPED: this CPU has no AVX2, so the vector path never runs");
             return;
         }

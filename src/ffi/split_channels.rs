@@ -12,7 +12,7 @@ pub(crate) fn split_f32(rgb: &[u8], scale: [f32; 3], bias: [f32; 3], planes: [&m
     assert!(rgb.len() >= 3 * n, "3 bytes a pixel");
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
-    if super::yuv2rgb::available() {
+    if super::kernel::Kernel::Avx2.available() {
         // SAFETY: AVX2 is present; `rgb` holds `3 * n` bytes and each plane `n` values (asserted).
         done = unsafe { avx2::split_f32(rgb, scale, bias, [&mut *r, &mut *g, &mut *b]) };
     }

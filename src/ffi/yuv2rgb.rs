@@ -1,12 +1,18 @@
-//! A vectorized YUV 4:2:0 → RGB24 conversion (AVX2, 32 pixels per step) that reproduces swscale's x86 fast
-//! path (`ff_yuv_420_rgb24_ssse3`, 16 pixels per step) bit for bit: the same 16-bit fixed-point steps in the
-//! same order — luma and chroma scaled by 8 and offset, `pmulhw` by the context's coefficients, saturating
-//! sums, and a clamp to 0-255 — with each chroma sample over its 2x2 pixels. The coefficients are derived as
-//! `sws_setColorspaceDetails` derives them; [`super::scale::Scaler`] uses this path only once a probe over
-//! every (Y, U, V) triple gave swscale's own bytes (see `scale::simd_agrees`), and swscale otherwise.
+//! A vectorized YUV 4:2:0 → RGB24 conversion (AVX2, 32 pixels per step; AVX-512 with the byte permutes, 64)
+//! that reproduces swscale's x86 fast path (`ff_yuv_420_rgb24_ssse3`, 16 pixels per step) bit for bit: the same
+//! 16-bit fixed-point steps in the same order — luma and chroma scaled by 8 and offset, `pmulhw` by the
+//! context's coefficients, saturating sums, and a clamp to 0-255 — with each chroma sample over its 2x2 pixels.
+//! The coefficients are derived as `sws_setColorspaceDetails` derives them; [`super::scale::Scaler`] uses this
+//! path only once a probe over every (Y, U, V) triple gave swscale's own bytes (see `scale::simd_agrees`), and
+//! swscale otherwise.
 //!
-//! A scalar twin of the same arithmetic converts what is left of a row after the 32-pixel steps (and the
-//! whole picture where AVX2 is missing, in tests).
+//! The two vector kernels differ only in how they put the three channels' bytes in RGB order: AVX2 by byte
+//! shuffles within 128-bit lanes, AVX-512 by one two-table byte permute (`vpermt2b`) and one masked permute
+//! (`vpermb`) per 64 output bytes. A row's last 32 pixels are converted by one more AVX2 step from an even
+//! column, overlapping the steps before; a scalar twin of the same arithmetic converts rows narrower than 32
+//! pixels, the last pixel of an odd width (when the overlap leaves it), and every pixel on [`Kernel::Scalar`].
+
+use super::kernel::Kernel;
 
 /// The fixed-point constants of swscale's x86 YUV → RGB code, for one colour matrix and range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,20 +89,8 @@ pub(crate) struct Planes {
     pub(crate) uv_stride: isize,
 }
 
-/// Whether this CPU runs the vector path.
-pub(crate) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-/// Converts `width` x `height` pixels of `src` to RGB24 rows of `dst`, `stride` bytes apart; with `vector`
-/// (which needs [`available`]) 32 pixels at a time, else pixel by pixel.
+/// Converts `width` x `height` pixels of `src` to RGB24 rows of `dst`, `stride` bytes apart, on `kernel`
+/// (which must be [`Kernel::available`]).
 ///
 /// # Safety
 /// `src` must point at `height` luma rows of at least `width` bytes, `y_stride` apart, and at
@@ -108,14 +102,14 @@ pub(crate) unsafe fn convert(
     height: usize,
     dst: &mut [u8],
     stride: usize,
-    vector: bool,
+    kernel: Kernel,
 ) {
     assert!(stride >= width * 3, "stride shorter than a row");
     assert!(
         height == 0 || dst.len() >= stride * (height - 1) + width * 3,
         "destination too small"
     );
-    assert!(!vector || available(), "AVX2 is missing");
+    assert!(kernel.available(), "{kernel:?} is missing on this CPU");
     let chroma_width = width.div_ceil(2);
     for row in 0..height {
         // SAFETY: the rows are inside the planes (the caller's contract); row / 2 < height.div_ceil(2).
@@ -133,16 +127,64 @@ pub(crate) unsafe fn convert(
             )
         };
         let out = &mut dst[row * stride..row * stride + width * 3];
-        let mut done = 0;
-        #[cfg(target_arch = "x86_64")]
-        if vector {
-            // SAFETY: AVX2 is present (asserted); the slices hold the row's pixels.
-            done = unsafe { avx2::row(c, y, u, v, out) };
-        }
+        let done = vector_row(kernel, c, y, u, v, out);
         for x in done..width {
             out[x * 3..x * 3 + 3].copy_from_slice(&c.pixel(y[x], u[x / 2], v[x / 2]));
         }
     }
+}
+
+/// The vector part of one row on `kernel` (available): returns how many of its first pixels it converted,
+/// which is all of them, or all but the last of an odd width, when the row has 32 or more. `u` and `v` hold
+/// `y.len().div_ceil(2)` samples and `out` `y.len() * 3` bytes.
+#[allow(unused_variables)]
+fn vector_row(
+    kernel: Kernel,
+    c: &Coefficients,
+    y: &[u8],
+    u: &[u8],
+    v: &[u8],
+    out: &mut [u8],
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if kernel != Kernel::Scalar {
+        let width = y.len();
+        let mut done = 0;
+        if kernel == Kernel::Avx512 {
+            // SAFETY: the CPU has the features (`kernel` is available); the slices hold the row (above).
+            done = unsafe { avx512::row(c, y, u, v, out) };
+        }
+        // AVX2 steps from `done` (a multiple of 64, so an even column: the chroma samples start at `done / 2`).
+        // SAFETY: AVX2 is present (any kernel but the scalar one); the slices from `done` hold the rest of the
+        // row, its chroma and its bytes.
+        done += unsafe {
+            avx2::row(
+                c,
+                &y[done..],
+                &u[done / 2..],
+                &v[done / 2..],
+                &mut out[done * 3..],
+            )
+        };
+        if done < width && width >= 32 {
+            // The last 32 pixels from an even column (each pixel's value is its own, so converting some twice
+            // changes nothing): at most one pixel is left for the scalar loop.
+            let start = (width - 32) / 2 * 2;
+            // SAFETY: as above; the slices from `start` hold 32 or 33 pixels, their chroma and their bytes.
+            done = start
+                + unsafe {
+                    avx2::row(
+                        c,
+                        &y[start..],
+                        &u[start / 2..],
+                        &v[start / 2..],
+                        &mut out[start * 3..],
+                    )
+                };
+        }
+        return done;
+    }
+    0
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -245,6 +287,118 @@ mod avx2 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::Coefficients;
+
+    /// Where a step's pixel `p` (0-63) sits in a channel's vector: `packus(even, odd)` puts, in each 128-bit
+    /// lane `L`, the channel's values of the even pixels `16L, 16L + 2, ..., 16L + 14` in bytes 0-7 and those
+    /// of the odd pixels after them in bytes 8-15.
+    const fn slot(p: usize) -> u8 {
+        let i = p / 2;
+        (16 * (i / 8) + i % 8 + 8 * (p % 2)) as u8
+    }
+
+    /// For output vector `k` of a step (RGB24 bytes `64k..64k + 64` of its 192): the `vpermt2b` indices taking
+    /// each red byte from the first table and each green one from the second, the `vpermb` indices of the blue
+    /// bytes, and the mask of the blue bytes' positions.
+    const fn interleave(k: usize) -> ([u8; 64], [u8; 64], u64) {
+        let (mut red_green, mut blue, mut blue_mask) = ([0u8; 64], [0u8; 64], 0u64);
+        let mut j = 0;
+        while j < 64 {
+            let (pixel, channel) = ((64 * k + j) / 3, (64 * k + j) % 3);
+            match channel {
+                0 => red_green[j] = slot(pixel),
+                1 => red_green[j] = slot(pixel) | 64,
+                _ => {
+                    blue[j] = slot(pixel);
+                    blue_mask |= 1 << j;
+                }
+            }
+            j += 1;
+        }
+        (red_green, blue, blue_mask)
+    }
+
+    const INTERLEAVE: [([u8; 64], [u8; 64], u64); 3] =
+        [interleave(0), interleave(1), interleave(2)];
+
+    /// Converts the row's pixels in steps of 64 and returns how many it converted (the rest is the caller's).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VBMI. `u` and `v` must hold `y.len().div_ceil(2)` samples and `out`
+    /// `y.len() * 3` bytes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(super) unsafe fn row(
+        c: &Coefficients,
+        y: &[u8],
+        u: &[u8],
+        v: &[u8],
+        out: &mut [u8],
+    ) -> usize {
+        let steps = y.len() / 64;
+        let splat = _mm512_set1_epi16;
+        let (y_off, y_coef, uv_off) = (splat(c.y_offset), splat(c.y), splat(c.uv_offset));
+        let (vr, ub, ug, vg) = (splat(c.vr), splat(c.ub), splat(c.ug), splat(c.vg));
+        let low_bytes = splat(0x00ff);
+        // SAFETY: the tables are 64-byte arrays, read unaligned.
+        let tables: [(__m512i, __m512i, __mmask64); 3] = std::array::from_fn(|k| {
+            let (red_green, blue, mask) = &INTERLEAVE[k];
+            unsafe {
+                (
+                    _mm512_loadu_si512(red_green.as_ptr().cast()),
+                    _mm512_loadu_si512(blue.as_ptr().cast()),
+                    *mask,
+                )
+            }
+        });
+        for s in 0..steps {
+            // SAFETY: step `s` reads luma bytes 64s..64s+64 and chroma bytes 32s..32s+32, all inside the rows
+            // (64s + 64 <= y.len(), and the chroma rows hold y.len() / 2 or more), and writes output bytes
+            // 192s..192s+192 <= out.len().
+            unsafe {
+                let luma = _mm512_loadu_si512(y.as_ptr().add(64 * s).cast());
+                let cu = _mm512_cvtepu8_epi16(_mm256_loadu_si256(u.as_ptr().add(32 * s).cast()));
+                let cv = _mm512_cvtepu8_epi16(_mm256_loadu_si256(v.as_ptr().add(32 * s).cast()));
+                // Even and odd pixels, as 16-bit values: slot i holds pixels 2i and 2i + 1.
+                let even = _mm512_and_si512(luma, low_bytes);
+                let odd = _mm512_srli_epi16(luma, 8);
+                let scaled = |l: __m512i| {
+                    _mm512_mulhi_epi16(_mm512_sub_epi16(_mm512_slli_epi16(l, 3), y_off), y_coef)
+                };
+                let (even, odd) = (scaled(even), scaled(odd));
+                let cu = _mm512_subs_epi16(_mm512_slli_epi16(cu, 3), uv_off);
+                let cv = _mm512_subs_epi16(_mm512_slli_epi16(cv, 3), uv_off);
+                let green =
+                    _mm512_adds_epi16(_mm512_mulhi_epi16(cu, ug), _mm512_mulhi_epi16(cv, vg));
+                let blue = _mm512_mulhi_epi16(cu, ub);
+                let red = _mm512_mulhi_epi16(cv, vr);
+                // Each channel's 64 bytes, in the order `slot` gives.
+                let channel = |delta: __m512i| {
+                    _mm512_packus_epi16(
+                        _mm512_adds_epi16(delta, even),
+                        _mm512_adds_epi16(odd, delta),
+                    )
+                };
+                let (red, green, blue) = (channel(red), channel(green), channel(blue));
+                let dst = out.as_mut_ptr().add(192 * s);
+                for (k, &(red_green, blue_at, mask)) in tables.iter().enumerate() {
+                    let rgb = _mm512_mask_permutexvar_epi8(
+                        _mm512_permutex2var_epi8(red, red_green, green),
+                        mask,
+                        blue_at,
+                        blue,
+                    );
+                    _mm512_storeu_si512(dst.add(64 * k).cast(), rgb);
+                }
+            }
+        }
+        steps * 64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,10 +436,16 @@ mod tests {
         )
     }
 
+    /// Every vector kernel this CPU has gives the scalar twin's bytes, at widths around each kernel's step
+    /// (AVX-512's 64, AVX2's 32, the overlapping last step, odd widths) and for two matrices in both ranges.
     #[test]
-    fn the_vector_path_equals_the_scalar_one_at_every_width() {
-        if !available() {
-            eprintln!("SKIPPED: this CPU has no AVX2");
+    fn every_vector_kernel_equals_the_scalar_one_at_every_width() {
+        let kernels: Vec<Kernel> = Kernel::ALL
+            .into_iter()
+            .filter(|&k| k != Kernel::Scalar && k.available())
+            .collect();
+        if kernels.is_empty() {
+            eprintln!("SKIPPED: this CPU has no vector kernel");
             return;
         }
         for (i, table) in [BT601, [117489, 138438, 13975, 34925]]
@@ -294,7 +454,9 @@ mod tests {
         {
             for full in [false, true] {
                 let c = Coefficients::new(table, full);
-                for w in [1, 2, 31, 32, 33, 63, 64, 65, 97, 130] {
+                for w in [
+                    1, 2, 31, 32, 33, 63, 64, 65, 97, 127, 128, 130, 161, 193, 254,
+                ] {
                     let h = 6;
                     let (y, u, v) = picture(w, h, (w * 7 + i) as u32);
                     let src = Planes {
@@ -305,17 +467,23 @@ mod tests {
                         uv_stride: w.div_ceil(2) as isize,
                     };
                     let stride = w * 3 + 5;
-                    let (mut a, mut b) = (vec![7u8; stride * h], vec![7u8; stride * h]);
+                    let mut want = vec![7u8; stride * h];
                     // SAFETY: the planes are exactly w x h and (w/2) x (h/2), rounded up.
-                    unsafe {
-                        convert(&c, src, w, h, &mut a, stride, true);
-                        convert(&c, src, w, h, &mut b, stride, false);
+                    unsafe { convert(&c, src, w, h, &mut want, stride, Kernel::Scalar) };
+                    for &kernel in &kernels {
+                        let mut got = vec![7u8; stride * h];
+                        // SAFETY: as above.
+                        unsafe { convert(&c, src, w, h, &mut got, stride, kernel) };
+                        assert!(
+                            got == want,
+                            "{kernel:?}, width {w}, table {i}, full range {full}"
+                        );
+                        // Bytes between rows are left alone.
+                        assert!(got.chunks(stride).all(|r| r[w * 3..] == [7u8; 5]));
                     }
-                    assert_eq!(a, b, "width {w}, table {i}, full range {full}");
-                    // Bytes between rows are left alone.
-                    assert!(a.chunks(stride).all(|r| r[w * 3..] == [7u8; 5]));
                 }
             }
         }
+        eprintln!("kernels checked: {kernels:?}");
     }
 }

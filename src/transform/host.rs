@@ -1,6 +1,7 @@
 //! The CPU path's conversion plan (the GPU twin is `transform::gpu`): which region of a decoded frame swscale
-//! converts, at what stride, so that the result equals a full-frame conversion byte for byte — a window with a
-//! margin, aligned to swscale's groups and the chroma grid; a resize of only that region of the resized
+//! converts, at what stride, so that the result equals a full-frame conversion byte for byte — the window
+//! widened to the chroma grid where swscale's fast path converts the frame (each pixel's value its own), else a
+//! window with a margin, aligned to swscale's groups and the chroma grid; a resize of only that region of the resized
 //! picture (8-bit planar YUV frames, by `resample`), or else of whole blocks of the resize's pixel grid around
 //! the window (swscale); and the right-edge strip that swscale's fast path skips. Safe code: the calls into
 //! swscale are `ffi::scale`'s.
@@ -167,7 +168,7 @@ impl HostConverter {
         let picture = (size.0, size.1.next_multiple_of(2));
         let resized =
             AvFrame::reuse_yuv420p_like(&mut self.resized, frame, picture, frame.full_range())?;
-        let (x0, y0, rw, rh) = window_region(picture, 2, window);
+        let (x0, y0, rw, rh) = window_region(picture, 2, takes_fast_path(resized), window);
         let rows = y0..(y0 + rh).min(size.1);
         {
             let mut planes = resized.yuv_planes_mut()?;
@@ -200,7 +201,7 @@ fn convert_window(
         "window outside the frame"
     );
     let (_, align_y) = chroma_alignment(frame);
-    let (x0, y0, rw, rh) = window_region((fw, fh), align_y, window);
+    let (x0, y0, rw, rh) = window_region((fw, fh), align_y, takes_fast_path(frame), window);
     let stride = padded_row(rw);
     sized_with_slack(out, stride * rh as usize)?;
     scaler.convert(
@@ -218,17 +219,32 @@ fn convert_window(
 }
 
 /// The region `(x0, y0, w, h)` of a `frame`-sized picture whose conversion gives the window `(x, y, w, h)`
-/// exactly the values of a full-frame conversion: the window plus a margin of [`WINDOW_MARGIN`] pixels (so
-/// chroma filters see the same neighbours), its left edge on a 16-pixel grid and its top on the chroma grid
-/// (`align_y` rows), and its width and height of the same residues as the frame's (swscale picks its code
-/// path from them); an odd side is taken whole.
+/// exactly the values of a full-frame conversion.
+///
+/// Where the full frame takes swscale's fast path (`fast_path`, see `ffi::scale::takes_fast_path`), each pixel's
+/// value depends on its own luma sample and its chroma pair's samples only, at any position in any row (the
+/// same fact the right-edge strip relies on, see [`padded_row`]): the region is the window widened to the
+/// chroma grid, its left and top edges even and its right and bottom edges even or the frame's own, so that its
+/// height is even and its conversion takes that path too.
+///
+/// Otherwise swscale's scaled path filters the chroma: the region is the window plus a margin of
+/// [`WINDOW_MARGIN`] pixels (so chroma filters see the same neighbours), its left edge on a 16-pixel grid and
+/// its top on the chroma grid (`align_y` rows), and its width and height of the same residues as the frame's
+/// (swscale picks its code path from them); an odd side is taken whole.
 fn window_region(
     frame: (u32, u32),
     align_y: u32,
+    fast_path: bool,
     window: (u32, u32, u32, u32),
 ) -> (u32, u32, u32, u32) {
     let (fw, fh) = frame;
     let (x, y, w, h) = window;
+    if fast_path {
+        let (x0, y0) = (x / 2 * 2, y / 2 * 2);
+        let x1 = (x + w).next_multiple_of(2).min(fw);
+        let y1 = (y + h).next_multiple_of(2).min(fh);
+        return (x0, y0, x1 - x0, y1 - y0);
+    }
     let mut x0 = x.saturating_sub(WINDOW_MARGIN) / 16 * 16;
     let mut y0 = y.saturating_sub(WINDOW_MARGIN) / align_y.max(2) * align_y.max(2);
     let mut x1 = (x + w + WINDOW_MARGIN).min(fw);
@@ -329,6 +345,142 @@ fn sized_with_slack(out: &mut Vec<u8>, len: usize) -> Result<(), AvError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A YUV 4:2:0 picture whose neighbouring pixels and chroma pairs all differ.
+    fn noise_frame(width: u32, height: u32, full_range: bool) -> AvFrame {
+        let mut frame = AvFrame::yuv420p_bt601(width, height, full_range).unwrap();
+        for p in 0..3 {
+            frame.fill_plane(p, |x, y| ((x * 73 + y * 151 + p * 29) ^ (x * y / 3)) as u8);
+        }
+        frame
+    }
+
+    /// `frame` converted whole by swscale, every pixel written (rows padded as `convert_window` pads them):
+    /// the bytes and the stride.
+    fn swscale_whole(frame: &AvFrame) -> (Vec<u8>, usize) {
+        let (w, h) = (frame.width(), frame.height());
+        let stride = padded_row(w);
+        let mut out = vec![0; stride * h as usize + WRITE_SLACK];
+        let size = (w, h);
+        Scaler::swscale_only()
+            .convert(frame, (0, 0, w, h), size, Filter::Bicubic, &mut out, stride)
+            .unwrap();
+        (out, stride)
+    }
+
+    /// Windows of a `w` x `h` picture at both parities of every edge, narrow and wide, at both ends.
+    fn windows(w: u32, h: u32) -> Vec<(u32, u32, u32, u32)> {
+        let sides = |n: u32| -> Vec<(u32, u32)> {
+            let mut v = Vec::new();
+            for len in [1, 2, 5, 32, 33, n - 1, n] {
+                for at in [0, 1, 2, 3, n.saturating_sub(len + 1), n.saturating_sub(len)] {
+                    if len >= 1 && at + len <= n {
+                        v.push((at, len));
+                    }
+                }
+            }
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let rows = sides(h);
+        sides(w)
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, (x, ww))| {
+                // A few row spans each (all of them for some), so that every row parity meets every column one.
+                let step = if i % 5 == 0 { 1 } else { 7 };
+                rows.iter()
+                    .skip(i % step)
+                    .step_by(step)
+                    .map(move |&(y, wh)| (x, y, ww, wh))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Asserts that `window` of a conversion (`out` at `region`) equals the same pixels of `whole`.
+    fn assert_window(
+        out: &[u8],
+        region: RgbRegion,
+        whole: &[u8],
+        whole_stride: usize,
+        window: (u32, u32, u32, u32),
+        what: &str,
+    ) {
+        let (x, y, w, h) = window;
+        let len = w as usize * 3;
+        for row in 0..h as usize {
+            let got = &out[region.offset + row * region.stride..][..len];
+            let want = &whole[(y as usize + row) * whole_stride + x as usize * 3..][..len];
+            assert!(got == want, "{what}, window {window:?}: row {row} differs");
+        }
+    }
+
+    /// A window converted alone (a region just wider than it, see `window_region`) has exactly the values of
+    /// the whole frame converted by swscale: at every parity of its edges, in pictures of odd and even widths,
+    /// limited and full range, through the vector path and through swscale's own.
+    #[test]
+    fn a_window_converts_to_the_whole_frames_values_at_every_parity() {
+        for (w, h, full) in [
+            (455, 256, false),
+            (96, 64, true),
+            (35, 20, false),
+            (34, 2, true),
+        ] {
+            let frame = noise_frame(w, h, full);
+            let (whole, whole_stride) = swscale_whole(&frame);
+            for (name, mut scaler) in [
+                ("vector", Scaler::new()),
+                ("swscale", Scaler::swscale_only()),
+            ] {
+                let mut out = Vec::new();
+                for window in windows(w, h) {
+                    let region = convert_window(&mut scaler, &frame, window, &mut out).unwrap();
+                    let what = format!("{w}x{h} through {name}");
+                    assert_window(&out, region, &whole, whole_stride, window, &what);
+                }
+            }
+        }
+    }
+
+    /// A window of a resized picture, computed alone, equals the same pixels of the whole resized picture
+    /// (resized and converted whole), for resized widths odd and even, through both conversions.
+    #[test]
+    fn a_resized_window_equals_the_same_pixels_of_the_whole_resized_picture() {
+        let frame = noise_frame(320, 180, false);
+        for size in [(227, 128), (96, 54), (35, 21)] {
+            for swscale in [false, true] {
+                let mut converter = HostConverter::new();
+                if swscale {
+                    converter.scaler = Scaler::swscale_only();
+                }
+                let src = frame.yuv_planes().unwrap();
+                let mut whole = Vec::new();
+                let full = (0, 0, size.0, size.1);
+                let at = converter
+                    .resampled_window_rgb(&src, &frame, size, Filter::Bilinear, full, &mut whole)
+                    .unwrap();
+                assert_eq!(at.offset, 0);
+                let whole = whole[..at.stride * size.1 as usize].to_vec();
+                let mut out = Vec::new();
+                for window in windows(size.0, size.1) {
+                    let region = converter
+                        .resampled_window_rgb(
+                            &src,
+                            &frame,
+                            size,
+                            Filter::Bilinear,
+                            window,
+                            &mut out,
+                        )
+                        .unwrap();
+                    let what = format!("{size:?}, swscale {swscale}");
+                    assert_window(&out, region, &whole, at.stride, window, &what);
+                }
+            }
+        }
+    }
 
     #[test]
     fn scratch_the_system_refuses_is_an_error_not_an_abort() {
