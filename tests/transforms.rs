@@ -78,6 +78,15 @@ fn check_crops(got: &[Batch], reference: &[(usize, usize, Vec<u8>)]) -> Vec<(i64
     windows
 }
 
+/// Crop positions giving even and odd anchors on both axes.
+const ANCHORS: [(f32, f32); 5] = [
+    (0.0, 0.0),
+    (1.0, 1.0),
+    (0.5, 0.5),
+    (0.37, 0.61),
+    (0.13, 0.9),
+];
+
 #[test]
 fn fused_crop_equals_cropping_the_full_frame_at_every_anchor_parity() {
     for name in [
@@ -92,14 +101,7 @@ fn fused_crop_equals_cropping_the_full_frame_at_every_anchor_parity() {
     ] {
         let reference = full_frames(name);
         let (fw, fh, _) = reference[0];
-        // Positions giving even and odd anchors on both axes.
-        for (px, py) in [
-            (0.0, 0.0),
-            (1.0, 1.0),
-            (0.5, 0.5),
-            (0.37, 0.61),
-            (0.13, 0.9),
-        ] {
+        for (px, py) in ANCHORS {
             let (cw, ch) = ((fw * 2 / 3) as u32 | 1, (fh / 2) as u32 | 1);
             let crop = Crop::new(cw, ch).position(CropPosition::Fixed { x: px, y: py });
             let got = batches(
@@ -274,13 +276,7 @@ fn fused_crop_of_4_2_2_and_full_range_clips_equals_cropping_the_full_frame() {
         let (_dir, clip) = generated_clip((101, 64), pix_fmt);
         let video = std::fs::read(&clip).unwrap();
         let reference = full_frames_of(video.clone(), pix_fmt);
-        for (px, py) in [
-            (0.0, 0.0),
-            (1.0, 1.0),
-            (0.5, 0.5),
-            (0.37, 0.61),
-            (0.13, 0.9),
-        ] {
+        for (px, py) in ANCHORS {
             let crop = Crop::new(37, 21).position(CropPosition::Fixed { x: px, y: py });
             let config = Config::new(3, 1).transforms(Transforms::new().crop(crop));
             let got = batches_of(config, video.clone(), pix_fmt);
