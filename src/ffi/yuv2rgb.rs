@@ -137,7 +137,7 @@ pub(crate) unsafe fn convert(
 /// The vector part of one row on `kernel` (available): returns how many of its first pixels it converted,
 /// which is all of them, or all but the last of an odd width, when the row has 32 or more. `u` and `v` hold
 /// `y.len().div_ceil(2)` samples and `out` `y.len() * 3` bytes.
-#[allow(unused_variables)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
 fn vector_row(
     kernel: Kernel,
     c: &Coefficients,
