@@ -154,21 +154,24 @@ fn vector_row(
             // SAFETY: the CPU has the features (`kernel` is available); the slices hold the row (above).
             done = unsafe { avx512::row(c, y, u, v, out) };
         }
-        // AVX2 steps from `done` (a multiple of 64, so an even column: the chroma samples start at `done / 2`).
-        // SAFETY: AVX2 is present (any kernel but the scalar one); the slices from `done` hold the rest of the
-        // row, its chroma and its bytes.
-        done += unsafe {
-            avx2::row(
-                c,
-                &y[done..],
-                &u[done / 2..],
-                &v[done / 2..],
-                &mut out[done * 3..],
-            )
-        };
-        if done < width && width >= 32 {
+        // AVX2 steps from `done` (a multiple of 64, so an even column: the chroma samples start at `done / 2`),
+        // where 32 pixels or more are left.
+        if width - done >= 32 {
+            // SAFETY: AVX2 is present (any kernel but the scalar one); the slices from `done` hold the rest of
+            // the row, its chroma and its bytes.
+            done += unsafe {
+                avx2::row(
+                    c,
+                    &y[done..],
+                    &u[done / 2..],
+                    &v[done / 2..],
+                    &mut out[done * 3..],
+                )
+            };
+        }
+        if width - done >= 2 && width >= 32 {
             // The last 32 pixels from an even column (each pixel's value is its own, so converting some twice
-            // changes nothing): at most one pixel is left for the scalar loop.
+            // changes nothing): at most one pixel is left for the scalar loop (as it is when only one was).
             let start = (width - 32) / 2 * 2;
             // SAFETY: as above; the slices from `start` hold 32 or 33 pixels, their chroma and their bytes.
             done = start
