@@ -6,6 +6,7 @@
 #                    AV1 on the CPU), same sonames, so framefeed's binaries load it through LD_LIBRARY_PATH
 #   .gpu/bin/        framefeed (release, --features cuda), the gpu_backend test binary, the gpu_operators
 #                    benchmark, a minimal ffmpeg CLI (the `-hwaccel cuda` floor), all stripped
+#   .gpu/wheel/      the Python package built with the `cuda` feature (WHEEL=0 skips it)
 #   .gpu-videos/     the shared corpus (without the 9000-frame and corrupted files, which the GPU test skips)
 #   .gpu-clips/      1080p and 4K clips, H.264 and HEVC, for benches/gpu.sh
 # Here (Debian 12; needs deb-src in apt's sources for `apt-get source`):
@@ -89,6 +90,16 @@ enc() { ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=size=$1:rat
 [ -f .gpu-clips/1080p_hevc.mp4 ] || enc 1920x1080 600 1080p_hevc.mp4 -c:v libx265 -preset ultrafast -b:v 3M -x265-params log-level=none:keyint=60
 [ -f .gpu-clips/4k_h264.mp4 ] || enc 3840x2160 240 4k_h264.mp4 -c:v libx264 -preset veryfast -b:v 8M -g 60
 [ -f .gpu-clips/4k_hevc.mp4 ] || enc 3840x2160 240 4k_hevc.mp4 -c:v libx265 -preset ultrafast -b:v 8M -x265-params log-level=none:keyint=60
+
+# The Python package with the `cuda` feature (abi3, so the GPU machine's own Python takes it), for
+# `gpu-run.sh python`.
+if [ "${WHEEL:-1}" = 1 ]; then
+  [ -x target/gpu-bundle/venv/bin/maturin ] || {
+    python3 -m venv target/gpu-bundle/venv && target/gpu-bundle/venv/bin/pip install -q 'maturin>=1.7,<2'
+  }
+  rm -rf .gpu/wheel
+  target/gpu-bundle/venv/bin/maturin build -q --release --strip --auditwheel skip -m python/Cargo.toml --features cuda -o .gpu/wheel
+fi
 
 du -sh .gpu .gpu-videos .gpu-clips
 # One device call carries the tracked tree plus the paths it names, 64 MiB in all.

@@ -7,7 +7,11 @@
 #   bash benches/gpu-run.sh bench   (carry [".gpu", ".gpu-clips"]): benches/gpu.sh on 1080p and 4K H.264 and
 #                                    HEVC, 1 / 7 / 14 operators against the bundled ffmpeg's -hwaccel cuda floor
 #   bash benches/gpu-run.sh operators (carry [".gpu", ".gpu-clips"]): benches/gpu_operators.rs, 1 / 7 / 14
-#                                    operators in one process sharing the GPU's context, on the same clips
+#                                    operators in one process sharing the GPU's context, on the same clips,
+#                                    each NVDEC driver (hwaccel, direct) side by side, NVDEC use sampled
+#   bash benches/gpu-run.sh clocks  the GPU's clocks (NVDEC's rate scales with the video clock)
+#   bash benches/gpu-run.sh python  (carry [".gpu"]): the Python package's GPU tests (the wheel in .gpu/wheel,
+#                                    built by gpu-bundle.sh) with the machine's own torch as the CUDA consumer
 # Logs go to $OUT (the device tool brings them back) or /tmp.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,13 +47,27 @@ bench)
   bash benches/gpu.sh .gpu/bin/framefeed .gpu-clips/1080p_h264.mp4 .gpu-clips/1080p_hevc.mp4 \
     .gpu-clips/4k_h264.mp4 .gpu-clips/4k_hevc.mp4 2>&1 | tee "$out/gpu_bench.log"
   ;;
+python)
+  python3 -m pip install -q --no-index --no-deps --target /tmp/ffpy .gpu/wheel/*.whl || exit 1
+  [ -e /work/main/tests/fixtures ] || { mkdir -p /work && ln -sfn "$root" /work/main; }
+  PYTHONPATH=/tmp/ffpy python3 -m pytest -q -p no:cacheprovider --rootdir /tmp python/tests/test_gpu.py -rs 2>&1 |
+    tee "$out/gpu_python.log"
+  exit "${PIPESTATUS[0]}"
+  ;;
+clocks)
+  # The video clock that NVDEC's per-engine rates scale with.
+  nvidia-smi -q -d CLOCK | tee "$out/gpu_clocks.log"
+  ;;
 operators)
+  nvidia-smi dmon -s um -o T -d 1 >"$out/gpu_operators_dmon.log" 2>&1 &
+  dmon=$!
+  trap 'kill $dmon 2>/dev/null || true' EXIT
   for clip in .gpu-clips/1080p_h264.mp4 .gpu-clips/1080p_hevc.mp4 .gpu-clips/4k_h264.mp4 .gpu-clips/4k_hevc.mp4; do
     .gpu/bin/gpu_operators "$clip" 1 7 14
   done 2>&1 | tee "$out/gpu_operators.log"
   ;;
 *)
-  echo "usage: bash benches/gpu-run.sh tests|bench|operators" >&2
+  echo "usage: bash benches/gpu-run.sh tests|bench|operators|clocks|python" >&2
   exit 2
   ;;
 esac

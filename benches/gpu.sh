@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # NVDEC throughput on a GPU machine: one framefeed operator (one process, one video), then 7 and 14 at once,
-# against the floor `ffmpeg -hwaccel cuda -hwaccel_output_format cuda -i X -f null -` run the same way, and
-# framefeed with the transforms in the kernel (crop 224 + f32 + CFHW). Runs are interleaved (floor, plain,
+# against the floor `ffmpeg -hwaccel cuda -hwaccel_output_format cuda -i X -f null -` run the same way, with
+# both NVDEC drivers (plain: the direct nvcuvid decoder, the default; hwaccel: libavcodec's), and framefeed
+# with the transforms in the kernel (crop 224 + f32 + CFHW, direct driver). Runs are interleaved (floor, plain,
 # transforms) and repeated; the median of the repeats is reported. NVDEC utilisation and GPU memory are
 # sampled meanwhile (`nvidia-smi dmon -s um`, 1 s) and reported per phase.
 #   With the bundle: bash benches/gpu-run.sh bench (see benches/gpu-bundle.sh)
@@ -65,7 +66,7 @@ for clip in "${clips[@]}"; do
     r=$reps
     [ "$n" -lt 14 ] || r=$reps14
     for rep in $(seq "$r"); do
-      for variant in floor plain transforms; do
+      for variant in floor plain hwaccel transforms; do
         from=$(date +%H:%M:%S)
         case $variant in
         floor)
@@ -74,6 +75,8 @@ for clip in "${clips[@]}"; do
             -i "$clip" -f null -) ;;
         plain)
           t=$(run_n "$n" "$bin" run -L 8 -B 2 --device cuda --no-cpu-fallback "$clip") ;;
+        hwaccel)
+          t=$(run_n "$n" "$bin" run -L 8 -B 2 --device cuda --no-cpu-fallback --nvdec hwaccel "$clip") ;;
         transforms)
           t=$(run_n "$n" "$bin" run -L 8 -B 2 --device cuda --no-cpu-fallback --crop 224x224 --dtype f32 \
             --layout cfhw "$clip") ;;
@@ -90,7 +93,7 @@ for clip in "${clips[@]}"; do
         echo "$clip x$n $variant rep $rep: $t s ($from-$to), in-process sum $own frames/s" >>"$phases"
       done
     done
-    for variant in floor plain transforms; do
+    for variant in floor plain hwaccel transforms; do
       [ -n "${times[$variant]:-}" ] || { echo "$variant: no ffmpeg on this machine"; continue; }
       t=$(echo "${times[$variant]}" | median)
       fps=$(echo "$frames $n $t" | awk '{printf "%.0f", $1 * $2 / $3}')

@@ -1,4 +1,4 @@
-//! N NVDEC operators in one process (feature `cuda`): the way an application runs several framefeed operators,
+//! N NVDEC operators in one process (feature `cuda`), with each NVDEC driver (libavcodec's hwaccel and the direct nvcuvid decoder, rounds interleaved): the way an application runs several framefeed operators,
 //! sharing the GPU's primary CUDA context (each operator has its own stream and NVDEC decoder), as opposed to
 //! N processes with a context each, which the GPU time-slices (`benches/gpu.sh`).
 //!
@@ -14,7 +14,7 @@
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use framefeed::{Config, Crop, DType, Device, Layout, Transforms, VideoInput};
+use framefeed::{Config, Crop, DType, Device, Layout, NvdecDriver, Transforms, VideoInput};
 
 fn transforms(variant: &str) -> Transforms {
     match variant {
@@ -28,7 +28,12 @@ fn transforms(variant: &str) -> Transforms {
 
 /// One round: `n` operators decoding `clip` at once. Returns (wall time from creation, wall time from when
 /// all are ready, frames decoded).
-fn round(clip: &bytes::Bytes, n: usize, variant: &str) -> (Duration, Duration, usize) {
+fn round(
+    clip: &bytes::Bytes,
+    n: usize,
+    variant: &str,
+    driver: NvdecDriver,
+) -> (Duration, Duration, usize) {
     let start = Instant::now();
     let ready = Arc::new(Barrier::new(n + 1));
     let threads: Vec<_> = (0..n)
@@ -37,6 +42,7 @@ fn round(clip: &bytes::Bytes, n: usize, variant: &str) -> (Duration, Duration, u
             std::thread::spawn(move || {
                 let config = Config::new(8, 2)
                     .device(Device::Cuda(0))
+                    .nvdec_driver(driver)
                     .cpu_fallback(false)
                     .transforms(t);
                 let input = VideoInput::new(config);
@@ -100,20 +106,29 @@ fn main() {
         .map_or(path.clone(), |f| f.to_string_lossy().into_owned());
     for &n in &counts {
         for variant in ["plain", "transforms"] {
-            let (mut total, mut decode, mut frames) = (Vec::new(), Vec::new(), 0);
+            // The two NVDEC drivers side by side, their rounds interleaved.
+            let drivers = [NvdecDriver::Hwaccel, NvdecDriver::Direct];
+            let mut total = [Vec::new(), Vec::new()];
+            let mut decode = [Vec::new(), Vec::new()];
+            let mut frames = [0, 0];
             for _ in 0..reps {
-                let (t, d, f) = round(&clip, n, variant);
-                total.push(t.as_secs_f64());
-                decode.push(d.as_secs_f64());
-                frames = f;
+                for (i, &driver) in drivers.iter().enumerate() {
+                    let (t, d, f) = round(&clip, n, variant, driver);
+                    total[i].push(t.as_secs_f64());
+                    decode[i].push(d.as_secs_f64());
+                    frames[i] = f;
+                }
             }
-            let (t, d) = (median(total.clone()), median(decode));
-            println!(
-                "operators {name} x{n} {variant}: median {t:.3} s of {total:.3?}, {:.0} frames/s in all; \
-                 after set-up {:.0} frames/s",
-                frames as f64 / t,
-                frames as f64 / d
-            );
+            for (i, driver) in drivers.iter().enumerate() {
+                let (t, d) = (median(total[i].clone()), median(decode[i].clone()));
+                println!(
+                    "operators {name} x{n} {variant} {driver}: median {t:.3} s of {:.3?}, {:.0} frames/s in \
+                     all; after set-up {:.0} frames/s",
+                    total[i],
+                    frames[i] as f64 / t,
+                    frames[i] as f64 / d
+                );
+            }
         }
     }
 }

@@ -40,6 +40,41 @@ pub enum Threading {
     Slice,
 }
 
+/// How the NVDEC backend drives the GPU's video engines (with [`Device::Cuda`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NvdecDriver {
+    /// framefeed's own nvcuvid decoder (default) for H.264, HEVC, VP8, VP9 and AV1: NVIDIA's parser and a
+    /// decode queue, so several pictures are in flight on the engine while earlier ones are converted; codecs
+    /// it does not take go through libavcodec's hwaccel.
+    #[default]
+    Direct,
+    /// libavcodec's NVDEC hwaccel for every codec: one picture in the engine at a time.
+    Hwaccel,
+}
+
+impl std::str::FromStr for NvdecDriver {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "direct" => Ok(Self::Direct),
+            "hwaccel" => Ok(Self::Hwaccel),
+            other => Err(format!(
+                "unknown NVDEC driver {other:?}: expected direct or hwaccel"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for NvdecDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Direct => "direct",
+            Self::Hwaccel => "hwaccel",
+        })
+    }
+}
+
 /// What a [live video](crate::LiveVideo) that turns out to be an MP4 with its index (`moov`) after its media
 /// data (`mdat`) does. Such a file cannot be decoded before its last byte has arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +124,7 @@ pub struct Config {
     pub(crate) huge_pages: bool,
     pub(crate) device: Device,
     pub(crate) cpu_fallback: bool,
+    pub(crate) nvdec_driver: NvdecDriver,
 }
 
 /// Bytes of a batch of `max_batch_size` sequences of `sequence_length` frames of `frame` pixels: `None` when the
@@ -174,6 +210,7 @@ impl Config {
             huge_pages: false,
             device: Device::Cpu,
             cpu_fallback: true,
+            nvdec_driver: NvdecDriver::Direct,
         }
     }
 
@@ -220,6 +257,14 @@ impl Config {
     /// says so); `false` fails that video with [`VideoError::NvdecUnsupported`](crate::VideoError).
     pub fn cpu_fallback(mut self, fallback: bool) -> Self {
         self.cpu_fallback = fallback;
+        self
+    }
+
+    /// With a CUDA device, how NVDEC is driven: framefeed's own nvcuvid decoder with several pictures in flight
+    /// ([`NvdecDriver::Direct`], default) or libavcodec's hwaccel ([`NvdecDriver::Hwaccel`]). Both give the
+    /// same frames; see `benches/RESULTS.md` for their rates.
+    pub fn nvdec_driver(mut self, driver: NvdecDriver) -> Self {
+        self.nvdec_driver = driver;
         self
     }
 

@@ -110,7 +110,9 @@ mod video;
 mod worker;
 
 pub use batch::{Batch, CropWindow, Frame, Gap, Sequence};
-pub use config::{limits, Config, LastSequencePolicy, MoovAtEnd, StreamSelection, Threading};
+pub use config::{
+    limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
+};
 pub use demux::probe;
 pub use device::{cuda_status, DecodedOn, Device};
 pub use error::{AvError, Error, Result, TryFeedError, VideoError};

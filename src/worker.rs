@@ -142,7 +142,7 @@ impl Worker {
     fn open_decoder(&self, demuxer: &Demuxer) -> Result<(Box<dyn Decoder>, bool), VideoError> {
         if let Some(gpu) = &self.gpu {
             match nvdec_support(demuxer.stream()) {
-                Ok(()) => return Ok((open_nvdec(demuxer, gpu)?, true)),
+                Ok(()) => return Ok((open_nvdec(demuxer, gpu, self.config.nvdec_driver)?, true)),
                 Err(reason) if !self.config.cpu_fallback => {
                     return Err(VideoError::NvdecUnsupported { reason })
                 }

@@ -6,7 +6,7 @@ mod common;
 use common::{fixture, read_fixture, shared_videos};
 use framefeed::{
     Batch, Config, Crop, CropPosition, DType, DecodedOn, Device, Error, LastSequencePolicy, Layout,
-    Resize, Transforms, VideoError, VideoInput,
+    NvdecDriver, Resize, Transforms, VideoError, VideoInput,
 };
 
 /// Whether a usable GPU is present; otherwise prints why the test skips (or fails with `REQUIRE_GPU=1`).
@@ -122,10 +122,23 @@ struct Decoded {
     decoded_on: Vec<DecodedOn>,
 }
 
+/// Both ways of driving NVDEC: every GPU check runs over each.
+const DRIVERS: [NvdecDriver; 2] = [NvdecDriver::Direct, NvdecDriver::Hwaccel];
+
 fn run(device: Device, output: &Output, video: &[u8]) -> Result<Decoded, Error> {
+    run_with(device, NvdecDriver::Direct, output, video)
+}
+
+fn run_with(
+    device: Device,
+    driver: NvdecDriver,
+    output: &Output,
+    video: &[u8],
+) -> Result<Decoded, Error> {
     let config = Config::new(5, 2)
         .last_sequence_policy(LastSequencePolicy::Pad)
         .device(device)
+        .nvdec_driver(driver)
         .transforms(output.transforms.clone());
     let mut d = Decoded {
         structure: Vec::new(),
@@ -206,16 +219,24 @@ fn check_backends_agree(name: &str, video: &[u8], output: &Output) {
     if !gpu_or_skip(name) {
         return;
     }
-    let gpu = run(Device::Cuda(0), output, video).expect("GPU decode");
-    assert!(
-        gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda),
-        "{name}: decoded on NVDEC, not by the CPU fallback"
-    );
-    assert_eq!(gpu.structure, cpu.structure, "{name}: batch structure");
-    assert_eq!(gpu.pts, cpu.pts, "{name}: timestamps");
-    let diff = mean_abs_diff(&gpu, &cpu);
-    eprintln!("{name}: GPU vs CPU mean absolute difference {diff:.3} levels");
-    assert!(diff <= 1.5, "{name}: mean absolute difference {diff}");
+    for driver in DRIVERS {
+        let gpu = run_with(Device::Cuda(0), driver, output, video).expect("GPU decode");
+        assert!(
+            gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda),
+            "{name} ({driver}): decoded on NVDEC, not by the CPU fallback"
+        );
+        assert_eq!(
+            gpu.structure, cpu.structure,
+            "{name} ({driver}): batch structure"
+        );
+        assert_eq!(gpu.pts, cpu.pts, "{name} ({driver}): timestamps");
+        let diff = mean_abs_diff(&gpu, &cpu);
+        eprintln!("{name} ({driver}): GPU vs CPU mean absolute difference {diff:.3} levels");
+        assert!(
+            diff <= 1.5,
+            "{name} ({driver}): mean absolute difference {diff}"
+        );
+    }
 }
 
 #[test]
@@ -377,18 +398,46 @@ fn shared_corpus_gpu_matches_cpu() {
             continue; // corrupt on purpose / 9000 frames: covered by the CPU conformance tests
         }
         let video = std::fs::read(dir.join(file)).unwrap();
-        match run(Device::Cuda(0), &Output::rgb(), &video) {
-            Ok(gpu) if gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda) => {
-                let cpu = run(Device::Cpu, &Output::rgb(), &video).unwrap();
-                assert_eq!(gpu.structure, cpu.structure, "{file}: batch structure");
-                assert_eq!(gpu.pts, cpu.pts, "{file}: timestamps");
-                let diff = mean_abs_diff(&gpu, &cpu);
-                eprintln!("{file}: GPU vs CPU mean absolute difference {diff:.3}");
-                assert!(diff <= 1.5, "{file}: {diff}");
+        let cpu = run(Device::Cpu, &Output::rgb(), &video).unwrap();
+        for driver in DRIVERS {
+            match run_with(Device::Cuda(0), driver, &Output::rgb(), &video) {
+                Ok(gpu) if gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda) => {
+                    assert_eq!(
+                        gpu.structure, cpu.structure,
+                        "{file} ({driver}): batch structure"
+                    );
+                    assert_eq!(gpu.pts, cpu.pts, "{file} ({driver}): timestamps");
+                    let diff = mean_abs_diff(&gpu, &cpu);
+                    eprintln!("{file} ({driver}): GPU vs CPU mean absolute difference {diff:.3}");
+                    assert!(diff <= 1.5, "{file} ({driver}): {diff}");
+                }
+                Ok(_) => eprintln!("{file} ({driver}): NVDEC does not decode it (CPU fallback)"),
+                Err(e) => panic!("{file} ({driver}): {e}"),
             }
-            Ok(_) => eprintln!("{file}: NVDEC does not decode it (CPU fallback)"),
-            Err(e) => panic!("{file}: {e}"),
         }
     }
     let _ = fixture("h264.mp4");
+}
+
+/// A resolution change inside one H.264 stream: the direct decoder is made again for the new size, and both
+/// drivers give the CPU's batches (the batches break where the size changes).
+#[test]
+fn resolution_change_inside_a_stream_matches_the_cpu() {
+    if !gpu_or_skip("resolution change") {
+        return;
+    }
+    let video = read_fixture("res_change.h264");
+    let cpu = run(Device::Cpu, &Output::rgb(), &video).expect("CPU decode");
+    for driver in DRIVERS {
+        let gpu = run_with(Device::Cuda(0), driver, &Output::rgb(), &video).expect("GPU decode");
+        assert!(
+            gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda),
+            "{driver}"
+        );
+        assert_eq!(gpu.structure, cpu.structure, "{driver}: batch structure");
+        assert_eq!(gpu.pts, cpu.pts, "{driver}: timestamps");
+        let diff = mean_abs_diff(&gpu, &cpu);
+        eprintln!("res_change.h264 ({driver}): GPU vs CPU mean absolute difference {diff:.3}");
+        assert!(diff <= 1.5, "{driver}: {diff}");
+    }
 }

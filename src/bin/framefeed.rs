@@ -221,6 +221,10 @@ struct RunArgs {
     /// With a CUDA device, fail videos NVDEC cannot decode instead of decoding them on the CPU.
     #[arg(long)]
     no_cpu_fallback: bool,
+    /// With a CUDA device, how NVDEC is driven: direct (framefeed's nvcuvid decoder, several pictures in
+    /// flight; H.264, HEVC, VP8, VP9, AV1) or hwaccel (libavcodec's, one picture at a time).
+    #[arg(long, default_value = "direct")]
+    nvdec: framefeed::NvdecDriver,
     /// The most memory one batch may take, in bytes or with a K, M, G or T suffix (powers of 1024): a video
     /// whose batches would be larger fails with a message naming the numbers, and settings that can never fit
     /// are refused. Default 4G.
@@ -551,6 +555,7 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         .huge_pages(args.huge_pages)
         .device(args.device)
         .cpu_fallback(!args.no_cpu_fallback)
+        .nvdec_driver(args.nvdec)
         .max_batch_bytes(
             args.max_batch_bytes
                 .unwrap_or(framefeed::limits::DEFAULT_MAX_BATCH_BYTES),

@@ -141,12 +141,15 @@ impl Clock {
 
     /// The time of the frame just decoded.
     pub(crate) fn pts(&mut self, frame: &AvFrame) -> f64 {
-        let pts = match frame.timestamp() {
+        self.at(frame.timestamp(), frame.duration())
+    }
+
+    /// The time of a frame with timestamp `ts` and duration `duration` (stream units), if known.
+    pub(crate) fn at(&mut self, ts: Option<i64>, duration: Option<i64>) -> f64 {
+        let pts = match ts {
             Some(ts) => ts as f64 * self.time_base,
             None => {
-                let step = frame
-                    .duration()
-                    .map_or(self.frame_duration, |d| d as f64 * self.time_base);
+                let step = duration.map_or(self.frame_duration, |d| d as f64 * self.time_base);
                 self.last.map_or(0.0, |p| p + step)
             }
         };

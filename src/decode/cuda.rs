@@ -1,4 +1,5 @@
-//! The NVDEC backend (feature `cuda`): libavcodec's NVDEC hwaccel on the operator's CUDA context and stream
+//! The NVDEC backends' entry (feature `cuda`): the direct nvcuvid backend (`nvcuvid.rs`) for the codecs it
+//! takes, and here libavcodec's NVDEC hwaccel on the operator's CUDA context and stream
 //! (the device layer's [`GpuRuntime`]). Frames stay in GPU memory as NV12/P010 surfaces, handed to the
 //! transform stage as [`DeviceFrame`]s; the CUDA kernel converts each one straight into its slot of a pooled
 //! device buffer, on the same stream, so no host synchronisation is needed per frame. Streams NVDEC cannot
@@ -9,6 +10,8 @@
 use std::sync::Arc;
 
 use super::backend::{DecodeLoop, Decoder, FrameSink, Stop};
+use super::nvcuvid::{direct_codec, NvcuvidDecoder};
+use crate::config::NvdecDriver;
 use crate::demux::Demuxer;
 use crate::device::GpuRuntime;
 use crate::error::{AvError, VideoError};
@@ -18,11 +21,18 @@ use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::transform::frame::{Colour, DeviceFrame, FrameRef};
 
-/// Opens NVDEC for the demuxer's chosen stream on `gpu`.
+/// Opens NVDEC for the demuxer's chosen stream on `gpu`: the direct nvcuvid backend for the codecs it takes
+/// (unless `driver` asks for the hwaccel), libavcodec's hwaccel for the others.
 pub(crate) fn open(
     demuxer: &Demuxer,
     gpu: &Arc<GpuRuntime>,
+    driver: NvdecDriver,
 ) -> Result<Box<dyn Decoder>, VideoError> {
+    if driver == NvdecDriver::Direct {
+        if let Some((codec, filter)) = direct_codec(&demuxer.stream().codec) {
+            return Ok(Box::new(NvcuvidDecoder::open(demuxer, gpu, codec, filter)?));
+        }
+    }
     Ok(Box::new(CudaDecoder::open(demuxer, gpu)?))
 }
 

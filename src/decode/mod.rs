@@ -1,11 +1,14 @@
 //! Decoder backends behind one trait, [`Decoder`]: the CPU backend ([`cpu::CpuDecoder`], libavcodec) and the
 //! NVDEC backend (libavcodec's hwaccel on the operator's CUDA context), which the `cuda` feature swaps in as a
 //! whole module: `cuda.rs` with it, `cuda_none.rs` (nothing to open: there is no GPU runtime) without.
-//! A direct nvcuvid backend could replace the NVDEC one behind the same trait. Each backend hands every decoded
+//! With the feature, `nvcuvid.rs` is the direct NVDEC backend (NVIDIA's parser and decoder with a decode queue),
+//! which `cuda.rs` opens for the codecs it takes unless the config asks for the hwaccel. Each backend hands every decoded
 //! frame to the transform stage as a [`FrameRef`](crate::transform::frame::FrameRef): in host or GPU memory.
 
 mod backend;
 pub(crate) mod cpu;
+#[cfg(feature = "cuda")]
+mod nvcuvid;
 #[cfg_attr(feature = "cuda", path = "cuda.rs")]
 #[cfg_attr(not(feature = "cuda"), path = "cuda_none.rs")]
 mod nvdec;

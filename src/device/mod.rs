@@ -20,5 +20,8 @@ pub use kind::{DecodedOn, Device};
 #[cfg_attr(not(feature = "cuda"), path = "none.rs")]
 mod imp;
 
+/// CUDA driver errors as video errors, for the NVDEC backends (which exist with the feature only).
+#[cfg(feature = "cuda")]
+pub(crate) use imp::cuda_error;
 pub use imp::cuda_status;
 pub(crate) use imp::{runtime, DeviceBuffer, GpuRuntime};
