@@ -212,6 +212,16 @@ fn mean_abs_diff(a: &Decoded, b: &Decoded) -> f64 {
     sum / a.levels.len().max(1) as f64
 }
 
+/// A GPU decode against the CPU's: identical batch structure and timestamps, frames within 1.5 levels on
+/// average.
+fn assert_matches_cpu(what: &str, gpu: &Decoded, cpu: &Decoded) {
+    assert_eq!(gpu.structure, cpu.structure, "{what}: batch structure");
+    assert_eq!(gpu.pts, cpu.pts, "{what}: timestamps");
+    let diff = mean_abs_diff(gpu, cpu);
+    eprintln!("{what}: GPU vs CPU mean absolute difference {diff:.3} levels");
+    assert!(diff <= 1.5, "{what}: mean absolute difference {diff}");
+}
+
 /// The same decode on every backend present: identical batch structure and timestamps, frames within 1.5
 /// levels on average.
 fn check_backends_agree(name: &str, video: &[u8], output: &Output) {
@@ -225,17 +235,7 @@ fn check_backends_agree(name: &str, video: &[u8], output: &Output) {
             gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda),
             "{name} ({driver}): decoded on NVDEC, not by the CPU fallback"
         );
-        assert_eq!(
-            gpu.structure, cpu.structure,
-            "{name} ({driver}): batch structure"
-        );
-        assert_eq!(gpu.pts, cpu.pts, "{name} ({driver}): timestamps");
-        let diff = mean_abs_diff(&gpu, &cpu);
-        eprintln!("{name} ({driver}): GPU vs CPU mean absolute difference {diff:.3} levels");
-        assert!(
-            diff <= 1.5,
-            "{name} ({driver}): mean absolute difference {diff}"
-        );
+        assert_matches_cpu(&format!("{name} ({driver})"), &gpu, &cpu);
     }
 }
 
@@ -402,14 +402,7 @@ fn shared_corpus_gpu_matches_cpu() {
         for driver in DRIVERS {
             match run_with(Device::Cuda(0), driver, &Output::rgb(), &video) {
                 Ok(gpu) if gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda) => {
-                    assert_eq!(
-                        gpu.structure, cpu.structure,
-                        "{file} ({driver}): batch structure"
-                    );
-                    assert_eq!(gpu.pts, cpu.pts, "{file} ({driver}): timestamps");
-                    let diff = mean_abs_diff(&gpu, &cpu);
-                    eprintln!("{file} ({driver}): GPU vs CPU mean absolute difference {diff:.3}");
-                    assert!(diff <= 1.5, "{file} ({driver}): {diff}");
+                    assert_matches_cpu(&format!("{file} ({driver})"), &gpu, &cpu);
                 }
                 Ok(_) => eprintln!("{file} ({driver}): NVDEC does not decode it (CPU fallback)"),
                 Err(e) => panic!("{file} ({driver}): {e}"),
@@ -434,10 +427,6 @@ fn resolution_change_inside_a_stream_matches_the_cpu() {
             gpu.decoded_on.iter().all(|d| *d == DecodedOn::Cuda),
             "{driver}"
         );
-        assert_eq!(gpu.structure, cpu.structure, "{driver}: batch structure");
-        assert_eq!(gpu.pts, cpu.pts, "{driver}: timestamps");
-        let diff = mean_abs_diff(&gpu, &cpu);
-        eprintln!("res_change.h264 ({driver}): GPU vs CPU mean absolute difference {diff:.3}");
-        assert!(diff <= 1.5, "{driver}: {diff}");
+        assert_matches_cpu(&format!("res_change.h264 ({driver})"), &gpu, &cpu);
     }
 }
