@@ -247,7 +247,6 @@ const _: () = {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DecodeCaps {
     pub(crate) supported: bool,
-    pub(crate) engines: u8,
     pub(crate) max: (u32, u32),
     pub(crate) min: (u32, u32),
     pub(crate) max_macroblocks: u32,
@@ -321,7 +320,6 @@ pub(crate) fn decoder_caps(codec: Codec, bit_depth_minus8: u32) -> Result<Decode
     )?;
     Ok(DecodeCaps {
         supported: raw.is_supported != 0,
-        engines: raw.num_nvdecs,
         max: (raw.max_width, raw.max_height),
         min: (u32::from(raw.min_width), u32::from(raw.min_height)),
         max_macroblocks: raw.max_mb_count,
