@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::device::Device;
+use crate::settings::device::Device;
 use crate::video::VideoRef;
 
 /// A result whose error is framefeed's [`Error`].

@@ -4,7 +4,7 @@
 /// The MP4 layout sniffer of live videos: decides, from a prefix of the bytes, whether more are needed, and
 /// never asks for fewer bytes than it was given, nor answers differently when given more.
 pub fn mp4_sniffer(bytes: &[u8]) {
-    use crate::live::{sniff_mp4, Sniff};
+    use crate::source::live::{sniff_mp4, Sniff};
     let whole = sniff_mp4(bytes);
     if let Sniff::NeedMore(n) = whole {
         assert!(n > bytes.len(), "asked for {n} bytes, had {}", bytes.len());
@@ -24,7 +24,7 @@ pub fn mp4_sniffer(bytes: &[u8]) {
 /// top-level boxes one by one (as a live stream is checked) must refuse whatever the whole buffer's check
 /// refuses under the same bound.
 pub fn mp4_claims(bytes: &[u8]) {
-    use crate::mp4_claims::{check_buffer, Bound, Claims, LavfTags};
+    use crate::demux::mp4::claims::{check_buffer, Bound, Claims, LavfTags};
     let _ = check_buffer(bytes, 1 << 16);
     let bound = Bound::live(1 << 16);
     let whole = Claims::new(bound, &LavfTags).top_level(bytes);

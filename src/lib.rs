@@ -26,23 +26,32 @@
 //! # Ok::<(), framefeed::Error>(())
 //! ```
 //!
-//! ## The pipeline, one module per stage
-//! feed queue (`feed`: [`feed`](crate::VideoInput::feed), bounded, with backpressure; `live`: chunks of a live
-//! video, [`feed_live`](crate::VideoInput::feed_live)) → demux (`demux`: AVIO over memory, stream choice;
-//! `mp4_claims`: an MP4's claims checked before the demuxer acts on them; `mp4_live`: a live MP4 read one
-//! checked box at a time) →
-//! decoder backend (`decode`: CPU libavcodec and NVDEC behind one trait, `decode::backend`) → conversion and
-//! transforms (`transform`: the frame contract `frame`, the spec `spec`, per-sequence geometry `plan`, the CPU
-//! plan `host` over swscale's `ffi::scale`, the CUDA kernel's parameters `gpu`, type and layout `write`) →
-//! sequence & batch assembly (`assemble`, `batch`, pooled host buffers in `pool`) → output ([`VideoInput`] in
-//! `input`: blocking, non-blocking, timeout, iterator, async future and stream), with the decoding thread in
-//! `worker` (its module doc walks one frame through these stages).
+//! ## The pipeline, one folder per stage
+//! In pipeline order; each stage imports only the stages before it and the layers below them
+//! (`tests/architecture.rs` checks it), and each folder's module doc says what it takes and hands on:
 //!
-//! Beside the stages: the device layer (`device`: [`Device`], and the GPU runtime and device buffers, real with
-//! the `cuda` feature and uninhabited without it, so shared code has no `cfg`), leaf types (`video`: ids and
-//! labels; `signal`: stop and wake signals; `error`), and the FFI layer (`ffi`: FFmpeg and, in `ffi::cuda`, the
-//! CUDA driver, libavcodec's CUDA device and the kernel's parameter block), where all `unsafe` code lives.
-//! Layers point one way: `tests/architecture.rs` checks that the import graph of `src/` has no cycle.
+//! 1. `source`: what comes in: the bounded feed queue ([`feed`](crate::VideoInput::feed), with
+//!    backpressure), a live video's chunks ([`feed_live`](crate::VideoInput::feed_live)), URLs and their
+//!    reconnect policy ([`UrlOptions`]), file lists ([`FileList`]).
+//! 2. `demux`: opening a source (AVIO over memory, live chunks or FFmpeg's protocols), choosing its video
+//!    stream, reading its packets; `demux::mp4` checks an MP4's claims before the demuxer acts on them and
+//!    reads a live MP4 one checked box at a time.
+//! 3. `decode`: decoder backends behind one trait (CPU libavcodec; NVDEC, direct or through libavcodec's
+//!    hwaccel); hands on each frame in host or GPU memory (`decode::frame`).
+//! 4. `transform`: conversion and transforms, per-sequence geometry (`plan`), the CPU path over swscale
+//!    (`host`, `resample`), the CUDA kernel's parameters (`gpu`), type and layout (`write`).
+//! 5. `assembly`: sequences and batches written in place (`assembler`), [`Batch`] (`batch`), pooled host
+//!    buffers (`pool`), the reference arithmetic ([`BatchOutline`], `outline`).
+//! 6. `operator`: the handle, [`VideoInput`] (blocking, non-blocking, timeout, iterator, async future and
+//!    stream), and its decoding thread (`worker`, whose module doc walks one frame through the stages).
+//!
+//! Below the stages: leaf types every stage may use (`settings`: [`Config`], [`Transforms`], [`Device`], the
+//! one vocabulary of settings the front ends parse; `error`; `video`: ids and labels; `signal`: stop and wake
+//! signals; `info`: what a container holds), the FFI layer (`ffi`: FFmpeg, its SIMD kernels in `ffi::simd`
+//! and, in `ffi::cuda`, the CUDA driver, nvcuvid and the kernel's parameter block), where all `unsafe` code
+//! lives, and the device layer (`device`: the GPU runtime and device buffers, real with the `cuda` feature and
+//! uninhabited without it, so shared code has no `cfg`). Above them, the front ends: [`server`] (the
+//! `framefeed serve` service), `report` (JSON), the CLI in `src/bin`.
 //!
 //! ## Transforms
 //! [`Config::transforms`] takes [`Transforms`]: resize ([`Resize`]), crop ([`Crop`], one window per sequence,
@@ -79,55 +88,49 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-mod assemble;
-mod batch;
-mod config;
+mod assembly;
 mod decode;
 mod demux;
 mod device;
 mod error;
-mod feed;
 mod ffi;
-mod files;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod info;
-mod input;
-mod live;
-mod mp4_claims;
-mod mp4_live;
-mod outline;
-mod pool;
+mod operator;
 #[cfg(feature = "json")]
 pub mod report;
 #[cfg(feature = "server")]
 pub mod server;
+mod settings;
 mod signal;
+mod source;
 mod transform;
-mod url;
 mod video;
-mod worker;
 
-pub use batch::{Batch, CropWindow, Frame, Gap, Sequence};
-pub use config::{
-    limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
-};
+pub use assembly::batch::{Batch, CropWindow, Frame, Gap, Sequence};
+pub use assembly::outline::BatchOutline;
 pub use demux::probe;
 pub use device::{cuda_status, DecodedOn, Device};
 pub use error::{AvError, Error, Result, TryFeedError, VideoError};
-pub use files::{EpochFeed, FileList};
 /// The 16-bit float type of [`DType::F16`] output (from the `half` crate).
 pub use half::f16;
 pub use info::{ContainerInfo, MediaKind, StreamInfo};
-pub use input::{BatchStream, Batches, FeedReady, FeedVideo, NextBatch, Ready, VideoInput};
-pub use live::{LiveVideo, PushChunk, PushReady};
-pub use outline::BatchOutline;
+pub use operator::epoch_feed::EpochFeed;
+pub use operator::handle::{
+    BatchStream, Batches, FeedReady, FeedVideo, NextBatch, Ready, VideoInput,
+};
+pub use settings::config::{
+    limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
+};
+pub use source::files::FileList;
+pub use source::live::{LiveVideo, PushChunk, PushReady};
+pub use source::url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};
 pub use transform::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, Transforms,
     CHANNELS,
 };
-pub use url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};
 pub use video::{Label, VideoId, VideoRef};
 
 /// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::batch::Batch;
+use crate::assembly::batch::Batch;
 use crate::error::{Error, VideoError};
 use crate::video::VideoRef;
 use crate::DecodedOn;

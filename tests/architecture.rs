@@ -1,6 +1,7 @@
-//! The layering of `src/`, checked from the source text: the graph of which file imports from which has no
-//! cycle, and the `cuda` feature is confined to the device layer, the NVDEC decoder's module swap, `ffi/cuda`
-//! and the accessors that expose cudarc types.
+//! The layering of `src/`, checked from the source text: stages import only earlier stages and the layers below
+//! them (never a later one), the graph of which file imports from which has no cycle, and the `cuda` feature is
+//! confined to the device layer, the NVDEC decoder's module swap, `ffi/cuda` and the accessors that expose
+//! cudarc types.
 //!
 //! How the graph is read: every `crate::…`, `super::…` and (in `use` items) child-relative path outside comments
 //! (so intra-doc links do not count) is resolved to the file that defines the item, following re-exports
@@ -302,7 +303,7 @@ fn the_import_graph_of_src_has_no_cycle() {
     // The resolver sees through re-exports: the device layer's public types come from its leaf module.
     let error = &graph[&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/error.rs")];
     assert!(
-        error.iter().any(|f| f.ends_with("device/kind.rs"))
+        error.iter().any(|f| f.ends_with("settings/device.rs"))
             && !error.iter().any(|f| f.ends_with("device/mod.rs")),
         "{error:?}"
     );
@@ -344,13 +345,84 @@ fn the_import_graph_of_src_has_no_cycle() {
     );
 }
 
+/// The layers of `src/`, lowest first: a file may import from its own layer and the layers before it. Leaf
+/// types and settings, then the unsafe FFI layer, the device layer, and the pipeline's stages in order; the
+/// front ends (the crate root's re-exports, the service, the JSON report, the fuzzing entry points) on top.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "leaf types",
+        &[
+            "src/error.rs",
+            "src/video.rs",
+            "src/signal.rs",
+            "src/info.rs",
+            "src/settings/",
+        ],
+    ),
+    ("ffi", &["src/ffi/"]),
+    ("device", &["src/device/"]),
+    ("source", &["src/source/"]),
+    ("demux", &["src/demux/"]),
+    ("decode", &["src/decode/"]),
+    ("transform", &["src/transform/"]),
+    ("assembly", &["src/assembly/"]),
+    ("operator", &["src/operator/"]),
+    (
+        "front ends",
+        &[
+            "src/lib.rs",
+            "src/server/",
+            "src/report.rs",
+            "src/fuzzing.rs",
+        ],
+    ),
+];
+
+fn layer(file: &Path) -> usize {
+    let name = short(file);
+    LAYERS
+        .iter()
+        .position(|(_, prefixes)| prefixes.iter().any(|p| name.starts_with(p)))
+        .unwrap_or_else(|| panic!("{name} is in no layer: add its folder to LAYERS"))
+}
+
+#[test]
+fn no_stage_imports_a_later_one() {
+    let krate = load();
+    let graph = krate.graph();
+    let mut upward = Vec::new();
+    for (file, deps) in &graph {
+        for dep in deps {
+            if layer(dep) > layer(file) {
+                upward.push(format!(
+                    "{} ({}) -> {} ({})",
+                    short(file),
+                    LAYERS[layer(file)].0,
+                    short(dep),
+                    LAYERS[layer(dep)].0
+                ));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports from a later stage:\n{}",
+        upward.join("\n")
+    );
+    // The check sees an edge in each direction it forbids and allows.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let worker = &graph[&root.join("operator/worker.rs")];
+    assert!(worker.contains(&root.join("decode/mod.rs")), "{worker:?}");
+    assert!(layer(&root.join("operator/worker.rs")) > layer(&root.join("decode/mod.rs")));
+}
+
 #[test]
 fn the_cuda_feature_stays_in_its_layers() {
     let krate = load();
     let allowed = [
         "src/lib.rs",
-        "src/batch.rs", // Batch::cuda() and Batch::cuda_stream(), which expose cudarc types
-        "src/decode/mod.rs", // the NVDEC decoder's module swap
+        "src/assembly/batch.rs", // Batch::cuda() and Batch::cuda_stream(), which expose cudarc types
+        "src/decode/mod.rs",     // the NVDEC decoder's module swap
         "src/device/",
         "src/ffi/cuda/",
     ];
@@ -366,7 +438,8 @@ fn the_cuda_feature_stays_in_its_layers() {
         "`cuda` cfg outside its layers: {outside:?}"
     );
     // In batch.rs, only on the two accessors.
-    let batch = &krate.files[&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/batch.rs")].1;
+    let batch =
+        &krate.files[&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/assembly/batch.rs")].1;
     let lines: Vec<&str> = batch.lines().collect();
     for (i, line) in lines.iter().enumerate() {
         if line.contains("feature = \"cuda\"") {

@@ -2,12 +2,12 @@
 //! decoding stops ([`Stop`]), and the send-packet / receive-frame loop of libavcodec ([`DecodeLoop`]) with its
 //! clock. A leaf of the decode stage: the backends and the worker use it.
 
+use crate::decode::frame::FrameRef;
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::{CodecContext, Received};
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::ffi::{av_error, AVERROR_EAGAIN};
-use crate::transform::frame::FrameRef;
 
 /// A decoded frame's size and presentation time.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::backend::{DecodeLoop, Decoder, FrameSink, Stop};
 use super::nvcuvid::{direct_codec, NvcuvidDecoder};
-use crate::config::NvdecDriver;
+use crate::decode::frame::{Colour, DeviceFrame, FrameRef};
 use crate::demux::Demuxer;
 use crate::device::GpuRuntime;
 use crate::error::{AvError, VideoError};
@@ -19,7 +19,7 @@ use crate::ffi::codec::CodecContext;
 use crate::ffi::cuda::hw::{FormatChoice, SurfaceError};
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
-use crate::transform::frame::{Colour, DeviceFrame, FrameRef};
+use crate::settings::config::NvdecDriver;
 
 /// Opens NVDEC for the demuxer's chosen stream on `gpu`: the direct nvcuvid backend for the codecs it takes
 /// (unless `driver` asks for the hwaccel), libavcodec's hwaccel for the others.

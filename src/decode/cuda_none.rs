@@ -12,7 +12,7 @@ use crate::error::VideoError;
 pub(crate) fn open(
     _demuxer: &Demuxer,
     gpu: &Arc<GpuRuntime>,
-    _driver: crate::config::NvdecDriver,
+    _driver: crate::settings::config::NvdecDriver,
 ) -> Result<Box<dyn Decoder>, VideoError> {
     match **gpu {}
 }

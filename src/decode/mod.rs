@@ -3,10 +3,11 @@
 //! whole module: `cuda.rs` with it, `cuda_none.rs` (nothing to open: there is no GPU runtime) without.
 //! With the feature, `nvcuvid.rs` is the direct NVDEC backend (NVIDIA's parser and decoder with a decode queue),
 //! which `cuda.rs` opens for the codecs it takes unless the config asks for the hwaccel. Each backend hands every decoded
-//! frame to the transform stage as a [`FrameRef`](crate::transform::frame::FrameRef): in host or GPU memory.
+//! frame to the transform stage as a [`FrameRef`](crate::decode::frame::FrameRef): in host or GPU memory.
 
 mod backend;
 pub(crate) mod cpu;
+pub(crate) mod frame;
 #[cfg(feature = "cuda")]
 mod nvcuvid;
 #[cfg_attr(feature = "cuda", path = "cuda.rs")]

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
 
 use super::backend::{Clock, Decoder, FrameInfo, FrameSink, Stop};
+use crate::decode::frame::{Colour, DeviceFrame, FrameRef};
 use crate::demux::Demuxer;
 use crate::device::{cuda_error, GpuRuntime};
 use crate::error::{AvError, VideoError};
@@ -25,7 +26,6 @@ use crate::ffi::cuda::nvcuvid::{
     VideoDecoder, VideoFormat, VideoParser, CHROMA_420,
 };
 use crate::ffi::packet::Packet;
-use crate::transform::frame::{Colour, DeviceFrame, FrameRef};
 
 /// Decoded pictures the parser holds before displaying the first: NVIDIA recommends 2-4 to keep the engine
 /// busy while pictures are converted.

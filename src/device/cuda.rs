@@ -47,7 +47,7 @@ pub(crate) fn runtime(ordinal: usize, max_free: usize) -> Result<Arc<GpuRuntime>
 pub(crate) struct GpuRuntime {
     hw: HwDevice,
     function: CudaFunction,
-    /// Idle device buffers, recycled like the host ones ([`crate::pool::BufferPool`]).
+    /// Idle device buffers, recycled like the host ones ([`crate::assembly::pool::BufferPool`]).
     free: Mutex<Vec<CudaSlice<u8>>>,
     max_free: usize,
     stream: Arc<CudaStream>,
@@ -87,7 +87,7 @@ impl GpuRuntime {
 
     /// A device buffer of at least `len` bytes (its contents unspecified), recycled when one fits.
     pub(crate) fn acquire(self: &Arc<Self>, len: usize) -> Result<DeviceBuffer, VideoError> {
-        let recycled = crate::pool::take_best_fit(&mut self.free.lock(), len, CudaSlice::len);
+        let recycled = super::reuse::take_best_fit(&mut self.free.lock(), len, CudaSlice::len);
         let slice = match recycled {
             Some(s) => s,
             None => self

@@ -12,9 +12,11 @@
 //!
 //! This layer sits below its users (decoders, transforms, assembly, batches) and above `ffi::cuda`.
 
-mod kind;
+pub use crate::settings::device::{DecodedOn, Device};
 
-pub use kind::{DecodedOn, Device};
+mod reuse;
+
+pub(crate) use reuse::take_best_fit;
 
 #[cfg_attr(feature = "cuda", path = "cuda.rs")]
 #[cfg_attr(not(feature = "cuda"), path = "none.rs")]

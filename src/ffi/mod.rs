@@ -11,17 +11,14 @@
 pub(crate) mod alloc;
 pub(crate) mod codec;
 pub(crate) mod cuda;
-pub(crate) mod filter_rows;
 pub(crate) mod format;
 pub(crate) mod frame;
 pub(crate) mod io;
-pub(crate) mod kernel;
 pub(crate) mod log;
 pub(crate) mod packet;
 pub(crate) mod protocol;
 pub(crate) mod scale;
-pub(crate) mod split_channels;
-pub(crate) mod yuv2rgb;
+pub(crate) mod simd;
 
 use std::ffi::{c_char, c_int, CStr};
 

@@ -8,8 +8,8 @@ use ffmpeg_sys_next as sys;
 use parking_lot::Mutex;
 
 use super::frame::AvFrame;
-use super::kernel::Kernel;
-use super::yuv2rgb::{self, Coefficients, Planes};
+use super::simd::kernel::Kernel;
+use super::simd::yuv2rgb::{self, Coefficients, Planes};
 use super::{av_error, out_of_memory};
 use crate::error::AvError;
 

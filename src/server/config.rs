@@ -7,9 +7,9 @@ use std::time::Duration;
 use super::auth::Tokens;
 use super::budget;
 use super::hosts::AllowHosts;
+use crate::demux::mp4::claims::BYTES_PER_SAMPLE;
+use crate::demux::mp4::live::max_held_box;
 use crate::error::{Error, Result};
-use crate::mp4_claims::BYTES_PER_SAMPLE;
-use crate::mp4_live::max_held_box;
 
 /// What a live MP4 upload with its index (`moov`) at the end does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::url::Scheme;
+use crate::source::url::Scheme;
 
 /// The hosts `POST /streams` may pull from: a list of entries, comma-separated in `--allow-hosts`:
 /// - `public`: any public address (the default, alone);

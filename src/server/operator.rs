@@ -8,8 +8,8 @@ use super::budget::UploadShape;
 use super::config::LIVE_BUFFER_BYTES;
 use super::errors::ApiError;
 use super::service::{Service, Slot};
-use crate::config::{Config, LastSequencePolicy, MoovAtEnd};
 use crate::error::Error;
+use crate::settings::config::{Config, LastSequencePolicy, MoovAtEnd};
 use crate::transform::Transforms;
 
 /// Batches the operator keeps ready ahead of the response.

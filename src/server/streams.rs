@@ -28,10 +28,10 @@ use super::fanout::{check_id, Stream};
 use super::operator::{operator_config, parse_policy, trim_reservation, BatchSettings};
 use super::service::{RequestCtx, Service, Slot};
 use crate::error::Error;
-use crate::input::VideoInput;
+use crate::operator::handle::VideoInput;
 use crate::report;
+use crate::source::url::{redact_url, Reconnect, RtspTransport, UrlOptions};
 use crate::transform::{Crop, CropPosition, Resize, Transforms};
-use crate::url::{redact_url, Reconnect, RtspTransport, UrlOptions};
 
 /// The longest `GET /streams/{id}/batches?wait=S` waits for a stream that does not exist yet.
 const MAX_WAIT: Duration = Duration::from_secs(60);

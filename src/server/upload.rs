@@ -24,11 +24,11 @@ use super::errors::{describe, ApiError, CutReason};
 use super::operator::{operator_config, parse_policy, trim_reservation, BatchSettings};
 use super::rate::RateRule;
 use super::service::{RequestCtx, Service, Slot};
-use crate::config::LastSequencePolicy;
 use crate::error::Error;
-use crate::input::VideoInput;
-use crate::live::LiveVideo;
+use crate::operator::handle::VideoInput;
 use crate::report;
+use crate::settings::config::LastSequencePolicy;
+use crate::source::live::LiveVideo;
 use crate::transform::Transforms;
 
 /// After an upload fails, at most this much more of its body is read (and discarded), for at most
@@ -462,8 +462,8 @@ impl Drop for Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::server::config::ServeConfig;
+    use crate::settings::config::Config;
 
     fn config_for(
         query: &HashMap<String, String>,
@@ -506,7 +506,7 @@ mod tests {
         let budget = settings.max_upload_memory;
         assert_eq!(settings.container_samples(), 349_525);
         // The index and the held boxes of a live upload fit in a sixteenth of the budget.
-        let held = 2 * crate::mp4_live::max_held_box(settings.container_samples());
+        let held = 2 * crate::demux::mp4::live::max_held_box(settings.container_samples());
         assert!(settings.index_bytes() + held <= budget / 16);
         // A moov-at-end upload gives the index share up from its quarter: the fixed part is a quarter.
         assert_eq!(

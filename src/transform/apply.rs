@@ -3,14 +3,42 @@
 //! into a scratch buffer) and written in the output type and layout; a frame in GPU memory is converted by the
 //! CUDA kernel straight into its slot of the device buffer.
 
-use super::frame::FrameRef;
 use super::gpu::kernel_params;
+use super::host::HostConverter;
 use super::plan::Geometry;
-use super::spec::{Transforms, CHANNELS};
 use super::write::{write_frame, HostOut, RgbView, SeqOut};
+use crate::decode::frame::FrameRef;
 use crate::error::VideoError;
+use crate::ffi::scale::Filter;
+use crate::settings::transforms::{Interpolation, Transforms, CHANNELS};
 
-/// Converts `frame` into frame `f` of a sequence of `frames` frames per `geometry`. `scratch` is reused from
+/// swscale's filter for an interpolation.
+fn filter(interpolation: Interpolation) -> Filter {
+    match interpolation {
+        Interpolation::Nearest => Filter::Point,
+        Interpolation::Bilinear => Filter::Bilinear,
+        Interpolation::Bicubic => Filter::Bicubic,
+        Interpolation::Area => Filter::Area,
+    }
+}
+
+/// A video's host conversion state, reused from frame to frame: swscale's plan and a scratch buffer for
+/// windows.
+pub(crate) struct HostScratch {
+    converter: HostConverter,
+    buffer: Vec<u8>,
+}
+
+impl HostScratch {
+    pub(crate) fn new() -> Self {
+        Self {
+            converter: HostConverter::new(),
+            buffer: Vec::new(),
+        }
+    }
+}
+
+/// Converts `frame` into frame `f` of a sequence of `frames` frames per `geometry`. `host` is reused from
 /// frame to frame.
 pub(crate) fn apply(
     frame: FrameRef<'_>,
@@ -19,7 +47,7 @@ pub(crate) fn apply(
     out: &mut SeqOut<'_>,
     f: usize,
     frames: usize,
-    scratch: &mut Vec<u8>,
+    host: &mut HostScratch,
 ) -> Result<(), VideoError> {
     let (source, out) = match (frame, out) {
         (FrameRef::Device(src), SeqOut::Device(d)) => {
@@ -45,25 +73,28 @@ pub(crate) fn apply(
         };
         let size = geometry.frame.0 * geometry.frame.1 * CHANNELS;
         // The rest of the region (and its slack) follows: swscale may overrun the frame's last row.
-        return Ok(source.write_rgb(&mut out[f * size..])?);
+        return Ok(host.converter.rgb(source, &mut out[f * size..])?);
     }
     let region = match geometry.visible() {
         None => None,
         Some(v) if geometry.resized => {
             let size = (geometry.frame.0 as u32, geometry.frame.1 as u32);
-            Some(source.resized_window_rgb(
+            Some(host.converter.resized_window_rgb(
+                source,
                 size,
-                transforms.interpolation.filter(),
+                filter(transforms.interpolation),
                 (v.x as u32, v.y as u32, v.w as u32, v.h as u32),
-                scratch,
+                &mut host.buffer,
             )?)
         }
-        Some(v) => {
-            Some(source.window_rgb((v.x as u32, v.y as u32, v.w as u32, v.h as u32), scratch)?)
-        }
+        Some(v) => Some(host.converter.window_rgb(
+            source,
+            (v.x as u32, v.y as u32, v.w as u32, v.h as u32),
+            &mut host.buffer,
+        )?),
     };
     let view = region.map(|r| RgbView {
-        data: &scratch[r.offset..],
+        data: &host.buffer[r.offset..],
         stride: r.stride,
     });
     write_frame(out, frames, f, geometry, view, transforms);

@@ -6,16 +6,14 @@
 //! here, by its consumer.
 
 mod apply;
-pub(crate) mod frame;
 mod gpu;
 pub(crate) mod host;
 pub(crate) mod plan;
 mod resample;
-pub(crate) mod spec;
 pub(crate) mod write;
 
-pub(crate) use apply::apply;
-pub use spec::{
+pub use crate::settings::transforms::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, Transforms,
     CHANNELS,
 };
+pub(crate) use apply::{apply, HostScratch};

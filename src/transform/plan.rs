@@ -7,8 +7,8 @@ use std::sync::Arc;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::spec::{Crop, CropPosition, OutOfBounds, Resize, Transforms, CHANNELS};
 use crate::error::VideoError;
+use crate::settings::transforms::{Crop, CropPosition, OutOfBounds, Resize, Transforms, CHANNELS};
 
 /// A rectangle in pixels; `x`, `y` may be negative (a padded window reaching out of the frame).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -23,10 +23,10 @@
 use std::ops::Range;
 
 use crate::error::AvError;
-use crate::ffi::filter_rows::{self, HorizontalTaps};
 use crate::ffi::frame::{Plane, PlaneMut};
 use crate::ffi::out_of_memory;
 use crate::ffi::scale::Filter;
+use crate::ffi::simd::filter_rows::{self, HorizontalTaps};
 
 /// Fraction bits of a weight.
 const WEIGHT_BITS: u32 = 14;

@@ -6,11 +6,11 @@
 use half::f16;
 
 use super::plan::Geometry;
-use super::spec::{DType, Layout, Transforms, CHANNELS};
 use crate::device::DeviceBuffer;
 use crate::error::VideoError;
 use crate::ffi::cuda::params::ConvertParams;
-use crate::ffi::split_channels;
+use crate::ffi::simd::split_channels;
+use crate::settings::transforms::{DType, Layout, Transforms, CHANNELS};
 
 /// Packed RGB24 rows of the visible part of a window.
 pub(crate) struct RgbView<'a> {

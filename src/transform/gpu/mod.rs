@@ -6,11 +6,11 @@
 //! Pure arithmetic: no CUDA here, so it is built and tested in both builds (`kernel_on_cpu` runs the kernel's
 //! own code compiled for the CPU).
 
-use super::frame::{Colour, DeviceFrame};
 use super::plan::Geometry;
-use super::spec::{DType, Interpolation, Layout, Transforms};
 use super::write::affine;
+use crate::decode::frame::{Colour, DeviceFrame};
 use crate::ffi::cuda::params::ConvertParams;
+use crate::settings::transforms::{DType, Interpolation, Layout, Transforms};
 
 /// The kernel's code, compiled for the CPU, against the CPU backend on the same files: what NVDEC's surfaces
 /// hold is what libavcodec decodes (bit-exact decoders), so given the same planes both paths must agree.

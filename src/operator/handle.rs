@@ -12,18 +12,18 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 
-use crate::batch::Batch;
-use crate::config::Config;
+use crate::assembly::batch::Batch;
+use crate::assembly::pool::BufferPool;
 use crate::device::{Device, GpuRuntime};
 use crate::error::{Error, Result, TryFeedError};
-use crate::feed::{FeedQueue, Refused, Source};
-use crate::live::{LiveShared, LiveVideo};
-use crate::pool::BufferPool;
+use crate::operator::worker::{Item, Worker};
+use crate::settings::config::Config;
 use crate::signal::Signals;
+use crate::source::feed::{FeedQueue, Refused, Source};
+use crate::source::live::{LiveShared, LiveVideo};
+use crate::source::url::{UrlOptions, UrlSource};
 use crate::transform::plan::OutputSize;
-use crate::url::{UrlOptions, UrlSource};
 use crate::video::{Label, VideoId};
-use crate::worker::{Item, Worker};
 
 /// How long dropping an operator waits for its decoding thread to stop.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -229,7 +229,7 @@ impl VideoInput {
     fn push_url(&self, url: String, options: UrlOptions, label: Option<Label>) -> Result<VideoId> {
         options.validate()?;
         let scheme = options.admit(&url)?;
-        let label = label.unwrap_or_else(|| Label::from(crate::url::redact_url(&url)));
+        let label = label.unwrap_or_else(|| Label::from(crate::source::url::redact_url(&url)));
         self.push(
             Source::Url(Box::new(UrlSource {
                 url,

@@ -7,7 +7,6 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::{Error, Result};
-use crate::input::VideoInput;
 
 /// The videos of one training run: which files each epoch feeds, in which order, on this shard.
 ///
@@ -34,15 +33,6 @@ pub struct FileList {
     seed: Option<u64>,
     shard_id: usize,
     num_shards: usize,
-}
-
-/// What [`FileList::feed_epoch`] did.
-#[derive(Debug, Default)]
-pub struct EpochFeed {
-    /// Files fed.
-    pub fed: usize,
-    /// Files that could not be read, with why (the others were fed).
-    pub unreadable: Vec<(PathBuf, std::io::Error)>,
 }
 
 impl FileList {
@@ -103,23 +93,6 @@ impl FileList {
             .iter()
             .map(|&i| self.files[i].clone())
             .collect()
-    }
-
-    /// Reads and feeds this shard's files for `epoch` into `input`, in order, each labelled with its path;
-    /// waits while the feed queue is full. Files that cannot be read are skipped and reported. Does not close
-    /// the input. Fails only when the input is closed.
-    pub fn feed_epoch(&self, input: &VideoInput, epoch: u64) -> Result<EpochFeed> {
-        let mut report = EpochFeed::default();
-        for path in self.epoch(epoch) {
-            match std::fs::read(&path) {
-                Ok(data) => {
-                    input.feed_with_label(data, path.display().to_string())?;
-                    report.fed += 1;
-                }
-                Err(e) => report.unreadable.push((path, e)),
-            }
-        }
-        Ok(report)
     }
 }
 

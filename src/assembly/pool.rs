@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::device::take_best_fit;
 use crate::error::VideoError;
 use crate::ffi::alloc::Words;
 
@@ -157,21 +158,6 @@ impl BufferPool {
     pub(crate) fn huge_page_allocations(&self) -> u64 {
         self.0.huge_allocations.load(Ordering::Relaxed)
     }
-}
-
-/// Takes the smallest idle buffer whose `size` is at least `len`, if any (host and device pools).
-pub(crate) fn take_best_fit<T>(
-    free: &mut Vec<T>,
-    len: usize,
-    size: impl Fn(&T) -> usize,
-) -> Option<T> {
-    let best = free
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| size(b) >= len)
-        .min_by_key(|(_, b)| size(b))
-        .map(|(i, _)| i);
-    best.map(|i| free.swap_remove(i))
 }
 
 /// A buffer from a [`BufferPool`]; it goes back to the pool when dropped.

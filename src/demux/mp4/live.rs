@@ -17,11 +17,11 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::config::Config;
+use crate::demux::mp4::claims::{Bound, Claims, LavfTags, PARSED};
 use crate::error::VideoError;
 use crate::ffi::io::{StreamRead, StreamSource};
-use crate::live::{LiveReader, LiveShared};
-use crate::mp4_claims::{Bound, Claims, LavfTags, PARSED};
+use crate::settings::config::Config;
+use crate::source::live::{LiveReader, LiveShared};
 
 /// Bytes of streamed payload kept behind the demuxer for its backward seeks.
 const STREAM_KEEP: u64 = 1 << 20;
@@ -286,8 +286,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::live::{Failure, LiveVideo};
     use crate::signal::Signals;
+    use crate::source::live::{Failure, LiveVideo};
 
     fn mp4_box(kind: &[u8; 4], payload: &[u8]) -> Vec<u8> {
         [

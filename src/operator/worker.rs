@@ -35,28 +35,28 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use crossbeam_channel::Sender;
 
-use crate::assemble::{Assembler, Finished};
-use crate::batch::Gap;
-use crate::batch::{Batch, BatchData};
-use crate::config::Config;
-use crate::config::MoovAtEnd;
+use crate::assembly::assembler::{Assembler, Finished};
+use crate::assembly::batch::Gap;
+use crate::assembly::batch::{Batch, BatchData};
+use crate::assembly::pool::BufferPool;
 use crate::decode::cpu::CpuDecoder;
+use crate::decode::frame::FrameRef;
 use crate::decode::{nvdec_support, open_nvdec, Decoder, FrameInfo, Stop};
+use crate::demux::mp4::live::Mp4Gate;
 use crate::demux::{check_frame_size, Demuxer, UrlOpenError};
 use crate::device::GpuRuntime;
 use crate::error::{AvError, Error, VideoError};
-use crate::feed::{FeedQueue, QueuedVideo, Source};
 use crate::ffi::format::Interrupt;
 use crate::ffi::io::StreamSource;
 use crate::ffi::packet::Packet;
-use crate::live::{Failure, LiveReader, LiveShared, Mp4Layout};
-use crate::mp4_live::Mp4Gate;
-use crate::pool::BufferPool;
+use crate::settings::config::Config;
+use crate::settings::config::MoovAtEnd;
 use crate::signal::Signals;
+use crate::source::feed::{FeedQueue, QueuedVideo, Source};
+use crate::source::live::{Failure, LiveReader, LiveShared, Mp4Layout};
+use crate::source::url::{redact_url, Reconnect, UrlSource};
 use crate::transform;
-use crate::transform::frame::FrameRef;
 use crate::transform::plan::OutputSize;
-use crate::url::{redact_url, Reconnect, UrlSource};
 use crate::video::VideoRef;
 
 /// One message of the output channel.
@@ -538,7 +538,7 @@ impl Worker {
         outcome: &mut Outcome,
     ) -> Result<(), Stop> {
         let transforms = &self.config.transforms;
-        let mut scratch = Vec::new();
+        let mut host = transform::HostScratch::new();
         // When the packet being decoded was read: the arrival of the frames its decoding gives.
         let arrival = std::cell::Cell::new(Instant::now());
         let mut sink = |info: FrameInfo, frame: FrameRef<'_>| -> Result<(), Stop> {
@@ -553,7 +553,7 @@ impl Worker {
                 info.pts,
                 arrival.get(),
                 |geometry, out, f, frames| {
-                    transform::apply(frame, geometry, transforms, out, f, frames, &mut scratch)
+                    transform::apply(frame, geometry, transforms, out, f, frames, &mut host)
                         .map_err(Stop::Video)
                 },
                 &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown),

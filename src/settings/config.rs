@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::transform::spec::Transforms;
+use crate::settings::device::Device;
+use crate::settings::transforms::Transforms;
 
 /// What to do with a video's last sequence when fewer than `sequence_length` frames are left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -476,7 +476,7 @@ impl Config {
         )?;
         // The smallest batch these settings can give must fit.
         let (w, h) = self.transforms.fixed_output_size().unwrap_or((1, 1));
-        let bytes_per_pixel = crate::transform::spec::CHANNELS * self.transforms.dtype.size();
+        let bytes_per_pixel = crate::settings::transforms::CHANNELS * self.transforms.dtype.size();
         let smallest = batch_bytes(
             self.max_batch_size,
             self.sequence_length,
@@ -545,7 +545,7 @@ mod tests {
 
     #[test]
     fn batches_that_can_never_fit_the_memory_budget_are_refused() {
-        use crate::transform::spec::{Crop, DType, OutOfBounds, Resize, Transforms};
+        use crate::settings::transforms::{Crop, DType, OutOfBounds, Resize, Transforms};
         // Each value in range, the product 12.9 GB even for 1-pixel frames: refused with the numbers.
         let err = Config::new(65536, 65536)
             .validate()

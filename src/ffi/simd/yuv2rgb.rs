@@ -2,7 +2,7 @@
 //! that reproduces swscale's x86 fast path (`ff_yuv_420_rgb24_ssse3`, 16 pixels per step) bit for bit: the same
 //! 16-bit fixed-point steps in the same order — luma and chroma scaled by 8 and offset, `pmulhw` by the
 //! context's coefficients, saturating sums, and a clamp to 0-255 — with each chroma sample over its 2x2 pixels.
-//! The coefficients are derived as `sws_setColorspaceDetails` derives them; [`super::scale::Scaler`] uses this
+//! The coefficients are derived as `sws_setColorspaceDetails` derives them; [`crate::ffi::scale::Scaler`] uses this
 //! path only once a probe over every (Y, U, V) triple gave swscale's own bytes (see `scale::simd_agrees`), and
 //! swscale otherwise.
 //!

@@ -9,9 +9,9 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use parking_lot::{Condvar, Mutex};
 
-use crate::live::LiveShared;
 use crate::signal::WakerSet;
-use crate::url::UrlSource;
+use crate::source::live::LiveShared;
+use crate::source::url::UrlSource;
 use crate::video::{Label, VideoId, VideoRef};
 
 /// Where a queued video's bytes come from.

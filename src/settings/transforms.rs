@@ -2,8 +2,6 @@
 //! layout), validated once, apart from the code that plans and applies them. A leaf of the transform stage:
 //! batches, the config and the planner read these types.
 
-use crate::ffi::scale::Filter;
-
 /// Bytes per pixel of the RGB24 output.
 pub const CHANNELS: usize = 3;
 
@@ -84,17 +82,6 @@ pub enum Interpolation {
     Bicubic,
     /// Area averaging (antialiased downscaling).
     Area,
-}
-
-impl Interpolation {
-    pub(crate) fn filter(self) -> Filter {
-        match self {
-            Interpolation::Nearest => Filter::Point,
-            Interpolation::Bilinear => Filter::Bilinear,
-            Interpolation::Bicubic => Filter::Bicubic,
-            Interpolation::Area => Filter::Area,
-        }
-    }
 }
 
 /// Where the crop window sits.

@@ -10,14 +10,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::batch::{Batch, BatchData, Gap, SequenceMeta};
-use crate::config::{batch_bytes, LastSequencePolicy};
+use crate::assembly::batch::{Batch, BatchData, Gap, SequenceMeta};
+use crate::assembly::pool::BufferPool;
 use crate::device::{DecodedOn, GpuRuntime};
 use crate::error::VideoError;
 use crate::ffi::scale::WRITE_SLACK;
-use crate::pool::BufferPool;
+use crate::settings::config::{batch_bytes, LastSequencePolicy};
+use crate::settings::transforms::{DType, Layout, Transforms, CHANNELS};
 use crate::transform::plan::{Geometry, OutputSize, Planner};
-use crate::transform::spec::{DType, Layout, Transforms, CHANNELS};
 use crate::transform::write::{zero_frames, DeviceOut, HostOut, SeqOut};
 use crate::video::VideoRef;
 
@@ -541,7 +541,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::outline::BatchOutline;
+    use crate::assembly::outline::BatchOutline;
     use crate::video::VideoId;
 
     /// Frame `i` of a synthetic video: every byte is `(i % 250) + 1`, never zero, so padding stands out.

@@ -2,7 +2,7 @@
 //! is known. framefeed never needs the count (it finds the last sequence by reaching the end of the stream),
 //! but its batches always come out in exactly this outline; the tests hold it to that.
 
-use crate::config::LastSequencePolicy;
+use crate::settings::config::LastSequencePolicy;
 
 /// How `frames` frames split into batches of up to `max_batch_size` sequences of `sequence_length` frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,10 +3,10 @@
 use std::fmt;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::assembly::pool::{BufferPool, PooledBuffer};
 use crate::device::{DecodedOn, DeviceBuffer};
-use crate::pool::{BufferPool, PooledBuffer};
+use crate::settings::transforms::{DType, Layout, CHANNELS};
 use crate::transform::plan::Geometry;
-use crate::transform::spec::{DType, Layout, CHANNELS};
 use crate::video::{Label, VideoId, VideoRef};
 
 /// Where one sequence lies in its batch's buffer, and what it holds.
@@ -285,18 +285,17 @@ impl Batch {
 
     /// The batch in host memory: a copy of a GPU batch (waiting for the GPU to finish writing it), or of a
     /// host batch. For tests and debugging: a pipeline on the GPU should use the device buffer.
-    pub fn to_host(&self) -> crate::Result<Batch> {
+    pub fn to_host(&self) -> crate::error::Result<Batch> {
         let bytes: Vec<u8> = match &self.data {
             BatchData::Host(b) => b.to_vec(),
             BatchData::Device(b) => b.to_host()?,
         };
-        let mut host =
-            BufferPool::new(0)
-                .acquire(bytes.len())
-                .map_err(|error| crate::Error::Video {
-                    video: self.video.clone(),
-                    error,
-                })?;
+        let mut host = BufferPool::new(0).acquire(bytes.len()).map_err(|error| {
+            crate::error::Error::Video {
+                video: self.video.clone(),
+                error,
+            }
+        })?;
         host.copy_from_slice(&bytes);
         Ok(Batch {
             video: self.video.clone(),

@@ -1,16 +1,18 @@
 //! Demuxing: opening a container in memory (custom AVIO with seeking), choosing its video stream and reading
 //! that stream's packets.
 
+pub(crate) mod mp4;
+
 use bytes::Bytes;
 
-use crate::config::{Config, StreamSelection};
 use crate::error::{AvError, VideoError};
 use crate::ffi::format::{Demuxers, FormatContext, Interrupt, ProbeOptions};
 use crate::ffi::io::{MemoryIo, StreamSource};
 use crate::ffi::packet::Packet;
 use crate::ffi::protocol::ProtocolStream;
 use crate::info::{ContainerInfo, MediaKind, StreamInfo};
-use crate::url::{UrlOptions, UrlSource};
+use crate::settings::config::{Config, StreamSelection};
+use crate::source::url::{UrlOptions, UrlSource};
 
 /// Reads what a container holds (format, streams, codecs, sizes, colour tags) without decoding it.
 ///
@@ -27,7 +29,10 @@ pub fn probe(data: impl Into<Bytes>) -> Result<ContainerInfo, VideoError> {
         return Err(VideoError::Empty);
     }
     crate::ffi::log::route_to_tracing();
-    check_claims(&data, crate::config::limits::DEFAULT_MAX_CONTAINER_SAMPLES)?;
+    check_claims(
+        &data,
+        crate::settings::config::limits::DEFAULT_MAX_CONTAINER_SAMPLES,
+    )?;
     Ok(FormatContext::open(data)
         .map_err(VideoError::NotAVideo)?
         .info())
@@ -35,7 +40,7 @@ pub fn probe(data: impl Into<Bytes>) -> Result<ContainerInfo, VideoError> {
 
 /// Refuses a buffer whose MP4/MOV claims would make the demuxer take memory out of proportion to it.
 fn check_claims(data: &[u8], max_samples: u64) -> Result<(), VideoError> {
-    crate::mp4_claims::check_buffer(data, max_samples)
+    crate::demux::mp4::claims::check_buffer(data, max_samples)
         .map_err(|reason| VideoError::ImplausibleContainer { reason })
 }
 

@@ -1,0 +1,42 @@
+//! What the decode stage hands on, frame by frame: a decoded frame is either in host memory (libavcodec's
+//! frame, which the transform stage converts with swscale) or in GPU memory, a [`DeviceFrame`] the CUDA kernel
+//! reads. A backend hands each frame over as a [`FrameRef`]; the transform stage matches on it, so a frame that
+//! cannot go where its batch lives is a match arm, not a panic.
+
+use crate::ffi::frame::AvFrame;
+
+/// A decoded frame, as its decoder backend hands it over.
+pub(crate) enum FrameRef<'a> {
+    /// In host memory (the CPU backend): converted by the transform stage's swscale plan.
+    Host(&'a AvFrame),
+    /// In GPU memory (the NVDEC backend).
+    #[allow(
+        dead_code,
+        reason = "made only by the NVDEC backend, which a build without the `cuda` feature lacks"
+    )]
+    Device(&'a DeviceFrame),
+}
+
+/// A decoded picture in GPU memory (an NVDEC surface: NV12, or P010/P016 for deeper samples), as the CUDA
+/// kernel reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct DeviceFrame {
+    /// Device (or, in tests, host) addresses and pitches of the luma and interleaved chroma planes.
+    pub(crate) luma: u64,
+    pub(crate) chroma: u64,
+    pub(crate) luma_pitch: i32,
+    pub(crate) chroma_pitch: i32,
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    /// 16-bit samples (P010/P016).
+    pub(crate) high_depth: bool,
+    pub(crate) colour: Colour,
+}
+
+/// A stream's colour matrix and range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Colour {
+    /// `AVColorSpace` as an integer.
+    pub(crate) colorspace: i32,
+    pub(crate) full_range: bool,
+}
