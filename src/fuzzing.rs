@@ -4,7 +4,7 @@
 /// The MP4 layout sniffer of live videos: decides, from a prefix of the bytes, whether more are needed, and
 /// never asks for fewer bytes than it was given, nor answers differently when given more.
 pub fn mp4_sniffer(bytes: &[u8]) {
-    use crate::source::live::{sniff_mp4, Sniff};
+    use crate::demux::mp4::sniff::{sniff_mp4, Sniff};
     let whole = sniff_mp4(bytes);
     if let Sniff::NeedMore(n) = whole {
         assert!(n > bytes.len(), "asked for {n} bytes, had {}", bytes.len());

@@ -1,7 +1,10 @@
-//! Demuxing: opening a container in memory (custom AVIO with seeking), choosing its video stream and reading
-//! that stream's packets.
+//! Demuxing, the second stage: takes a queued source and opens it (`open`: a buffer in memory through custom
+//! AVIO with seeking, a live video's chunks, a URL through FFmpeg's protocols), chooses its video stream and
+//! hands on that stream's packets to the decode stage. `mp4` holds the MP4-specific checks (claims, the live
+//! box gate, sniffing).
 
 pub(crate) mod mp4;
+pub(crate) mod open;
 
 use bytes::Bytes;
 
@@ -91,7 +94,7 @@ impl Demuxer {
     }
 
     /// Like [`open`](Self::open), reading a live stream as its bytes arrive. An MP4 stream comes through the
-    /// box gate (`mp4_live`, which checks each box's claims before the demuxer sees it, and keeps what the
+    /// box gate (`mp4::live`, which checks each box's claims before the demuxer sees it, and keeps what the
     /// demuxer may go back to) and is read by the MOV demuxer only; any other stream never by it.
     pub(crate) fn open_live(
         source: Box<dyn StreamSource>,

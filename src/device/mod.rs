@@ -1,5 +1,5 @@
 //! The device layer: where frames are decoded and batches live. [`Device`] and [`DecodedOn`] are plain values
-//! (`kind`); the GPU runtime (one per operator: the device's primary CUDA context, the operator's stream, the
+//! (in `settings::device`); the GPU runtime (one per operator: the device's primary CUDA context, the operator's stream, the
 //! conversion kernel, libavcodec's CUDA device) and its pooled device buffers are the implementation chosen by
 //! the `cuda` feature, swapped as a whole module:
 //!

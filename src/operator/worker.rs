@@ -1,38 +1,36 @@
-//! The decoding thread: takes fed videos one at a time from the feed queue, demuxes and decodes each
-//! incrementally, and sends its batches (then its error, if any) into the bounded output channel, whose
-//! capacity is the prefetch depth.
+//! The decoding thread: takes fed videos one at a time from the feed queue, has the demux stage open each
+//! (`demux::open`: sniffing, gating, buffering, reconnecting), decodes it incrementally, and sends its batches
+//! (then its error, if any) into the bounded output channel, whose capacity is the prefetch depth. It only
+//! opens, decodes and ends.
 //!
 //! ## One frame's path
 //! 1. [`Worker::decode_packets`] reads a packet from the demuxer (`demux`) and hands it to the video's decoder
 //!    backend ([`Decoder::decode`], `decode::cpu` or the NVDEC backend) with a *sink*, a closure of the worker.
 //! 2. The backend's `DecodeLoop` sends the packet to libavcodec; for each frame that comes out, the backend
-//!    wraps it as a [`FrameRef`]: `Host` (the CPU backend's frame, converted on request) or `Device` (an NVDEC
-//!    surface), and calls the sink with it. The frame is only valid during this call.
+//!    wraps it as a [`FrameRef`]: `Host` (libavcodec's frame in host memory) or `Device` (an NVDEC surface), and calls the sink with it. The frame is only valid during this call.
 //! 3. The sink checks the stop flag and the frame size, then calls [`Assembler::push_frame`] with the frame's
 //!    size and time, a *write* closure and an *emit* closure.
 //! 4. The assembler decides where the frame goes: a new sequence gets its geometry from the planner (resize,
 //!    crop window), a new batch gets a buffer (the host pool, or the GPU runtime for NVDEC videos); it calls
 //!    the write closure with the geometry and the sequence's output region (`SeqOut`).
 //! 5. The write closure calls [`transform::apply`], which converts the frame straight into that region: a host
-//!    frame through swscale (back into the backend's frame, which converts the region `transform::host`
-//!    plans) and `transform::write`; a device frame through the CUDA kernel, launched on the buffer's stream.
+//!    frame through swscale (converting the region `transform::host` plans) and `transform::write`; a device frame through the CUDA kernel, launched on the buffer's stream.
 //! 6. Back in the assembler, the frame is counted; a full batch is held until the next frame tells it is not
 //!    the video's last (or emitted at once in eager mode) and goes to the emit closure: [`Worker::send_batch`],
 //!    which uploads a CPU-decoded batch when the operator has a GPU and sends it into the output channel.
 //!
-//! Control goes back and forth (worker → decoder → worker → assembler → worker → transform → decoder's frame)
+//! Control goes back and forth (worker → decoder → worker → assembler → worker → transform)
 //! for two reasons. Zero copy: a decoded frame lives only inside the decoder's callback, and it is written
 //! once, straight into its slot of the batch buffer, so the decoder must call out while it holds the frame,
 //! and the assembler must say where the slot is. Separation: the decoder knows nothing of batches, and the
 //! assembler nothing of decoders or conversion (it takes closures), so the batching rules are unit-tested
-//! with a fake writer (`assemble`'s tests) and each backend is swapped without touching them.
+//! with a fake writer (`assembly::assembler`'s tests) and each backend is swapped without touching them.
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use crossbeam_channel::Sender;
 
 use crate::assembly::assembler::{Assembler, Finished};
@@ -42,18 +40,15 @@ use crate::assembly::pool::BufferPool;
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
 use crate::decode::{nvdec_support, open_nvdec, Decoder, FrameInfo, Stop};
-use crate::demux::mp4::live::Mp4Gate;
-use crate::demux::{check_frame_size, Demuxer, UrlOpenError};
+use crate::demux::open::{Opened, Opener};
+use crate::demux::{check_frame_size, Demuxer};
 use crate::device::GpuRuntime;
 use crate::error::{AvError, Error, VideoError};
-use crate::ffi::format::Interrupt;
-use crate::ffi::io::StreamSource;
 use crate::ffi::packet::Packet;
 use crate::settings::config::Config;
-use crate::settings::config::MoovAtEnd;
 use crate::signal::Signals;
-use crate::source::feed::{FeedQueue, QueuedVideo, Source};
-use crate::source::live::{Failure, LiveReader, LiveShared, Mp4Layout};
+use crate::source::feed::{FeedQueue, QueuedVideo};
+use crate::source::live::Failure;
 use crate::source::url::{redact_url, Reconnect, UrlSource};
 use crate::transform;
 use crate::transform::plan::OutputSize;
@@ -173,43 +168,31 @@ impl Worker {
         Ok(())
     }
 
+    /// The source opener, with the operator's settings and stop signal.
+    fn opener(&self) -> Opener<'_> {
+        Opener {
+            config: &self.config,
+            signals: &self.shared,
+        }
+    }
+
     /// Decodes one video to its end (or its failure), sending its batches and then its error, if any.
     fn process(&self, queued: QueuedVideo) -> Result<(), Shutdown> {
         let QueuedVideo { video, source } = queued;
-        match source {
-            Source::Whole(data) => self.decode(&video, Input::Whole(data), None),
-            Source::Live(live) => {
-                // Whatever happens, the producer learns that no more data is read.
-                let _close = CloseLive(live.clone());
-                let stall = self.config.stall_timeout;
-                let reader = || LiveReader::new(live.clone(), self.shared.clone(), stall);
-                let input = match live.sniff(&self.shared, stall) {
-                    Ok(Mp4Layout::Mp4) => Input::Live {
-                        reader: Box::new(Mp4Gate::new(reader(), live.clone(), &self.config)),
-                        mp4: true,
-                    },
-                    Ok(Mp4Layout::Other) => Input::Live {
-                        reader: Box::new(reader()),
-                        mp4: false,
-                    },
-                    Ok(Mp4Layout::MoovAtEnd) => match self.config.moov_at_end {
-                        MoovAtEnd::Fail => {
-                            live.close();
-                            return self.fail(&video, VideoError::MoovAtEndLive);
-                        }
-                        MoovAtEnd::Buffer { max_bytes } => {
-                            tracing::debug!("live MP4 has its moov at the end: buffering it whole");
-                            match live.collect_all(&self.shared, stall, max_bytes) {
-                                Ok(data) => Input::Whole(data),
-                                Err(failure) => return self.live_failed(&video, failure),
-                            }
-                        }
-                    },
-                    Err(failure) => return self.live_failed(&video, failure),
-                };
-                self.decode(&video, input, Some(&live))
+        let opened = match self.opener().open(source) {
+            Ok(opened) => opened,
+            Err(failure) => return self.failed(&video, failure),
+        };
+        let (decoder, on_gpu) = match self.open_decoder(&opened.demuxer) {
+            Ok(decoder) => decoder,
+            Err(error) => {
+                let failure = opened.failure().unwrap_or(Failure::Video(error));
+                return self.failed(&video, failure);
             }
-            Source::Url(source) => self.pull(&video, &source),
+        };
+        match opened.url().cloned() {
+            Some(source) => self.pull(&video, &source, opened, decoder, on_gpu),
+            None => self.decode(&video, opened, decoder, on_gpu),
         }
     }
 
@@ -225,42 +208,25 @@ impl Worker {
         })
     }
 
-    fn live_failed(&self, video: &VideoRef, failure: Failure) -> Result<(), Shutdown> {
+    fn failed(&self, video: &VideoRef, failure: Failure) -> Result<(), Shutdown> {
         match failure {
             Failure::Shutdown => Err(Shutdown),
             Failure::Video(error) => self.fail(video, error),
         }
     }
 
-    /// Decodes `input` to its end (or its failure). For a live video, a read failure (abort, stall) is
-    /// reported as such rather than as FFmpeg's I/O error.
+    /// Decodes an opened source to its end (or its failure). For a live video, a read failure (abort, stall)
+    /// is reported as such rather than as FFmpeg's I/O error.
     fn decode(
         &self,
         video: &VideoRef,
-        input: Input,
-        live: Option<&Arc<LiveShared>>,
+        mut opened: Opened,
+        mut decoder: Box<dyn Decoder>,
+        on_gpu: bool,
     ) -> Result<(), Shutdown> {
-        let live_failure = || live.and_then(|l| l.failure());
-        let opened = match input {
-            Input::Whole(data) => Demuxer::open(data, &self.config),
-            Input::Live { reader, mp4 } => Demuxer::open_live(reader, mp4, &self.config),
-        }
-        .and_then(|demuxer| {
-            let decoder = self.open_decoder(&demuxer)?;
-            Ok((demuxer, decoder))
-        });
-        let (mut demuxer, (mut decoder, on_gpu)) = match opened {
-            Ok(x) => x,
-            Err(error) => {
-                return match live_failure() {
-                    Some(failure) => self.live_failed(video, failure),
-                    None => self.fail(video, error),
-                }
-            }
-        };
         let mut asm = self.assembler(video, on_gpu)?;
-        let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
-        let error = match (outcome, live_failure()) {
+        let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm);
+        let error = match (outcome, opened.failure()) {
             (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
             (_, Some(Failure::Video(error))) => Some(error),
             (Err(Stop::Video(error)), None) => Some(error),
@@ -341,20 +307,21 @@ impl Worker {
         }
     }
 
-    /// Pulls a video by URL: opens it (retrying per its reconnect policy), decodes it, and on a drop closes the
-    /// open sequence, reopens the source and goes on, the next batch reporting the gap.
-    fn pull(&self, video: &VideoRef, source: &UrlSource) -> Result<(), Shutdown> {
-        let shared = self.shared.clone();
-        let interrupt = Interrupt::new(move || shared.stop.load(Ordering::Relaxed));
+    /// Decodes a video pulled by URL; on a drop closes the open sequence, reopens the source (per its
+    /// reconnect policy) and goes on, the next batch reporting the gap.
+    fn pull(
+        &self,
+        video: &VideoRef,
+        source: &UrlSource,
+        mut opened: Opened,
+        mut decoder: Box<dyn Decoder>,
+        on_gpu: bool,
+    ) -> Result<(), Shutdown> {
         let policy = source.options.reconnect;
-        let (mut demuxer, mut decoder, on_gpu) = match self.open_url(source, &interrupt, true)? {
-            Ok((opened, _)) => opened,
-            Err(error) => return self.fail(video, error),
-        };
         let mut asm = self.assembler(video, on_gpu)?;
         let mut reconnects = 0;
         let error = loop {
-            let outcome = self.decode_all(&mut demuxer, &mut decoder, &mut asm);
+            let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm);
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Shutdown);
             }
@@ -365,7 +332,7 @@ impl Worker {
                     demux_error: Some(e),
                     ..
                 }) => {
-                    if interrupt.timed_out() {
+                    if opened.timed_out() {
                         format!(
                             "no data for {:?} (read_timeout)",
                             source.options.read_timeout
@@ -388,7 +355,7 @@ impl Worker {
             }
             tracing::info!(reason = %dropped, "the source dropped: reopening it");
             // The gap starts with the silence that timed out, if that is what the drop was.
-            let silence = if interrupt.timed_out() {
+            let silence = if opened.timed_out() {
                 source.options.read_timeout
             } else {
                 Duration::ZERO
@@ -397,21 +364,12 @@ impl Worker {
                 .checked_sub(silence)
                 .unwrap_or_else(Instant::now);
             asm.break_sequence(&mut |batch| self.send_batch(batch))?;
-            match self.open_url(source, &interrupt, false)? {
-                Ok(((d, dec, gpu), attempts)) => {
-                    (demuxer, decoder) = (d, dec);
-                    asm.set_on_gpu(gpu, &mut |batch| self.send_batch(batch))?;
-                    reconnects += 1;
-                    asm.resume_after(Gap {
-                        frames_before: asm.frames(),
-                        duration: lost_at.elapsed(),
-                        attempts,
-                        reconnects,
-                    });
-                }
-                Err(VideoError::SourceUnavailable {
+            let attempts = match self.opener().reopen(&mut opened) {
+                Ok(attempts) => attempts,
+                Err(Failure::Shutdown) => return Err(Shutdown),
+                Err(Failure::Video(VideoError::SourceUnavailable {
                     attempts, reason, ..
-                }) => {
+                })) => {
                     break Some(VideoError::SourceLost {
                         url: redact_url(&source.url),
                         frames: asm.frames(),
@@ -421,78 +379,24 @@ impl Worker {
                         ),
                     })
                 }
+                Err(Failure::Video(error)) => break Some(error),
+            };
+            match self.open_decoder(&opened.demuxer) {
+                Ok((dec, gpu)) => {
+                    decoder = dec;
+                    asm.set_on_gpu(gpu, &mut |batch| self.send_batch(batch))?;
+                    reconnects += 1;
+                    asm.resume_after(Gap {
+                        frames_before: asm.frames(),
+                        duration: lost_at.elapsed(),
+                        attempts,
+                        reconnects,
+                    });
+                }
                 Err(error) => break Some(error),
             }
         };
         self.end(video, asm, error)
-    }
-
-    /// Opens `source` with its decoder: `first`, at once and then per the reconnect policy; after a drop, per
-    /// the policy only. Returns the attempts it took, or the video's error (`SourceUnavailable`).
-    #[allow(clippy::type_complexity)]
-    fn open_url(
-        &self,
-        source: &UrlSource,
-        interrupt: &Arc<Interrupt>,
-        first: bool,
-    ) -> Result<Result<((Demuxer, Box<dyn Decoder>, bool), u32), VideoError>, Shutdown> {
-        let policy = source.options.reconnect;
-        let mut attempts = 0;
-        let mut reason = String::new();
-        loop {
-            let wait = if first && attempts == 0 {
-                Some(Duration::ZERO)
-            } else {
-                policy.delay(attempts - u32::from(first))
-            };
-            let Some(wait) = wait else {
-                return Ok(Err(VideoError::SourceUnavailable {
-                    url: redact_url(&source.url),
-                    attempts,
-                    reason,
-                }));
-            };
-            self.sleep(wait)?;
-            attempts += 1;
-            let opened = Demuxer::open_url(source, interrupt.clone(), &self.config);
-            if self.shared.stop.load(Ordering::Relaxed) {
-                return Err(Shutdown);
-            }
-            match opened {
-                Ok(demuxer) => match self.open_decoder(&demuxer) {
-                    Ok((decoder, on_gpu)) => return Ok(Ok(((demuxer, decoder, on_gpu), attempts))),
-                    Err(error) => return Ok(Err(error)),
-                },
-                // Not a video framefeed takes: reopening will not change that.
-                Err(UrlOpenError::Video(error)) => return Ok(Err(error)),
-                Err(UrlOpenError::Open(e)) => {
-                    reason = if interrupt.timed_out() {
-                        format!(
-                            "not opened within {:?} (open_timeout)",
-                            source.options.open_timeout
-                        )
-                    } else {
-                        e.message
-                    };
-                    tracing::debug!(%reason, attempts, "could not open the source");
-                }
-            }
-        }
-    }
-
-    /// Waits `duration`, or less when the operator stops.
-    fn sleep(&self, duration: Duration) -> Result<(), Shutdown> {
-        let until = Instant::now() + duration;
-        loop {
-            if self.shared.stop.load(Ordering::Relaxed) {
-                return Err(Shutdown);
-            }
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Ok(());
-            }
-            std::thread::sleep(left.min(Duration::from_millis(20)));
-        }
     }
 
     /// Reads and decodes every packet, then drains the decoder.
@@ -587,25 +491,6 @@ impl Worker {
             outcome.reject(e);
         }
         Ok(())
-    }
-}
-
-/// What a video is read from.
-enum Input {
-    Whole(Bytes),
-    /// A live stream; `mp4`: through the box gate, by the MOV demuxer only.
-    Live {
-        reader: Box<dyn StreamSource>,
-        mp4: bool,
-    },
-}
-
-/// Closes a live video's producer side when its decoding ends, however it ends.
-struct CloseLive(Arc<LiveShared>);
-
-impl Drop for CloseLive {
-    fn drop(&mut self) {
-        self.0.close();
     }
 }
 

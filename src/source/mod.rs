@@ -1,7 +1,7 @@
 //! Sources, the first stage: what comes in. Fed buffers wait in the bounded feed queue (`feed`); a live
 //! video's chunks arrive through a [`LiveVideo`](crate::LiveVideo) (`live`); a video pulled by URL carries its
 //! options and reconnect policy (`url`); a [`FileList`](crate::FileList) shuffles and shards paths for training
-//! loops (`files`). Hands on queued videos ([`feed::Source`]) to the demux stage, which opens them.
+//! loops (`files`). Hands on queued videos (`feed::Source`) to the demux stage, which opens them (`demux::open`).
 
 pub(crate) mod feed;
 pub(crate) mod files;

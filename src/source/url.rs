@@ -1,7 +1,7 @@
 //! Network sources: a video pulled by URL through FFmpeg's own protocols (RTSP, SRT, RTMP, HLS, HTTP(S),
 //! `file:` when asked), with timeouts and a reconnect policy. The settings are [`UrlOptions`], validated once;
 //! [`VideoInput::feed_url`](crate::VideoInput::feed_url) queues such a video, and the decoding thread opens,
-//! reads and reopens it (`worker`).
+//! reads and reopens it (`demux::open`).
 
 use std::time::Duration;
 

@@ -1,9 +1,9 @@
 //! Per-sequence transforms, fused into the frame conversion: resize, crop (one window for every frame of a
-//! sequence), element type, normalization and layout. Configured once ([`Transforms`], in `spec`), planned per
-//! sequence (`plan`) and applied per frame (`apply`): a frame in host memory through swscale, converting the
+//! sequence), element type, normalization and layout. Configured once ([`Transforms`], in
+//! `settings::transforms`), planned per sequence (`plan`) and applied per frame (`apply`): a frame in host memory through swscale, converting the
 //! region `host` plans (resized first by `resample`), then `write`; a frame in GPU memory through the CUDA
-//! kernel, whose parameters `gpu` fills. The frame contract the decoder backends implement (`frame`) is defined
-//! here, by its consumer.
+//! kernel, whose parameters `gpu` fills. It takes what the decode stage hands on (`decode::frame`) and
+//! hands converted frames to the assembly stage's buffers.
 
 mod apply;
 mod gpu;

@@ -17,7 +17,7 @@
 //! as long as its fields, and no compressed movie header (`cmov`, which the demuxer inflates to any size before
 //! anything can be checked). Anything that does not parse as boxes is left to libavformat, as it would stop
 //! there too. Whole buffers are checked at once ([`check_buffer`]); live MP4 streams one top-level box at a
-//! time as they arrive (`mp4_live`), before the demuxer sees the box.
+//! time as they arrive (`demux::mp4::live`), before the demuxer sees the box.
 
 use crate::ffi::format::{codec_tag_known, TagTable};
 
@@ -684,6 +684,7 @@ pub(crate) fn check_buffer_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::demux::mp4::test_boxes::mp4_box;
     use proptest::prelude::*;
 
     /// Tables where `avc1` is video and `mp4a` audio, as in libavformat.
@@ -698,13 +699,6 @@ mod tests {
                 TagTable::RiffVideo | TagTable::RiffAudio => false,
             }
         }
-    }
-
-    fn mp4_box(kind: &[u8; 4], payload: &[u8]) -> Vec<u8> {
-        let mut b = ((payload.len() + 8) as u32).to_be_bytes().to_vec();
-        b.extend_from_slice(kind);
-        b.extend_from_slice(payload);
-        b
     }
 
     fn words(values: &[u32]) -> Vec<u8> {

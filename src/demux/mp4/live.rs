@@ -286,17 +286,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::demux::mp4::test_boxes::mp4_box;
     use crate::signal::Signals;
     use crate::source::live::{Failure, LiveVideo};
-
-    fn mp4_box(kind: &[u8; 4], payload: &[u8]) -> Vec<u8> {
-        [
-            ((payload.len() + 8) as u32).to_be_bytes().to_vec(),
-            kind.to_vec(),
-            payload.to_vec(),
-        ]
-        .concat()
-    }
 
     /// A gate over `data`, pushed as one finished live video with `max_samples`.
     fn open_gate(data: &[u8], max_samples: u64) -> (Mp4Gate, Arc<LiveShared>) {

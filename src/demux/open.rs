@@ -1,0 +1,211 @@
+//! Opening a queued video's source, the demux stage's entry: takes what the source stage queued (a whole
+//! buffer, a live video, a URL) and hands on an [`Opened`] source, its demuxer at the first packet.
+//!
+//! - A whole buffer is demuxed from memory.
+//! - A live video is sniffed first (`mp4::sniff`): an MP4 with its index first is read as it arrives through
+//!   the box gate (`mp4::live`), one with its index at the end is buffered whole or failed per
+//!   [`MoovAtEnd`](crate::MoovAtEnd), anything else is read as it arrives. The producer learns that no more
+//!   data is read when the opened source is dropped, however decoding ended.
+//! - A URL is opened through FFmpeg's protocols, retried per its [`Reconnect`](crate::Reconnect) policy, and
+//!   reopened the same way after a drop ([`Opener::reopen`]).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::mp4::live::Mp4Gate;
+use super::mp4::sniff::{sniff_live, Mp4Layout};
+use super::{Demuxer, UrlOpenError};
+use crate::error::VideoError;
+use crate::ffi::format::Interrupt;
+use crate::settings::config::{Config, MoovAtEnd};
+use crate::signal::Signals;
+use crate::source::feed::Source;
+use crate::source::live::{Failure, LiveReader, LiveShared};
+use crate::source::url::{redact_url, UrlSource};
+
+/// A source, opened.
+pub(crate) struct Opened {
+    /// Its demuxer.
+    pub(crate) demuxer: Demuxer,
+    origin: Origin,
+}
+
+enum Origin {
+    Whole,
+    /// A live video, read as it arrives or buffered whole.
+    Live(CloseLive),
+    /// A URL, with the interrupt its reads and reopenings share.
+    Url {
+        source: Box<UrlSource>,
+        interrupt: Arc<Interrupt>,
+    },
+}
+
+impl Opened {
+    /// How the source itself failed, if it did (a live video's abort or stall), which explains a demuxer's or
+    /// decoder's error better than their own words.
+    pub(crate) fn failure(&self) -> Option<Failure> {
+        match &self.origin {
+            Origin::Live(live) => live.0.failure(),
+            Origin::Whole | Origin::Url { .. } => None,
+        }
+    }
+
+    /// The URL this source was pulled from, if it was.
+    pub(crate) fn url(&self) -> Option<&UrlSource> {
+        match &self.origin {
+            Origin::Url { source, .. } => Some(source),
+            Origin::Whole | Origin::Live(_) => None,
+        }
+    }
+
+    /// Whether a URL's last read or opening ended because its timeout passed.
+    pub(crate) fn timed_out(&self) -> bool {
+        match &self.origin {
+            Origin::Url { interrupt, .. } => interrupt.timed_out(),
+            Origin::Whole | Origin::Live(_) => false,
+        }
+    }
+}
+
+/// Closes a live video's producer side when its decoding ends, however it ends.
+struct CloseLive(Arc<LiveShared>);
+
+impl Drop for CloseLive {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// Opens sources with the operator's settings, waking when it stops.
+pub(crate) struct Opener<'a> {
+    pub(crate) config: &'a Config,
+    pub(crate) signals: &'a Arc<Signals>,
+}
+
+impl Opener<'_> {
+    /// Opens `source`: a URL at once and then per its reconnect policy.
+    pub(crate) fn open(&self, source: Source) -> Result<Opened, Failure> {
+        match source {
+            Source::Whole(data) => Ok(Opened {
+                demuxer: Demuxer::open(data, self.config).map_err(Failure::Video)?,
+                origin: Origin::Whole,
+            }),
+            Source::Live(live) => self.open_live(live),
+            Source::Url(source) => {
+                let signals = self.signals.clone();
+                let interrupt = Interrupt::new(move || signals.stop.load(Ordering::Relaxed));
+                let (demuxer, _) = self.open_url(&source, &interrupt, true)?;
+                Ok(Opened {
+                    demuxer,
+                    origin: Origin::Url { source, interrupt },
+                })
+            }
+        }
+    }
+
+    /// Reopens a URL source after a drop, per its reconnect policy only; returns the attempts it took. Fails
+    /// with [`VideoError::SourceUnavailable`] when the policy allows no more.
+    pub(crate) fn reopen(&self, opened: &mut Opened) -> Result<u32, Failure> {
+        let Origin::Url { source, interrupt } = &opened.origin else {
+            unreachable!("only a URL source is reopened (the worker's pull loop)")
+        };
+        let (demuxer, attempts) = self.open_url(source, interrupt, false)?;
+        opened.demuxer = demuxer;
+        Ok(attempts)
+    }
+
+    fn open_live(&self, live: Arc<LiveShared>) -> Result<Opened, Failure> {
+        let close = CloseLive(live.clone());
+        let stall = self.config.stall_timeout;
+        let reader = || LiveReader::new(live.clone(), self.signals.clone(), stall);
+        let opened = match sniff_live(&live, self.signals, stall)? {
+            Mp4Layout::Mp4 => Demuxer::open_live(
+                Box::new(Mp4Gate::new(reader(), live.clone(), self.config)),
+                true,
+                self.config,
+            ),
+            Mp4Layout::Other => Demuxer::open_live(Box::new(reader()), false, self.config),
+            Mp4Layout::MoovAtEnd => match self.config.moov_at_end {
+                MoovAtEnd::Fail => return Err(Failure::Video(VideoError::MoovAtEndLive)),
+                MoovAtEnd::Buffer { max_bytes } => {
+                    tracing::debug!("live MP4 has its moov at the end: buffering it whole");
+                    let data = live.collect_all(self.signals, stall, max_bytes)?;
+                    Demuxer::open(data, self.config)
+                }
+            },
+        };
+        match opened {
+            Ok(demuxer) => Ok(Opened {
+                demuxer,
+                origin: Origin::Live(close),
+            }),
+            Err(error) => Err(live.failure().unwrap_or(Failure::Video(error))),
+        }
+    }
+
+    /// Opens `source`: `first`, at once and then per the reconnect policy; after a drop, per the policy only.
+    /// Returns the attempts it took.
+    fn open_url(
+        &self,
+        source: &UrlSource,
+        interrupt: &Arc<Interrupt>,
+        first: bool,
+    ) -> Result<(Demuxer, u32), Failure> {
+        let policy = source.options.reconnect;
+        let mut attempts = 0;
+        let mut reason = String::new();
+        loop {
+            let wait = if first && attempts == 0 {
+                Some(Duration::ZERO)
+            } else {
+                policy.delay(attempts - u32::from(first))
+            };
+            let Some(wait) = wait else {
+                return Err(Failure::Video(VideoError::SourceUnavailable {
+                    url: redact_url(&source.url),
+                    attempts,
+                    reason,
+                }));
+            };
+            self.sleep(wait)?;
+            attempts += 1;
+            let opened = Demuxer::open_url(source, interrupt.clone(), self.config);
+            if self.signals.stop.load(Ordering::Relaxed) {
+                return Err(Failure::Shutdown);
+            }
+            match opened {
+                Ok(demuxer) => return Ok((demuxer, attempts)),
+                // Not a video framefeed takes: reopening will not change that.
+                Err(UrlOpenError::Video(error)) => return Err(Failure::Video(error)),
+                Err(UrlOpenError::Open(e)) => {
+                    reason = if interrupt.timed_out() {
+                        format!(
+                            "not opened within {:?} (open_timeout)",
+                            source.options.open_timeout
+                        )
+                    } else {
+                        e.message
+                    };
+                    tracing::debug!(%reason, attempts, "could not open the source");
+                }
+            }
+        }
+    }
+
+    /// Waits `duration`, or less when the operator stops.
+    fn sleep(&self, duration: Duration) -> Result<(), Failure> {
+        let until = Instant::now() + duration;
+        loop {
+            if self.signals.stop.load(Ordering::Relaxed) {
+                return Err(Failure::Shutdown);
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            std::thread::sleep(left.min(Duration::from_millis(20)));
+        }
+    }
+}
