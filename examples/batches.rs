@@ -16,12 +16,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let input = input.clone();
         std::thread::spawn(move || -> Result<(), Error> {
             if files.is_empty() {
-                input.feed_with_label(framefeed::SAMPLE_MP4, "sample.mp4")?;
+                input.feed((framefeed::SAMPLE_MP4, "sample.mp4"))?;
             }
             for file in files {
                 match std::fs::read(&file) {
                     Ok(data) => {
-                        input.feed_with_label(data, file)?;
+                        input.feed((data, file))?;
                     }
                     Err(e) => eprintln!("{file}: {e}"),
                 }

@@ -309,12 +309,77 @@ impl TryFeedError {
     }
 }
 
+impl VideoError {
+    /// A short, stable name for what went wrong: the one vocabulary of the service's JSON errors (`code`) and
+    /// Python's exceptions (`code`). Several variants may share a code when a client would handle them alike.
+    pub fn code(&self) -> &'static str {
+        match self {
+            VideoError::Empty => "empty",
+            VideoError::NotAVideo(_) | VideoError::ImplausibleContainer { .. } => "not_a_video",
+            VideoError::NoVideoStream | VideoError::StreamNotFound { .. } => "no_video_stream",
+            VideoError::UnsupportedCodec { .. } => "unsupported_codec",
+            VideoError::AbsurdDimensions { .. } => "frame_too_large",
+            VideoError::NoFrames => "no_frames",
+            VideoError::Demux { .. } | VideoError::Corrupt { .. } => "corrupt",
+            VideoError::LiveAborted { .. } => "aborted",
+            VideoError::LiveStalled { .. } => "stalled",
+            VideoError::SourceUnavailable { .. } => "source_unavailable",
+            VideoError::SourceLost { .. } => "source_lost",
+            VideoError::MoovAtEndLive | VideoError::MoovAtEndTooLarge { .. } => "moov_at_end",
+            VideoError::CropOutOfBounds { .. } => "crop_out_of_bounds",
+            VideoError::BatchTooLarge { .. } => "over_memory_budget",
+            VideoError::OutOfMemory { .. } => "out_of_memory",
+            VideoError::NvdecUnsupported { .. } => "nvdec_unsupported",
+            VideoError::Cuda { .. } => "cuda",
+            VideoError::Ffmpeg(_) => "decode_failed",
+        }
+    }
+}
+
 impl Error {
+    /// A short, stable name for what went wrong, in the vocabulary of [`VideoError::code`] (which an
+    /// [`Error::Video`] gives).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Config(_) => "invalid_config",
+            Error::NoData => "no_data",
+            Error::NotReady => "not_ready",
+            Error::Timeout(_) => "timeout",
+            Error::Closed => "closed",
+            Error::LiveEnded { .. } => "live_ended",
+            Error::Video { error, .. } => error.code(),
+            Error::CudaUnavailable { .. } => "cuda_unavailable",
+            Error::Cuda { .. } => "cuda",
+            Error::OutOfMemory { .. } => "out_of_memory",
+            Error::WorkerDied(_) => "internal",
+        }
+    }
+
     /// The video this error is about, for [`Error::Video`].
     pub fn video(&self) -> Option<&VideoRef> {
         match self {
             Error::Video { video, .. } => Some(video),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_name_the_failure() {
+        let video = |error| Error::Video {
+            video: VideoRef {
+                id: crate::video::VideoId(0),
+                label: None,
+            },
+            error,
+        };
+        assert_eq!(video(VideoError::Empty).code(), "empty");
+        assert_eq!(video(VideoError::NoFrames).code(), "no_frames");
+        assert_eq!(Error::Closed.code(), "closed");
+        assert_eq!(Error::Config("x".into()).code(), "invalid_config");
     }
 }

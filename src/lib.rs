@@ -11,7 +11,7 @@
 //! use framefeed::{Config, LastSequencePolicy, VideoInput};
 //!
 //! let input = VideoInput::new(Config::new(16, 2).last_sequence_policy(LastSequencePolicy::Pad))?;
-//! input.feed_with_label(framefeed::SAMPLE_MP4, "sample.mp4")?; // 60 frames of 320x240, zero-copy
+//! input.feed((framefeed::SAMPLE_MP4, "sample.mp4"))?; // 60 frames of 320x240, zero-copy
 //! input.close(); // no more videos: polls end with Ok(None)
 //!
 //! let mut frames = 0;
@@ -118,9 +118,11 @@ pub use error::{AvError, Error, Result, TryFeedError, VideoError};
 pub use half::f16;
 pub use info::{ContainerInfo, MediaKind, StreamInfo};
 pub use operator::epoch_feed::EpochFeed;
-pub use operator::handle::{
-    BatchStream, Batches, FeedReady, FeedVideo, NextBatch, Ready, VideoInput,
-};
+pub use operator::feeding::FeedVideo;
+pub use operator::futures::{BatchStream, FeedReady, NextBatch, Ready};
+pub use operator::handle::VideoInput;
+pub use operator::polling::Batches;
+pub use settings::choice::Choice;
 pub use settings::config::{
     limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
 };
@@ -128,10 +130,10 @@ pub use source::files::FileList;
 pub use source::live::{LiveVideo, PushChunk, PushReady};
 pub use source::url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};
 pub use transform::{
-    Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, Transforms,
-    CHANNELS,
+    Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, ResizeMode,
+    Transforms, CHANNELS,
 };
-pub use video::{Label, VideoId, VideoRef};
+pub use video::{Encoded, Label, VideoId, VideoRef};
 
 /// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at
 /// 30 fps (60 frames), H.264 in MP4 (made by `tests/fixtures/make.sh`).

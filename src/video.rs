@@ -66,3 +66,65 @@ impl fmt::Display for VideoRef {
         }
     }
 }
+
+/// A whole encoded video to feed, with an optional label: what [`VideoInput::feed`](crate::VideoInput::feed),
+/// [`try_feed`](crate::VideoInput::try_feed) and [`feed_async`](crate::VideoInput::feed_async) take. Bytes
+/// convert into it without copying (`Bytes`, `Vec<u8>`, `&'static [u8]`, `String`...), and so does a
+/// `(bytes, label)` pair.
+///
+/// ```
+/// use framefeed::{Config, Encoded, VideoInput};
+/// let input = VideoInput::new(Config::new(16, 2))?;
+/// input.feed(framefeed::SAMPLE_MP4)?; // no label
+/// input.feed(Encoded::new(framefeed::SAMPLE_MP4).label("sample.mp4"))?;
+/// input.feed((framefeed::SAMPLE_MP4, 7u64))?; // the same, as a pair
+/// # Ok::<(), framefeed::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Encoded {
+    pub(crate) data: bytes::Bytes,
+    pub(crate) label: Option<Label>,
+}
+
+impl Encoded {
+    /// The video's bytes, unlabelled.
+    pub fn new(data: impl Into<bytes::Bytes>) -> Self {
+        Self {
+            data: data.into(),
+            label: None,
+        }
+    }
+
+    /// With `label`, which travels with the video's batches and errors.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<Label>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+}
+
+macro_rules! encoded_from {
+    ($($ty:ty),+) => {$(
+        impl From<$ty> for Encoded {
+            fn from(data: $ty) -> Self {
+                Encoded::new(data)
+            }
+        }
+
+        impl<L: Into<Label>> From<($ty, L)> for Encoded {
+            fn from((data, label): ($ty, L)) -> Self {
+                Encoded::new(data).label(label)
+            }
+        }
+    )+};
+}
+
+encoded_from!(
+    bytes::Bytes,
+    bytes::BytesMut,
+    Vec<u8>,
+    Box<[u8]>,
+    &'static [u8],
+    String,
+    &'static str
+);

@@ -104,7 +104,7 @@ fn byte_limit_counts_queued_bytes_and_an_empty_queue_takes_any_video() {
 
 async fn feed_async_waits_while_full_and_proceeds_when_batches_are_consumed() {
     let input = full_queue();
-    let mut feed_c = pin!(input.feed_async_with_label(read_fixture("vp9.webm"), "C"));
+    let mut feed_c = pin!(input.feed_async((read_fixture("vp9.webm"), "C")));
     assert!(
         tokio::time::timeout(Duration::from_millis(300), feed_c.as_mut())
             .await

@@ -9,10 +9,8 @@ use framefeed::{Batch, Config, Error, VideoError, VideoId, VideoInput};
 /// Feeds `bad` then a good video; returns the bad video's batches, its error, and the good video's frames.
 fn bad_then_good(bad: Vec<u8>) -> (Vec<Batch>, VideoError, usize) {
     let input = VideoInput::new(Config::new(4, 2)).unwrap();
-    let bad_id = input.feed_with_label(bad, "bad").unwrap();
-    let good_id = input
-        .feed_with_label(read_fixture("h264.mp4"), "good")
-        .unwrap();
+    let bad_id = input.feed((bad, "bad")).unwrap();
+    let good_id = input.feed((read_fixture("h264.mp4"), "good")).unwrap();
     input.close();
     let mut bad_batches = Vec::new();
     let mut error = None;

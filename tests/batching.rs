@@ -82,12 +82,8 @@ fn padding_is_zero_and_reported() {
 #[test]
 fn batches_never_span_videos_and_carry_ids_and_labels() {
     let input = VideoInput::new(Config::new(4, 4)).unwrap();
-    let a = input
-        .feed_with_label(read_fixture("h264.mp4"), "a.mp4")
-        .unwrap();
-    let b = input
-        .feed_with_label(read_fixture("vp9.webm"), 7u64)
-        .unwrap();
+    let a = input.feed((read_fixture("h264.mp4"), "a.mp4")).unwrap();
+    let b = input.feed((read_fixture("vp9.webm"), 7u64)).unwrap();
     let c = input.feed(read_fixture("hevc.hevc")).unwrap();
     input.close();
     let batches: Vec<_> = input.iter().map(Result::unwrap).collect();

@@ -46,9 +46,7 @@ fn every_corpus_video_matches_ffmpeg() {
         let path = dir.join(name);
         let long = name.contains("9000f");
         let input = VideoInput::new(Config::new(8, 4).decoder_threads(2)).unwrap();
-        input
-            .feed_with_label(std::fs::read(&path).unwrap(), name)
-            .unwrap();
+        input.feed((std::fs::read(&path).unwrap(), name)).unwrap();
         input.close();
         let mut reference = FfmpegFrames::open(&path);
         let (mut frames, mut min_db, mut error, mut shape) = (0u64, f64::INFINITY, None, [0; 3]);

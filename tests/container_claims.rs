@@ -32,10 +32,7 @@ fn between_good_videos(forged: &Forged, live: bool) -> (usize, Vec<(u64, VideoEr
         });
         id
     } else {
-        input
-            .feed_with_label(forged.data.clone(), forged.name)
-            .unwrap()
-            .0
+        input.feed((forged.data.clone(), forged.name)).unwrap().0
     };
     input.feed(read_fixture("h264.mp4")).unwrap();
     input.close();

@@ -119,7 +119,7 @@ fn feeding_from_several_threads_while_polling() {
             std::thread::spawn(move || {
                 for k in 0..3u64 {
                     input
-                        .feed_with_label(read_fixture(names[t]), t as u64 * 100 + k)
+                        .feed((read_fixture(names[t]), t as u64 * 100 + k))
                         .unwrap();
                 }
             })

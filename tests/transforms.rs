@@ -461,9 +461,7 @@ fn out_of_bounds_error_pad_and_trim() {
     let crop = Crop::new(120, 40);
     let input =
         VideoInput::new(Config::new(4, 1).transforms(Transforms::new().crop(crop))).unwrap();
-    input
-        .feed_with_label(read_fixture("h264.mp4"), "small")
-        .unwrap();
+    input.feed((read_fixture("h264.mp4"), "small")).unwrap();
     input.close();
     let err = input.next_batch().unwrap_err();
     assert!(
@@ -576,11 +574,9 @@ fn fill_and_letterbox_give_one_shape_for_videos_of_every_size() {
         let input = VideoInput::new(Config::new(4, 2).transforms(Transforms::new().resize(resize)))
             .unwrap();
         for name in ["h264.mp4", "vp9_odd_35x19.webm", "hevc.hevc"] {
-            input.feed_with_label(read_fixture(name), name).unwrap();
+            input.feed((read_fixture(name), name)).unwrap();
         }
-        input
-            .feed_with_label(framefeed::SAMPLE_MP4, "sample")
-            .unwrap();
+        input.feed((framefeed::SAMPLE_MP4, "sample")).unwrap();
         input.close();
         let mut frames = 0;
         for batch in input.iter() {

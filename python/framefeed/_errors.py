@@ -23,7 +23,16 @@ __all__ = [
 
 
 class FramefeedError(Exception):
-    """The base of every framefeed exception."""
+    """The base of every framefeed exception.
+
+    Attributes:
+        code: a short stable name for the failure, the same string the service's JSON errors carry
+            (``'not_a_video'``, ``'corrupt'``, ``'no_video_stream'``, ``'closed'``, ``'timeout'``...).
+    """
+
+    def __init__(self, message: str = "", code: str = "internal") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class VideoError(FramefeedError):
@@ -33,8 +42,10 @@ class VideoError(FramefeedError):
         video_id: the id ``feed`` returned for the video.
         label: the label it was fed with (``str``, ``int`` or ``None``).
         reason: why it failed, in words.
-        kind: a short stable name for the failure: ``'not_a_video'``, ``'corrupt'``, ``'unsupported_codec'``,
-            ``'implausible_container'``, ``'aborted'``, ``'stalled'``...
+        code: a short stable name for the failure, as the service names it: ``'empty'``, ``'not_a_video'``,
+            ``'no_video_stream'``, ``'unsupported_codec'``, ``'frame_too_large'``, ``'no_frames'``,
+            ``'corrupt'``, ``'aborted'``, ``'stalled'``, ``'moov_at_end'``, ``'over_memory_budget'``...
+        kind: the same as ``code`` (its name before 0.x; kept for compatibility).
     """
 
     def __init__(
@@ -43,13 +54,14 @@ class VideoError(FramefeedError):
         video_id: int = -1,
         label: Optional[Union[str, int]] = None,
         reason: str = "",
-        kind: str = "other",
+        code: str = "decode_failed",
+        kind: Optional[str] = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, kind or code)
         self.video_id = video_id
         self.label = label
         self.reason = reason
-        self.kind = kind
+        self.kind = self.code
 
 
 class NoDataError(FramefeedError):

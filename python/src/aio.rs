@@ -189,7 +189,7 @@ fn take(py: Python<'_>, want: Want) -> PyResult<Delivered> {
                 return Ok(closed(py));
             };
             let fed = match label.clone() {
-                Some(label) => input.try_feed_with_label(data, label),
+                Some(label) => input.try_feed((data, label)),
                 None => input.try_feed(data),
             };
             match fed {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use framefeed::{
     Config, Crop, CropPosition, DType, Device, Interpolation, LastSequencePolicy, Layout,
-    OutOfBounds, Resize, Transforms,
+    OutOfBounds, Resize, ResizeMode, Transforms,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -50,7 +50,8 @@ fn bad(message: String) -> PyErr {
     PyValueError::new_err(message)
 }
 
-/// `name` must be one of `choices` (case-insensitive).
+/// `name` must be one of `choices` (case-insensitive): for the one choice whose values carry data
+/// (`out_of_bounds`, whose `pad` takes `fill`); the others parse through framefeed's own `FromStr`.
 fn choose<T: Copy>(name: &str, value: &str, choices: &[(&str, T)]) -> PyResult<T> {
     choices
         .iter()
@@ -80,34 +81,13 @@ impl Settings<'_> {
                 ))
             }
             (Some((width, height)), None) => {
-                let mode = choose(
-                    "resize_mode",
-                    self.resize_mode,
-                    &[("exact", 0), ("fill", 1), ("letterbox", 2)],
-                )?;
-                t = t.resize(match mode {
-                    0 => Resize::Exact { width, height },
-                    1 => Resize::Fill { width, height },
-                    _ => Resize::Letterbox {
-                        width,
-                        height,
-                        fill,
-                    },
-                });
+                let mode: ResizeMode = self.resize_mode.parse().map_err(bad)?;
+                t = t.resize(Resize::with_mode(mode, width, height, fill));
             }
             (None, Some(side)) => t = t.resize(Resize::Shorter(side)),
             (None, None) => {}
         }
-        t = t.interpolation(choose(
-            "interpolation",
-            self.interpolation,
-            &[
-                ("bilinear", Interpolation::Bilinear),
-                ("nearest", Interpolation::Nearest),
-                ("bicubic", Interpolation::Bicubic),
-                ("area", Interpolation::Area),
-            ],
-        )?);
+        t = t.interpolation(self.interpolation.parse::<Interpolation>().map_err(bad)?);
         if let Some(crop) = &self.crop {
             let (width, height) = match crop.extract::<u32>() {
                 Ok(side) => (side, side),
@@ -116,14 +96,7 @@ impl Settings<'_> {
                     .map_err(|_| bad("crop must be a side in pixels or (width, height)".into()))?,
             };
             let position = match self.crop_pos.extract::<String>() {
-                Ok(name) => choose(
-                    "crop_pos",
-                    &name,
-                    &[
-                        ("center", CropPosition::Center),
-                        ("random", CropPosition::Random),
-                    ],
-                )?,
+                Ok(name) => name.parse::<CropPosition>().map_err(bad)?,
                 Err(_) => {
                     let (x, y) = self.crop_pos.extract::<(f32, f32)>().map_err(|_| {
                         bad("crop_pos must be 'center', 'random' or (x, y) in [0, 1]".into())
@@ -149,42 +122,17 @@ impl Settings<'_> {
         if let Some(seed) = self.seed {
             t = t.seed(seed);
         }
-        t = t.dtype(choose(
-            "dtype",
-            self.dtype,
-            &[
-                ("uint8", DType::U8),
-                ("float32", DType::F32),
-                ("float16", DType::F16),
-                ("float32_unit", DType::F32Unit),
-                ("float16_unit", DType::F16Unit),
-            ],
-        )?);
+        t = t.dtype(self.dtype.parse::<DType>().map_err(bad)?);
         if let Some((mean, std)) = self.normalize {
             t = t.normalize(rgb(mean), rgb(std));
         }
-        t = t.layout(choose(
-            "layout",
-            self.layout,
-            &[
-                ("FHWC", Layout::Fhwc),
-                ("FCHW", Layout::Fchw),
-                ("CFHW", Layout::Cfhw),
-            ],
-        )?);
+        t = t.layout(self.layout.parse::<Layout>().map_err(bad)?);
         Ok(t)
     }
 
     /// The framefeed configuration, validated.
     pub(crate) fn config(&self) -> PyResult<Config> {
-        let policy = choose(
-            "last_sequence_policy",
-            self.last_sequence_policy,
-            &[
-                ("partial", LastSequencePolicy::Partial),
-                ("pad", LastSequencePolicy::Pad),
-            ],
-        )?;
+        let policy: LastSequencePolicy = self.last_sequence_policy.parse().map_err(bad)?;
         let device: Device = self.device.parse().map_err(bad)?;
         let mut config = Config::new(self.sequence_length, self.batch_size);
         if self.low_latency {

@@ -1,7 +1,7 @@
 //! framefeed's errors as Python exceptions. The classes live in `framefeed/_errors.py` (so that they can also
 //! derive from Python's own `TimeoutError` and `MemoryError`); this module builds them from Rust errors.
 
-use framefeed::{Error, Label, VideoError};
+use framefeed::{Error, Label};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -33,32 +33,6 @@ pub(crate) fn label_object(py: Python<'_>, label: Option<&Label>) -> PyResult<Py
     })
 }
 
-/// A short, stable name for what went wrong with a video (the `kind` attribute of `VideoError`).
-fn video_error_kind(error: &VideoError) -> &'static str {
-    match error {
-        VideoError::Empty => "empty",
-        VideoError::NotAVideo(_) => "not_a_video",
-        VideoError::ImplausibleContainer { .. } => "implausible_container",
-        VideoError::NoVideoStream | VideoError::StreamNotFound { .. } => "no_video_stream",
-        VideoError::UnsupportedCodec { .. } => "unsupported_codec",
-        VideoError::AbsurdDimensions { .. } => "absurd_dimensions",
-        VideoError::NoFrames => "no_frames",
-        VideoError::Demux { .. } => "demux",
-        VideoError::Corrupt { .. } => "corrupt",
-        VideoError::LiveAborted { .. } => "aborted",
-        VideoError::LiveStalled { .. } => "stalled",
-        VideoError::SourceUnavailable { .. } => "source_unavailable",
-        VideoError::SourceLost { .. } => "source_lost",
-        VideoError::MoovAtEndLive | VideoError::MoovAtEndTooLarge { .. } => "moov_at_end",
-        VideoError::CropOutOfBounds { .. } => "crop_out_of_bounds",
-        VideoError::BatchTooLarge { .. } => "batch_too_large",
-        VideoError::OutOfMemory { .. } => "out_of_memory",
-        VideoError::NvdecUnsupported { .. } => "nvdec_unsupported",
-        VideoError::Cuda { .. } => "cuda",
-        _ => "other",
-    }
-}
-
 /// The Python exception for a framefeed error.
 pub(crate) fn to_py(py: Python<'_>, error: Error) -> PyErr {
     let message = error.to_string();
@@ -70,7 +44,7 @@ pub(crate) fn to_py(py: Python<'_>, error: Error) -> PyErr {
                 attributes.set_item("video_id", video.id.0)?;
                 attributes.set_item("label", label_object(py, video.label.as_ref())?)?;
                 attributes.set_item("reason", error.to_string())?;
-                attributes.set_item("kind", video_error_kind(error))?;
+                attributes.set_item("code", error.code())?;
                 Ok(())
             };
             if let Err(e) = set() {
@@ -86,7 +60,11 @@ pub(crate) fn to_py(py: Python<'_>, error: Error) -> PyErr {
         Error::OutOfMemory { .. } => "OutOfMemoryError",
         _ => "FramefeedError",
     };
-    raise(py, class, message, None)
+    let attributes = PyDict::new(py);
+    if let Err(e) = attributes.set_item("code", error.code()) {
+        return e;
+    }
+    raise(py, class, message, Some(attributes))
 }
 
 /// `Result<T, framefeed::Error>` into `PyResult<T>`.

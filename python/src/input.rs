@@ -161,7 +161,7 @@ impl PyVideoInput {
         let (data, label) = (data_bytes(data)?, self::label(label)?);
         let input = &self.inner;
         let fed = py.detach(|| match label {
-            Some(label) => input.feed_with_label(data, label),
+            Some(label) => input.feed((data, label)),
             None => input.feed(data),
         });
         Ok(fed.py_err(py)?.0)
@@ -177,7 +177,7 @@ impl PyVideoInput {
     ) -> PyResult<Option<u64>> {
         let (data, label) = (data_bytes(data)?, self::label(label)?);
         let fed = match label {
-            Some(label) => self.inner.try_feed_with_label(data, label),
+            Some(label) => self.inner.try_feed((data, label)),
             None => self.inner.try_feed(data),
         };
         match fed {
@@ -236,15 +236,11 @@ impl PyVideoInput {
                     max: seconds("reconnect_max", reconnect_max)?,
                 },
             })
-            .rtsp_transport(match rtsp_transport {
-                "tcp" => RtspTransport::Tcp,
-                "udp" => RtspTransport::Udp,
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "rtsp_transport is {other:?}; allowed: 'tcp', 'udp'"
-                    )))
-                }
-            });
+            .rtsp_transport(
+                rtsp_transport
+                    .parse::<RtspTransport>()
+                    .map_err(PyValueError::new_err)?,
+            );
         if let Some(names) = schemes {
             let mut list = Vec::new();
             for name in names {
@@ -262,7 +258,7 @@ impl PyVideoInput {
         let label = self::label(label)?;
         let input = &self.inner;
         let fed = py.detach(|| match label {
-            Some(label) => input.feed_url_with_label(url, options, label),
+            Some(label) => input.feed_url(url, options.label(label)),
             None => input.feed_url(url, options),
         });
         Ok(fed.py_err(py)?.0)

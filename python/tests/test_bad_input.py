@@ -25,10 +25,18 @@ def test_each_bad_input_fails_alone_between_good_videos():
     errors = [r for r in results if isinstance(r, ff.VideoError)]
     assert {e.label for e in errors} == set(bad)
     for e in errors:
-        assert e.video_id == ids[e.label] and e.reason and e.kind != "other"
+        assert e.video_id == ids[e.label] and e.reason and e.code != "decode_failed"
+        assert e.kind == e.code  # the old name of the attribute
         assert isinstance(e, ff.FramefeedError) and e.label in str(e)
-    kinds = {e.label: e.kind for e in errors}
-    assert kinds["empty"] == "empty" and kinds["text"] == "not_a_video" and kinds["audio only"] == "no_video_stream"
+    codes = {e.label: e.code for e in errors}
+    # The service's vocabulary (its JSON errors' `code`).
+    expected = {
+        "empty": "empty",
+        "text": "not_a_video",
+        "truncated": "corrupt",
+        "audio only": "no_video_stream",
+    }
+    assert {label: codes[label] for label in expected} == expected, codes
     batches = [r for r in results if isinstance(r, ff.Batch)]
     by_label = {}
     for b in batches:

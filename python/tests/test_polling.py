@@ -115,10 +115,11 @@ def test_dropping_an_operator_mid_video_frees_everything():
         assert inp.next_batch() is not None  # mid-video
         live = inp.feed_live()
         del inp  # dropped with queued videos, a live one and batches in flight
-        with pytest.raises(ff.ClosedError):
+        with pytest.raises(ff.ClosedError) as closed:
             for _ in range(100):
                 live.push(b"\x47" * 188)
                 time.sleep(0.01)
+        assert closed.value.code == "live_ended"
     deadline = time.time() + 10
     while threads_now() > before and time.time() < deadline:
         time.sleep(0.05)

@@ -24,7 +24,7 @@ impl FileList {
         for path in self.epoch(epoch) {
             match std::fs::read(&path) {
                 Ok(data) => {
-                    input.feed_with_label(data, path.display().to_string())?;
+                    input.feed((data, path.display().to_string()))?;
                     report.fed += 1;
                 }
                 Err(e) => report.unreadable.push((path, e)),

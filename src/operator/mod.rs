@@ -1,7 +1,10 @@
-//! The operator, the last stage: the handle an application holds ([`VideoInput`](crate::VideoInput), in
-//! `handle`: feeding, polling and async output) and its decoding thread (`worker`), which drives one video at a
+//! The operator, the last stage: the handle an application holds ([`VideoInput`](crate::VideoInput), made in
+//! `handle`, fed in `feeding`, polled in `polling`, awaited in `futures`) and its decoding thread (`worker`), which drives one video at a
 //! time through the stages below: source → demux → decode → transform → assembly.
 
 pub(crate) mod epoch_feed;
+pub(crate) mod feeding;
+pub(crate) mod futures;
 pub(crate) mod handle;
+pub(crate) mod polling;
 pub(crate) mod worker;

@@ -84,18 +84,21 @@ pub(crate) fn describe(
     let Error::Video { error, .. } = error else {
         return ("internal", "the server could not decode this upload".into());
     };
+    // The code is the core vocabulary's (`VideoError::code`), but for an upload the server cut (its own
+    // codes say why); the message is the service's, with no FFmpeg internals.
+    let code = error.code();
     match error {
-        VideoError::Empty => ("not_a_video", "the upload is empty".into()),
+        VideoError::Empty => (code, "the upload is empty".into()),
         VideoError::NotAVideo(_) | VideoError::ImplausibleContainer { .. } => (
-            "not_a_video",
+            code,
             "the upload is not a video container this server reads".into(),
         ),
         VideoError::NoVideoStream | VideoError::StreamNotFound { .. } => {
-            ("no_video_stream", "the container holds no video stream".into())
+            (code, "the container holds no video stream".into())
         }
-        VideoError::NoFrames => ("no_frames", "the video stream holds no decodable frame".into()),
+        VideoError::NoFrames => (code, "the video stream holds no decodable frame".into()),
         VideoError::UnsupportedCodec { codec } => (
-            "unsupported_codec",
+            code,
             format!("this server has no decoder for the codec '{codec}'"),
         ),
         VideoError::AbsurdDimensions {
@@ -104,11 +107,11 @@ pub(crate) fn describe(
             max_dimension,
             max_pixels,
         } => (
-            "frame_too_large",
+            code,
             format!("frames of {width}x{height} are outside what this server takes (at most {max_dimension} a side and {max_pixels} pixels)"),
         ),
         VideoError::Demux { frames, .. } => (
-            "corrupt",
+            code,
             format!("the container is truncated or broken after {frames} frames"),
         ),
         VideoError::Corrupt {
@@ -116,7 +119,7 @@ pub(crate) fn describe(
             frames,
             ..
         } => (
-            "corrupt",
+            code,
             format!("{failed_packets} packets could not be decoded ({frames} frames were decoded)"),
         ),
         VideoError::LiveAborted { received, .. } => match cut {
@@ -134,15 +137,15 @@ pub(crate) fn describe(
             ),
         },
         VideoError::LiveStalled { waited, received } => (
-            "stalled",
+            code,
             format!("the upload stalled: no data for {:.1} s after {received} bytes", waited.as_secs_f64()),
         ),
         VideoError::MoovAtEndLive => (
-            "moov_at_end",
+            code,
             "this MP4 has its index at the end and this server decodes uploads live; send it fragmented or with -movflags +faststart".into(),
         ),
         VideoError::MoovAtEndTooLarge { max_bytes } => (
-            "moov_at_end",
+            code,
             format!("this MP4 has its index at the end and is larger than the {max_bytes} bytes this server buffers for such files; send it fragmented or with -movflags +faststart"),
         ),
         VideoError::BatchTooLarge {
@@ -152,7 +155,7 @@ pub(crate) fn describe(
             bytes,
             ..
         } => (
-            "over_memory_budget",
+            code,
             format!(
                 "a batch of {max_batch_size} sequences of {sequence_length} frames of {}x{} takes {}; with what decoding it needs, this is over this server's {upload_budget} bytes per upload: lower sequence_length or batch_size",
                 frame.0,
@@ -161,20 +164,20 @@ pub(crate) fn describe(
             ),
         ),
         VideoError::OutOfMemory { .. } => (
-            "out_of_memory",
+            code,
             "the server could not allocate memory for this upload; retry later".into(),
         ),
         VideoError::SourceUnavailable { attempts, .. } => (
-            "source_unavailable",
+            code,
             format!("the source could not be opened ({attempts} attempts)"),
         ),
         VideoError::SourceLost {
             frames, reconnects, ..
         } => (
-            "source_lost",
+            code,
             format!("the source dropped after {frames} frames and could not be reopened ({reconnects} reconnects before)"),
         ),
-        _ => ("decode_failed", "the video could not be decoded".into()),
+        _ => (code, "the video could not be decoded".into()),
     }
 }
 

@@ -37,17 +37,10 @@ impl Default for BatchSettings {
     }
 }
 
-/// `pad` or `partial`.
+/// The last-sequence policy named by a client, parsed as every front end parses it.
 pub(crate) fn parse_policy(name: &str) -> Result<LastSequencePolicy, ApiError> {
-    match name {
-        "partial" => Ok(LastSequencePolicy::Partial),
-        "pad" => Ok(LastSequencePolicy::Pad),
-        other => Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            format!("policy must be 'pad' or 'partial', got '{other}'"),
-        )),
-    }
+    name.parse()
+        .map_err(|message: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message))
 }
 
 /// The operator configuration for a client's settings, sized to the per-upload memory budget (and live, low

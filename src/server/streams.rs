@@ -158,12 +158,13 @@ struct StreamRequest {
 }
 
 /// The keys of a `POST /streams` body.
-const REQUEST_KEYS: [&str; 16] = [
+const REQUEST_KEYS: [&str; 17] = [
     "url",
     "id",
     "label",
     "sequence_length",
     "batch_size",
+    "last_sequence_policy",
     "policy",
     "resize",
     "resize_shorter",
@@ -237,7 +238,7 @@ impl StreamRequest {
         if let Some(n) = integer("batch_size", u32::MAX.into())? {
             settings.batch_size = n as usize;
         }
-        if let Some(policy) = string("policy")? {
+        if let Some(policy) = string("last_sequence_policy")?.or(string("policy")?) {
             settings.policy = parse_policy(&policy)?;
         }
         let mut transforms = Transforms::new().seed(integer("seed", u64::MAX)?.unwrap_or_default());
@@ -396,7 +397,7 @@ async fn start(service: Arc<Service>, ctx: RequestCtx, body: Body) -> Result<Res
     )?;
     let started = VideoInput::new(config).and_then(|input| {
         let label = request.label.unwrap_or(source);
-        input.feed_url_with_label(request.url, request.options, label)?;
+        input.feed_url(request.url, request.options.label(label))?;
         input.close();
         Ok(input)
     });

@@ -27,7 +27,6 @@ use super::service::{RequestCtx, Service, Slot};
 use crate::error::Error;
 use crate::operator::handle::VideoInput;
 use crate::report;
-use crate::settings::config::LastSequencePolicy;
 use crate::source::live::LiveVideo;
 use crate::transform::Transforms;
 
@@ -40,9 +39,10 @@ const DRAIN_TIME: Duration = Duration::from_secs(5);
 const RATE_TICK: Duration = Duration::from_millis(250);
 
 /// The query parameters of `POST /videos`.
-const QUERY_KEYS: [&str; 6] = [
+const QUERY_KEYS: [&str; 7] = [
     "sequence_length",
     "batch_size",
+    "last_sequence_policy",
     "policy",
     "detach",
     "id",
@@ -58,8 +58,8 @@ pub(crate) struct UploadQuery {
     pub(crate) label: Option<String>,
 }
 
-/// Parses `POST /videos`'s query: `sequence_length` (default 16), `batch_size` (default 1), `policy`
-/// (`partial`, the default, or `pad`), `detach` (`true`/`false`), and with `detach=true` `id` and `label`.
+/// Parses `POST /videos`'s query: `sequence_length` (default 16), `batch_size` (default 1),
+/// `last_sequence_policy` (or `policy`: `partial`, the default, or `pad`), `detach` (`true`/`false`), and with `detach=true` `id` and `label`.
 pub(crate) fn parse_query(query: &HashMap<String, String>) -> Result<UploadQuery, ApiError> {
     let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
     if let Some(unknown) = query.keys().find(|k| !QUERY_KEYS.contains(&k.as_str())) {
@@ -74,8 +74,12 @@ pub(crate) fn parse_query(query: &HashMap<String, String>) -> Result<UploadQuery
                 .map_err(|_| bad(format!("{name} must be a positive integer, got '{v}'")))
         })
     };
-    let policy = match query.get("policy").map(String::as_str) {
-        None => LastSequencePolicy::Partial,
+    let defaults = BatchSettings::default();
+    let policy = match query
+        .get("last_sequence_policy")
+        .or_else(|| query.get("policy"))
+    {
+        None => defaults.policy,
         Some(name) => parse_policy(name)?,
     };
     let detach = match query.get("detach").map(String::as_str) {
@@ -92,8 +96,8 @@ pub(crate) fn parse_query(query: &HashMap<String, String>) -> Result<UploadQuery
     }
     Ok(UploadQuery {
         settings: BatchSettings {
-            sequence_length: number("sequence_length", 16)?,
-            batch_size: number("batch_size", 1)?,
+            sequence_length: number("sequence_length", defaults.sequence_length)?,
+            batch_size: number("batch_size", defaults.batch_size)?,
             policy,
             transforms: Transforms::new(),
         },
@@ -526,7 +530,7 @@ mod tests {
             (vec![("bogus", "1")], "unknown query parameter 'bogus'"),
             (
                 vec![("policy", "drop")],
-                "policy must be 'pad' or 'partial'",
+                "last_sequence_policy is 'drop'; allowed: 'partial', 'pad'",
             ),
             (
                 vec![("batch_size", "-1")],

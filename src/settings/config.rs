@@ -52,28 +52,15 @@ pub enum NvdecDriver {
     Hwaccel,
 }
 
-impl std::str::FromStr for NvdecDriver {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "direct" => Ok(Self::Direct),
-            "hwaccel" => Ok(Self::Hwaccel),
-            other => Err(format!(
-                "unknown NVDEC driver {other:?}: expected direct or hwaccel"
-            )),
-        }
-    }
-}
-
-impl std::fmt::Display for NvdecDriver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Direct => "direct",
-            Self::Hwaccel => "hwaccel",
-        })
-    }
-}
+super::choice::choices!(NvdecDriver, "nvdec_driver", [NvdecDriver::Direct => "direct", NvdecDriver::Hwaccel => "hwaccel"]);
+super::choice::choices!(LastSequencePolicy, "last_sequence_policy", [
+    LastSequencePolicy::Partial => "partial",
+    LastSequencePolicy::Pad => "pad",
+]);
+super::choice::choices!(Threading, "threading", [
+    Threading::FrameAndSlice => "frame_and_slice" | "frame-and-slice" | "frame",
+    Threading::Slice => "slice",
+]);
 
 /// What a [live video](crate::LiveVideo) that turns out to be an MP4 with its index (`moov`) after its media
 /// data (`mdat`) does. Such a file cannot be decoded before its last byte has arrived.

@@ -4,6 +4,8 @@
 //! Python) parse settings through the same `FromStr`/`Display` of these types, so a setting has one name and
 //! one message everywhere.
 
+#[macro_use]
+pub(crate) mod choice;
 pub(crate) mod config;
 pub(crate) mod device;
 pub(crate) mod transforms;

@@ -103,6 +103,39 @@ pub enum CropPosition {
     Random,
 }
 
+impl std::str::FromStr for CropPosition {
+    type Err = String;
+
+    /// `center` (or `centre`), `random`, or `X,Y` in [0, 1] (the `crop_pos` setting).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("center") || s.eq_ignore_ascii_case("centre") {
+            return Ok(CropPosition::Center);
+        }
+        if s.eq_ignore_ascii_case("random") {
+            return Ok(CropPosition::Random);
+        }
+        // The range is checked with the rest of the transforms (`Transforms::validate`).
+        let unit = |v: &str| v.trim().parse::<f32>().ok();
+        match s.split_once(',').map(|(x, y)| (unit(x), unit(y))) {
+            Some((Some(x), Some(y))) => Ok(CropPosition::Fixed { x, y }),
+            _ => Err(format!(
+                "crop_pos is '{s}'; allowed: 'center', 'random' or X,Y (numbers in [0, 1])"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for CropPosition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CropPosition::Center => f.write_str("center"),
+            CropPosition::Random => f.write_str("random"),
+            CropPosition::Fixed { x, y } => write!(f, "{x},{y}"),
+        }
+    }
+}
+
 /// What a crop larger than the (resized) frame does.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum OutOfBounds {
@@ -389,5 +422,57 @@ impl Transforms {
             }
         }
         Ok(())
+    }
+}
+
+super::choice::choices!(Interpolation, "interpolation", [
+    Interpolation::Bilinear => "bilinear",
+    Interpolation::Nearest => "nearest",
+    Interpolation::Bicubic => "bicubic",
+    Interpolation::Area => "area",
+]);
+super::choice::choices!(DType, "dtype", [
+    DType::U8 => "uint8" | "u8",
+    DType::F32 => "float32" | "f32",
+    DType::F16 => "float16" | "f16",
+    DType::F32Unit => "float32_unit" | "f32-unit" | "f32_unit",
+    DType::F16Unit => "float16_unit" | "f16-unit" | "f16_unit",
+]);
+super::choice::choices!(Layout, "layout", [
+    Layout::Fhwc => "FHWC",
+    Layout::Fchw => "FCHW",
+    Layout::Cfhw => "CFHW",
+]);
+super::choice::choices!(ResizeMode, "resize_mode", [
+    ResizeMode::Exact => "exact",
+    ResizeMode::Fill => "fill",
+    ResizeMode::Letterbox => "letterbox",
+]);
+
+/// How a [`Resize`] to a width and height treats the aspect ratio (the `resize_mode` setting of the front
+/// ends; [`Resize::with_mode`] makes the resize).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResizeMode {
+    /// [`Resize::Exact`] (the default).
+    #[default]
+    Exact,
+    /// [`Resize::Fill`].
+    Fill,
+    /// [`Resize::Letterbox`].
+    Letterbox,
+}
+
+impl Resize {
+    /// The resize to `width` x `height` of `mode`; `fill` is the letterbox's colour (R, G, B levels).
+    pub fn with_mode(mode: ResizeMode, width: u32, height: u32, fill: [f32; 3]) -> Self {
+        match mode {
+            ResizeMode::Exact => Resize::Exact { width, height },
+            ResizeMode::Fill => Resize::Fill { width, height },
+            ResizeMode::Letterbox => Resize::Letterbox {
+                width,
+                height,
+                fill,
+            },
+        }
     }
 }

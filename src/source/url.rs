@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::video::Label;
 
 /// A URL scheme framefeed may pull from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -96,6 +97,11 @@ pub enum RtspTransport {
     Udp,
 }
 
+crate::settings::choice::choices!(RtspTransport, "rtsp_transport", [
+    RtspTransport::Tcp => "tcp",
+    RtspTransport::Udp => "udp",
+]);
+
 /// What happens when a source drops (a read fails or times out) after it was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reconnect {
@@ -176,6 +182,7 @@ pub struct UrlOptions {
     pub(crate) read_timeout: Duration,
     pub(crate) reconnect: Reconnect,
     pub(crate) rtsp_transport: RtspTransport,
+    pub(crate) label: Option<Label>,
 }
 
 impl Default for UrlOptions {
@@ -194,6 +201,7 @@ impl UrlOptions {
             read_timeout: Duration::from_secs(5),
             reconnect: Reconnect::default(),
             rtsp_transport: RtspTransport::Tcp,
+            label: None,
         }
     }
 
@@ -224,6 +232,13 @@ impl UrlOptions {
     /// RTSP's media transport.
     pub fn rtsp_transport(mut self, transport: RtspTransport) -> Self {
         self.rtsp_transport = transport;
+        self
+    }
+
+    /// The label that travels with the video's batches and errors (default: the URL without its
+    /// credentials).
+    pub fn label(mut self, label: impl Into<Label>) -> Self {
+        self.label = Some(label.into());
         self
     }
 

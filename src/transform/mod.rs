@@ -13,7 +13,7 @@ mod resample;
 pub(crate) mod write;
 
 pub use crate::settings::transforms::{
-    Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, Transforms,
-    CHANNELS,
+    Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, ResizeMode,
+    Transforms, CHANNELS,
 };
 pub(crate) use apply::{apply, HostScratch};

@@ -1,0 +1,56 @@
+//! `framefeed info FILE`: a container and its streams as JSON.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+
+pub(crate) fn info(file: &PathBuf) -> Result<ExitCode, String> {
+    let data = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let info = match framefeed::probe(data) {
+        Ok(info) => info,
+        Err(e) => {
+            eprintln!("framefeed: {}: {e}", file.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let streams: Vec<Value> = info
+        .streams
+        .iter()
+        .map(|s| {
+            json!({
+                "index": s.index,
+                "type": s.kind.as_str(),
+                "codec": s.codec,
+                "profile": s.profile,
+                "width": s.width,
+                "height": s.height,
+                "pix_fmt": s.pixel_format,
+                "color_space": s.color_space,
+                "color_range": s.color_range,
+                "color_primaries": s.color_primaries,
+                "color_transfer": s.color_transfer,
+                "frame_rate": s.frame_rate.map(|(n, d)| format!("{n}/{d}")),
+                "fps": s.fps(),
+                "time_base": format!("{}/{}", s.time_base.0, s.time_base.1),
+                "duration": s.duration,
+                "frames": s.frames,
+                "bit_rate": s.bit_rate,
+                "default": s.default,
+            })
+        })
+        .collect();
+    let out = json!({
+        "file": file.display().to_string(),
+        "container": info.format,
+        "container_long": info.format_long,
+        "duration": info.duration,
+        "bit_rate": info.bit_rate,
+        "streams": streams,
+    });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&out).expect("JSON of plain values")
+    );
+    Ok(ExitCode::SUCCESS)
+}

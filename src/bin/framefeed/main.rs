@@ -1,0 +1,103 @@
+//! `framefeed`: decode videos into batches of frame sequences from the command line.
+//!
+//! `framefeed run [FILES]...` feeds the files (or, with none, the built-in sample video) to one operator and
+//! reports every batch (`run.rs`, its JSON lines and summary in `output.rs`); `framefeed info FILE` describes a
+//! container as JSON (`info.rs`); `framefeed serve` runs the HTTP ingest service (`serve.rs`, over
+//! `framefeed::server`). Settings with named values parse through framefeed's own `FromStr`, as the service
+//! and Python parse them.
+
+mod info;
+mod output;
+mod run;
+mod serve;
+
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use run::RunArgs;
+use serve::ServeArgs;
+
+#[derive(Parser)]
+#[command(
+    name = "framefeed",
+    version,
+    about = "Decode videos into batches of RGB frame sequences"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Decode videos into batches; with no FILES, the built-in sample video (320x240, 60 frames).
+    Run(RunArgs),
+    /// Describe a container and its streams as JSON.
+    Info {
+        /// The video file.
+        file: PathBuf,
+    },
+    /// Serve the HTTP ingest service: POST /videos streams one JSON line per batch; GET /health, /metrics.
+    Serve(ServeArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // The service logs what it does (requests refused, uploads done) by default; the other commands only
+    // warnings.
+    let default_filter = match cli.command {
+        Command::Serve(_) => "info,ffmpeg=off",
+        _ => "warn,ffmpeg=off",
+    };
+    tracing_subscriber::fmt()
+        .with_writer(io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
+        )
+        .init();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Info { file } => info::info(&file),
+        Command::Serve(args) => serve::serve(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("framefeed: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
+    let (digits, shift) = match s
+        .trim()
+        .to_ascii_uppercase()
+        .strip_suffix(['K', 'M', 'G', 'T'])
+    {
+        Some(d) => {
+            let unit = s.trim().chars().last().unwrap_or('B').to_ascii_uppercase();
+            (
+                d.to_owned(),
+                10 * (1 + "KMGT".find(unit).unwrap_or(0) as u32),
+            )
+        }
+        None => (s.trim().to_owned(), 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| format!("{s:?} is not a byte count (e.g. 1073741824, 512M, 4G)"))
+}
+
+pub(crate) fn seconds(name: &str, secs: f64) -> Result<std::time::Duration, String> {
+    std::time::Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("--{name} must be a positive number of seconds, got {secs}"))
+}

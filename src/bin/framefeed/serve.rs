@@ -1,0 +1,136 @@
+//! `framefeed serve`: the HTTP ingest service's options, each default protecting what its help says.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+
+use super::{parse_bytes, seconds};
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum MoovArg {
+    /// Buffer it within the upload's memory budget (up to a quarter of it) and decode it when the upload ends.
+    Buffer,
+    /// Fail it at once (strictly live).
+    Fail,
+}
+
+/// `framefeed serve`'s options; each default protects what its help says.
+#[derive(clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on. A non-loopback address needs --auth-tokens (or --insecure-no-auth).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: std::net::SocketAddr,
+    /// Bearer tokens, one `name:token` a line (tokens of 16+ characters); every route but /health then needs
+    /// `Authorization: Bearer <token>`, and the per-client limit counts by token name.
+    #[arg(long, value_name = "FILE")]
+    auth_tokens: Option<PathBuf>,
+    /// Serve a non-loopback address without tokens (behind an authenticating proxy, say).
+    #[arg(long)]
+    insecure_no_auth: bool,
+    /// TLS certificate chain (PEM); with --tls-key, serves HTTPS.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// A reverse proxy whose X-Forwarded-For names the client (repeatable).
+    #[arg(long, value_name = "ADDR")]
+    trusted_proxy: Vec<std::net::IpAddr>,
+    /// Uploads decoded at once (more get 503).
+    #[arg(long, default_value_t = 32)]
+    max_streams: usize,
+    /// Uploads at once per client: token name, or address (more get 429).
+    #[arg(long, default_value_t = 8)]
+    max_streams_per_client: usize,
+    /// Largest request body (larger gets 413, or is cut with an error line). K/M/G/T suffixes.
+    #[arg(long, value_name = "BYTES", default_value = "2G", value_parser = parse_bytes)]
+    max_body_bytes: u64,
+    /// Memory one upload may take: batches, decoder frames, buffered body, moov-at-end buffer. K/M/G/T.
+    #[arg(long, value_name = "BYTES", default_value = "512M", value_parser = parse_bytes)]
+    max_upload_memory: u64,
+    /// Memory all uploads may take together (default: half of the machine's memory). K/M/G/T.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    max_memory: Option<u64>,
+    /// What an MP4 upload with its index at the end does.
+    #[arg(long, value_enum, default_value = "buffer")]
+    moov_at_end: MoovArg,
+    /// Seconds a connection has to send its request headers (and to finish a TLS handshake); also how long
+    /// a keep-alive connection may sit idle.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    header_timeout: f64,
+    /// Open connections at most; beyond it new connections are closed at once.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Slowest upload accepted, bytes/s averaged over --upload-rate-window (0: no rule). K/M/G suffixes.
+    #[arg(long, value_name = "BYTES", default_value = "16K", value_parser = parse_bytes)]
+    min_upload_rate: u64,
+    /// Seconds over which the upload rate is averaged (and before which it is not checked).
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    upload_rate_window: f64,
+    /// Seconds without data after which an upload fails.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    stall_timeout: f64,
+    /// Decoder threads per upload.
+    #[arg(long, default_value_t = 1)]
+    decoder_threads_per_stream: usize,
+    /// Seconds uploads in progress get to finish after Ctrl-C or SIGTERM.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    shutdown_grace: f64,
+    /// Hosts POST /streams may pull from, comma-separated: `public` (any public address), addresses
+    /// (127.0.0.1), networks (10.0.0.0/8) and host names. Private, loopback and link-local addresses are
+    /// refused unless listed.
+    #[arg(long, value_name = "HOSTS", default_value = "public")]
+    allow_hosts: framefeed::server::AllowHosts,
+}
+
+pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, String> {
+    let mut config = framefeed::server::ServeConfig::default();
+    config.addr = args.addr;
+    config.auth_tokens = match &args.auth_tokens {
+        Some(path) => Some(framefeed::server::Tokens::from_file(path).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    config.insecure_no_auth = args.insecure_no_auth;
+    config.tls = args.tls_cert.zip(args.tls_key);
+    config.trusted_proxies = args.trusted_proxy;
+    config.max_streams = args.max_streams;
+    config.max_streams_per_client = args.max_streams_per_client;
+    config.max_body_bytes = args.max_body_bytes;
+    config.max_upload_memory = args.max_upload_memory;
+    config.max_memory = args.max_memory;
+    config.moov_at_end = match args.moov_at_end {
+        MoovArg::Buffer => framefeed::server::MoovAtEndUploads::Buffer,
+        MoovArg::Fail => framefeed::server::MoovAtEndUploads::Fail,
+    };
+    config.header_timeout = seconds("header-timeout", args.header_timeout)?;
+    config.max_connections = args.max_connections;
+    config.min_upload_rate = args.min_upload_rate;
+    config.upload_rate_window = seconds("upload-rate-window", args.upload_rate_window)?;
+    config.stall_timeout = seconds("stall-timeout", args.stall_timeout)?;
+    config.decoder_threads_per_stream = args.decoder_threads_per_stream;
+    config.shutdown_grace = seconds("shutdown-grace", args.shutdown_grace)?;
+    config.allow_hosts = args.allow_hosts;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start: {e}"))?;
+    runtime.block_on(async move {
+        let server = framefeed::server::Server::bind(config)
+            .await
+            .map_err(|e| e.to_string())?;
+        // The address goes to stdout (with the port the system chose for :0), for scripts and tests.
+        println!("listening on {}", server.local_addr());
+        let _ = io::stdout().flush();
+        server
+            .run(async {
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+                }
+            })
+            .await
+            .map_err(|e| e.to_string())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
