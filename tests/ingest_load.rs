@@ -73,11 +73,7 @@ fn account(lines: &[Value]) -> (u64, u64, Vec<u64>) {
 }
 
 fn metric(text: &str, name: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("{name} missing from:\n{text}"))
-        .parse()
-        .unwrap()
+    common::serve::metric_value(text, name)
 }
 
 async fn sixteen_concurrent_uploads_beside_a_stalled_one() {

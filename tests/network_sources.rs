@@ -13,30 +13,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{encode_live_clip, ffmpeg_available, frames_of};
+use common::{frames_of, live_ts_clip, skip_without_ffmpeg};
 use framefeed::{
     Batch, Config, Error, Reconnect, RtspTransport, UrlOptions, VideoError, VideoInput,
 };
 
 fn skip() -> bool {
-    if ffmpeg_available() {
-        return false;
-    }
-    eprintln!("SKIPPED: the ffmpeg CLI is absent, so no peer can send; the network source tests did not run");
-    true
+    skip_without_ffmpeg("the network source tests")
 }
 
-/// A 320x240 H.264 clip of `frames` frames at 30 fps as a live encoder makes it (no B-frames, GOP 30), in
-/// MPEG-TS, from testsrc2 `pattern` (different patterns give different pictures).
+/// A 320x240 H.264 MPEG-TS clip of `frames` frames at 30 fps from the lavfi `pattern` (different patterns
+/// give different pictures).
 fn clip(dir: &Path, name: &str, frames: u32, pattern: &str) -> PathBuf {
-    let path = dir.join(name);
-    encode_live_clip(
-        &path,
+    live_ts_clip(
+        dir,
+        name,
         &format!("{pattern}=size=320x240:rate=30"),
         frames,
-        "mpegts",
-    );
-    path
+    )
 }
 
 /// Every frame of `path`, decoded from memory.
@@ -185,10 +179,9 @@ fn rtmp_every_frame_equals_the_decode_from_memory() {
     );
     let input = VideoInput::new(config()).unwrap();
     input
-        .feed_url_with_label(
+        .feed_url(
             format!("rtmp://127.0.0.1:{port}/live/cam"),
-            options(),
-            "cam",
+            options().label("cam"),
         )
         .unwrap();
     input.close();

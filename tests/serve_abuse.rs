@@ -13,14 +13,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::read_fixture;
-use common::serve::{exchange, parse_response, request, Response, Serve, BOUND};
+use common::serve::{
+    exchange, metric_value, parse_response, request, serve, Response, Serve, BOUND,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-/// `framefeed serve ARGS` on loopback.
-fn serve(args: &[&str]) -> Serve {
-    Serve::spawn(env!("CARGO_BIN_EXE_framefeed"), args)
-}
 
 /// A token of the tokens file the auth tests write.
 const TOKEN: &str = "s3cret-token-0123456789";
@@ -138,15 +135,7 @@ async fn metric(addr: SocketAddr, name: &str) -> u64 {
 /// A value of `/metrics` read with `headers` (a token, where the server wants one).
 async fn metric_with(addr: SocketAddr, headers: &[&str], name: &str) -> u64 {
     let metrics = request(addr, "GET /metrics HTTP/1.1\r\n", headers, b"").await;
-    metric_in(&metrics.body, name)
-}
-
-/// A value in a `/metrics` text.
-fn metric_in(text: &str, name: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name} missing: {text}"))
+    metric_value(&metrics.body, name)
 }
 
 /// Polls `/metrics` (with `headers`) until `name` reads `value`, within the bound.
@@ -302,7 +291,7 @@ async fn connections_beyond_the_cap_are_closed_at_once() {
         let _ = tokio::time::timeout(BOUND, stream.read_to_end(&mut raw)).await;
         let text = String::from_utf8_lossy(&raw);
         if text.starts_with("HTTP/1.1 200") {
-            let refused = metric_in(&text, "framefeed_connections_refused_total");
+            let refused = metric_value(&text, "framefeed_connections_refused_total");
             assert!(refused >= 1, "the fifth connection was counted: {text}");
             break;
         }

@@ -11,35 +11,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::serve::{exchange, parse_response, request, Response, Serve, BOUND};
-use common::{encode_live_clip, ffmpeg_available};
+use common::serve::{exchange, metric_value, parse_response, request, serve, Response, BOUND};
+use common::{live_ts_clip, skip_without_ffmpeg};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpSocket;
 
-/// `framefeed serve ARGS` on loopback.
-fn serve(args: &[&str]) -> Serve {
-    Serve::spawn(env!("CARGO_BIN_EXE_framefeed"), args)
-}
-
 fn skip() -> bool {
-    if ffmpeg_available() {
-        return false;
-    }
-    eprintln!("SKIPPED: the ffmpeg CLI is absent, so no camera or encoder can send; the stream service tests did not run");
-    true
+    skip_without_ffmpeg("the stream service tests")
 }
 
 /// A `size` H.264 MPEG-TS clip of `frames` frames at `rate` fps, as a live encoder makes it.
 fn clip(dir: &Path, frames: u32, size: &str, rate: u32) -> PathBuf {
-    let path = dir.join(format!("clip-{frames}-{size}-{rate}.ts"));
-    encode_live_clip(
-        &path,
+    live_ts_clip(
+        dir,
+        &format!("clip-{frames}-{size}-{rate}.ts"),
         &format!("testsrc2=size={size}:rate={rate}"),
         frames,
-        "mpegts",
-    );
-    path
+    )
 }
 
 /// A camera: the `ffmpeg` CLI serving `path` over RTMP (`-listen 1`), at real-time pace. Its URL.
@@ -80,10 +69,7 @@ async fn get(addr: SocketAddr, path: &str) -> Response {
 
 /// A metric's value.
 async fn metric(addr: SocketAddr, name: &str) -> u64 {
-    let text = get(addr, "/metrics").await.body;
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
+    metric_value(&get(addr, "/metrics").await.body, name)
 }
 
 /// Waits (bounded) until `check` holds.

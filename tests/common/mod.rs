@@ -97,6 +97,23 @@ pub struct FfmpegFrames {
     child: Child,
 }
 
+/// Whether a test that needs the `ffmpeg` CLI (`what`: "the network source tests") must skip; if so, says so.
+pub fn skip_without_ffmpeg(what: &str) -> bool {
+    if ffmpeg_available() {
+        return false;
+    }
+    eprintln!("SKIPPED: the ffmpeg CLI is absent, so no peer can send; {what} did not run");
+    true
+}
+
+/// An H.264 MPEG-TS clip of `frames` frames from the lavfi `source` (e.g. `testsrc2=size=320x240:rate=30`),
+/// as a live encoder makes it (no B-frames, GOP 30), at `dir/name`.
+pub fn live_ts_clip(dir: &Path, name: &str, source: &str, frames: u32) -> PathBuf {
+    let path = dir.join(name);
+    encode_live_clip(&path, source, frames, "mpegts");
+    path
+}
+
 pub fn ffmpeg_available() -> bool {
     Command::new("ffmpeg")
         .arg("-version")

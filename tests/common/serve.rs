@@ -13,6 +13,18 @@ use tokio::net::TcpStream;
 /// Every wait of the service tests is bounded by this.
 pub const BOUND: Duration = Duration::from_secs(60);
 
+/// `framefeed serve ARGS` on loopback.
+pub fn serve(args: &[&str]) -> Serve {
+    Serve::spawn(env!("CARGO_BIN_EXE_framefeed"), args)
+}
+
+/// The value of the metric `name` (no labels) in a Prometheus text from `/metrics`.
+pub fn metric_value(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} missing from:\n{text}"))
+}
+
 /// A `framefeed serve` process, killed when dropped.
 pub struct Serve {
     pub child: Child,
