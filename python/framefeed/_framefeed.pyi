@@ -148,6 +148,7 @@ class VideoInput:
         prefetch_batches: int = 1,
         device: str = "cpu",
         cpu_fallback: bool = True,
+        nvdec_driver: str = "direct",
         resize: Optional[Tuple[int, int]] = None,
         resize_shorter: Optional[int] = None,
         resize_mode: str = "exact",

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use framefeed::{
     Config, Crop, CropPosition, DType, Device, Interpolation, LastSequencePolicy, Layout,
-    OutOfBounds, Resize, ResizeMode, Transforms,
+    NvdecDriver, OutOfBounds, Resize, ResizeMode, Transforms,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -24,6 +24,7 @@ pub(crate) struct Settings<'py> {
     pub(crate) prefetch_batches: usize,
     pub(crate) device: &'py str,
     pub(crate) cpu_fallback: bool,
+    pub(crate) nvdec_driver: &'py str,
     pub(crate) resize: Option<(u32, u32)>,
     pub(crate) resize_shorter: Option<u32>,
     pub(crate) resize_mode: &'py str,
@@ -145,6 +146,7 @@ impl Settings<'_> {
             .prefetch_batches(self.prefetch_batches)
             .device(device)
             .cpu_fallback(self.cpu_fallback)
+            .nvdec_driver(self.nvdec_driver.parse::<NvdecDriver>().map_err(bad)?)
             .pack_batches(self.pack)
             .huge_pages(self.huge_pages)
             .transforms(self.transforms()?);

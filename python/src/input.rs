@@ -72,7 +72,7 @@ impl PyVideoInput {
     #[new]
     #[pyo3(signature = (
         sequence_length, batch_size, *, last_sequence_policy="partial", blocking=true, decoder_threads=None,
-        prefetch_batches=1, device="cpu", cpu_fallback=true, resize=None, resize_shorter=None,
+        prefetch_batches=1, device="cpu", cpu_fallback=true, nvdec_driver="direct", resize=None, resize_shorter=None,
         resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None, out_of_bounds="error",
         fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, layout="FHWC", pack=false,
         huge_pages=false, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
@@ -89,6 +89,7 @@ impl PyVideoInput {
         prefetch_batches: usize,
         device: &'py str,
         cpu_fallback: bool,
+        nvdec_driver: &'py str,
         resize: Option<(u32, u32)>,
         resize_shorter: Option<u32>,
         resize_mode: &'py str,
@@ -120,6 +121,7 @@ impl PyVideoInput {
             prefetch_batches,
             device,
             cpu_fallback,
+            nvdec_driver,
             resize,
             resize_shorter,
             resize_mode,

@@ -78,5 +78,11 @@ def test_bad_settings_are_value_errors_naming_the_range():
         ff.VideoInput(4, 1, resize=(32, 32), resize_shorter=16)
     with pytest.raises(ValueError, match="device"):
         ff.VideoInput(4, 1, device="tpu")
+    # Every named setting parses through the Rust core's one vocabulary: the message the CLI and the service give.
+    with pytest.raises(ValueError, match="nvdec_driver is 'npp'; allowed: 'direct', 'hwaccel'"):
+        ff.VideoInput(4, 1, nvdec_driver="npp")
+    with pytest.raises(ValueError, match="last_sequence_policy is 'drop'; allowed: 'partial', 'pad'"):
+        ff.VideoInput(4, 1, last_sequence_policy="drop")
+    ff.VideoInput(4, 1, nvdec_driver="HWACCEL", layout="cfhw", dtype="f32")  # any case; the CLI's aliases
     with pytest.raises(TypeError):
         ff.VideoInput(4, 1).feed("a string is not a video")

@@ -4,7 +4,7 @@
 //! - A whole buffer is demuxed from memory.
 //! - A live video is sniffed first (`mp4::sniff`): an MP4 with its index first is read as it arrives through
 //!   the box gate (`mp4::live`), one with its index at the end is buffered whole or failed per
-//!   [`MoovAtEnd`](crate::MoovAtEnd), anything else is read as it arrives. The producer learns that no more
+//!   [`MoovAtEnd`], anything else is read as it arrives. The producer learns that no more
 //!   data is read when the opened source is dropped, however decoding ended.
 //! - A URL is opened through FFmpeg's protocols, retried per its [`Reconnect`](crate::Reconnect) policy, and
 //!   reopened the same way after a drop ([`Opener::reopen`]).

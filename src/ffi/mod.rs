@@ -1,10 +1,10 @@
 //! The FFI layer: the only module with `unsafe` code.
 //!
 //! One RAII wrapper per FFmpeg handle ([`io::MemoryIo`], [`format::FormatContext`], [`packet::Packet`],
-//! [`codec::CodecContext`], [`frame::AvFrame`], [`scale::Scaler`] (with its vector twin, [`yuv2rgb`]); with the
+//! [`codec::CodecContext`], [`frame::AvFrame`], [`scale::Scaler`] (with its vector twin, [`simd::yuv2rgb`]); with the
 //! `cuda` feature, `cuda::hw::HwDevice` and the CUDA probe and kernel launch), each null-checked on allocation
-//! and freed in `Drop`; and the vector loops of the resampler ([`filter_rows`]) and of the planar float writer
-//! ([`split_channels`]), on the widest [`kernel::Kernel`] the CPU has. Every FFmpeg return code becomes a
+//! and freed in `Drop`; and the vector loops of the resampler ([`simd::filter_rows`]) and of the planar float writer
+//! ([`simd::split_channels`]), on the widest [`simd::kernel::Kernel`] the CPU has. Every FFmpeg return code becomes a
 //! Rust error in one function, [`check`]. Everything above this module is safe Rust.
 #![allow(unsafe_code)]
 

@@ -21,7 +21,7 @@ impl VideoInput {
     /// a `(bytes, label)` pair). `Bytes` is taken without copying; `Vec<u8>` and `&'static [u8]` convert
     /// without copying too.
     ///
-    /// Waits while the feed queue is full ([`Config::max_queued`]). Returns the video's id; its batches and
+    /// Waits while the feed queue is full ([`Config::max_queued`](crate::Config::max_queued)). Returns the video's id; its batches and
     /// errors carry it. Fails with [`Error::Closed`] after [`close`](Self::close).
     pub fn feed(&self, video: impl Into<Encoded>) -> Result<VideoId> {
         let Encoded { data, label } = video.into();
@@ -92,13 +92,13 @@ impl VideoInput {
 
     /// Queues a live video whose bytes will arrive over time, and returns the producer's handle: push its
     /// chunks, then [`finish`](LiveVideo::finish) it. Batches come out while it is still arriving. Waits while
-    /// the feed queue holds [`max_queued`](Config::max_queued) videos (a live video counts as one, and none of
+    /// the feed queue holds [`max_queued`](crate::Config::max_queued) videos (a live video counts as one, and none of
     /// its bytes count against the byte limit: they are bounded by
-    /// [`live_buffer_bytes`](Config::live_buffer_bytes)).
+    /// [`live_buffer_bytes`](crate::Config::live_buffer_bytes)).
     ///
     /// Works with the containers that can be read as they arrive: MPEG-TS, fragmented or faststart MP4,
     /// Matroska/WebM, raw H.264/HEVC (Annex B), and others FFmpeg reads without seeking. An MP4 with its index
-    /// at the end is buffered until it is finished, or failed fast ([`Config::moov_at_end`]).
+    /// at the end is buffered until it is finished, or failed fast ([`Config::moov_at_end`](crate::Config::moov_at_end)).
     ///
     /// ```no_run
     /// # use framefeed::{Config, VideoInput};
@@ -125,7 +125,7 @@ impl VideoInput {
     ///
     /// The URL's scheme is checked here, against the options' allowlist ([`Error::Config`] when refused), and
     /// the options are validated. Batching, transforms and the live settings come from the operator's
-    /// [`Config`] ([`Config::low_latency`] for the lowest latency).
+    /// [`Config`](crate::Config) ([`Config::low_latency`](crate::Config::low_latency) for the lowest latency).
     ///
     /// ```no_run
     /// # use std::time::Duration;

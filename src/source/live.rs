@@ -3,7 +3,7 @@
 //! chunks are dropped at once, and the producer waits when `live_buffer_bytes` are buffered ahead of the
 //! decoder, so memory stays bounded however long the stream runs.
 //!
-//! MP4 needs its index (`moov`) before its media data to be read as a stream; [`sniff_mp4`] tells, from the first
+//! MP4 needs its index (`moov`) before its media data to be read as a stream; [`sniff_mp4`](crate::demux::mp4::sniff::sniff_mp4) tells, from the first
 //! box headers, whether a live MP4 has it at the end, so the worker can buffer it or fail it fast
 //! ([`MoovAtEnd`](crate::MoovAtEnd)).
 
