@@ -253,8 +253,8 @@ impl StreamRequest {
         }
         let position = match object.get("crop_pos") {
             None | Some(Value::Null) => CropPosition::Center,
-            Some(Value::String(s)) if s == "center" => CropPosition::Center,
-            Some(Value::String(s)) if s == "random" => CropPosition::Random,
+            // Named (or "x,y"), as every front end parses it.
+            Some(Value::String(s)) => s.parse::<CropPosition>().map_err(bad)?,
             Some(Value::Array(xy)) if xy.len() == 2 => match (xy[0].as_f64(), xy[1].as_f64()) {
                 (Some(x), Some(y)) => CropPosition::Fixed {
                     x: x as f32,
