@@ -1,5 +1,5 @@
 //! The transforms a user configures ([`Transforms`] and its parts: resize, crop, element type, normalization,
-//! layout), validated once, apart from the code that plans and applies them. A leaf of the transform stage:
+//! layout), validated once, apart from the code that plans and applies them (`transform`). Leaf settings:
 //! batches, the config and the planner read these types.
 
 /// Bytes per pixel of the RGB24 output.
