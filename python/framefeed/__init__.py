@@ -15,19 +15,31 @@ view their pooled buffer without copying: ``batch.numpy()``, ``np.from_dlpack(ba
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator, Optional, Tuple, Union
 
 import numpy as np
 
-from ._errors import (
+from . import exceptions, types
+from .exceptions import (
     ClosedError,
     DeviceError,
     FramefeedError,
+    FramefeedTimeoutError,
     NoDataError,
     NotReadyError,
     OutOfMemoryError,
     TimeoutError,
     VideoError,
+)
+from .types import (
+    CropPosition,
+    DType,
+    Interpolation,
+    LastSequencePolicy,
+    Layout,
+    NvdecDriver,
+    OutOfBounds,
+    ResizeMode,
 )
 from ._framefeed import SAMPLE_MP4, Batch, FileList, LiveVideo, Sequence, __version__, cuda_status, probe
 from ._framefeed import VideoInput as _NativeVideoInput
@@ -45,22 +57,65 @@ __all__ = [
     "VideoError",
     "NoDataError",
     "NotReadyError",
-    "TimeoutError",
+    "FramefeedTimeoutError",
     "ClosedError",
     "DeviceError",
     "OutOfMemoryError",
+    "exceptions",
+    "types",
     "__version__",
 ]
+# `TimeoutError` (the same class as `FramefeedTimeoutError`) stays an attribute, left out of `__all__` so that a
+# star import does not shadow the builtin.
 
 
 class VideoInput(_NativeVideoInput):
     """The operator. See the package README for every keyword; ``dtype`` also takes NumPy dtypes."""
 
-    def __new__(cls, sequence_length: int, batch_size: int, **kwargs: Any) -> "VideoInput":
-        dtype = kwargs.get("dtype")
-        if dtype is not None and not isinstance(dtype, str):
-            kwargs["dtype"] = np.dtype(dtype).name
-        return super().__new__(cls, sequence_length, batch_size, **kwargs)
+    if TYPE_CHECKING:
+        # For checkers: the native signature (`_framefeed.pyi`), every keyword typed; `dtype` also takes NumPy
+        # dtypes. `tests/test_typing.py` holds the two lists of keywords equal.
+        def __new__(
+            cls,
+            sequence_length: int,
+            batch_size: int,
+            *,
+            last_sequence_policy: LastSequencePolicy = "partial",
+            blocking: bool = True,
+            decoder_threads: Optional[int] = None,
+            prefetch_batches: int = 1,
+            device: str = "cpu",
+            cpu_fallback: bool = True,
+            nvdec_driver: NvdecDriver = "direct",
+            resize: Optional[Tuple[int, int]] = None,
+            resize_shorter: Optional[int] = None,
+            resize_mode: ResizeMode = "exact",
+            interpolation: Interpolation = "bilinear",
+            crop: Optional[Union[int, Tuple[int, int]]] = None,
+            crop_pos: Optional[CropPosition] = None,
+            out_of_bounds: OutOfBounds = "error",
+            fill: Tuple[float, float, float] = ...,
+            seed: Optional[int] = None,
+            dtype: Union[DType, "np.dtype[Any]", type] = "uint8",
+            normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
+            layout: Layout = "FHWC",
+            pack: bool = False,
+            huge_pages: bool = False,
+            low_latency: bool = False,
+            max_queued: Optional[Tuple[int, int]] = None,
+            max_batch_bytes: Optional[int] = None,
+            max_container_samples: Optional[int] = None,
+            live_buffer_bytes: Optional[int] = None,
+            stall_timeout: Optional[float] = None,
+    ) -> "VideoInput": ...
+
+    else:
+
+        def __new__(cls, sequence_length: int, batch_size: int, **kwargs: Any) -> "VideoInput":
+            dtype = kwargs.get("dtype")
+            if dtype is not None and not isinstance(dtype, str):
+                kwargs["dtype"] = np.dtype(dtype).name
+            return super().__new__(cls, sequence_length, batch_size, **kwargs)
 
     async def batches(self) -> AsyncIterator[Batch]:
         """Every batch, as an async iterator (``async for batch in inp.batches()``), until close and the last

@@ -5,6 +5,21 @@ from typing import Any, Awaitable, Dict, Iterator, List, Optional, Tuple, Union
 
 from typing_extensions import Self, disjoint_base, final
 
+from .types import (
+    ContainerInfo,
+    CropPosition,
+    DType,
+    EpochFeed,
+    Gap,
+    Interpolation,
+    LastSequencePolicy,
+    Layout,
+    NvdecDriver,
+    OutOfBounds,
+    ResizeMode,
+    RtspTransport,
+)
+
 _Label = Union[str, int]
 _Buffer = Any  # bytes, bytearray, memoryview, a NumPy array: anything with the buffer protocol
 
@@ -12,7 +27,7 @@ __all__ = ["VideoInput", "LiveVideo", "FileList", "Batch", "Sequence", "probe", 
 SAMPLE_MP4: bytes
 __version__: str
 
-def probe(data: _Buffer) -> Dict[str, Any]:
+def probe(data: _Buffer) -> ContainerInfo:
     """What a container holds (format, duration, streams), without decoding it."""
 
 def cuda_status() -> Tuple[bool, str]:
@@ -71,7 +86,7 @@ class Batch:
     @property
     def latency(self) -> Optional[float]: ...
     @property
-    def gap(self) -> Optional[Dict[str, Union[int, float]]]: ...
+    def gap(self) -> Optional[Gap]: ...
     @property
     def is_packed(self) -> bool: ...
     @property
@@ -130,7 +145,7 @@ class FileList:
     def shuffle(self, seed: int) -> FileList: ...
     def shard(self, rank: int, world: int) -> FileList: ...
     def epoch(self, epoch: int) -> List[PathLike[str]]: ...
-    def feed_epoch(self, input: VideoInput, epoch: int) -> Dict[str, Any]: ...
+    def feed_epoch(self, input: VideoInput, epoch: int) -> EpochFeed: ...
     def __len__(self) -> int: ...
 
 @disjoint_base
@@ -142,25 +157,25 @@ class VideoInput:
         sequence_length: int,
         batch_size: int,
         *,
-        last_sequence_policy: str = "partial",
+        last_sequence_policy: LastSequencePolicy = "partial",
         blocking: bool = True,
         decoder_threads: Optional[int] = None,
         prefetch_batches: int = 1,
         device: str = "cpu",
         cpu_fallback: bool = True,
-        nvdec_driver: str = "direct",
+        nvdec_driver: NvdecDriver = "direct",
         resize: Optional[Tuple[int, int]] = None,
         resize_shorter: Optional[int] = None,
-        resize_mode: str = "exact",
-        interpolation: str = "bilinear",
+        resize_mode: ResizeMode = "exact",
+        interpolation: Interpolation = "bilinear",
         crop: Optional[Union[int, Tuple[int, int]]] = None,
-        crop_pos: Optional[Union[str, Tuple[float, float]]] = None,
-        out_of_bounds: str = "error",
+        crop_pos: Optional[CropPosition] = None,
+        out_of_bounds: OutOfBounds = "error",
         fill: Tuple[float, float, float] = ...,
         seed: Optional[int] = None,
-        dtype: str = "uint8",
+        dtype: DType = "uint8",
         normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
-        layout: str = "FHWC",
+        layout: Layout = "FHWC",
         pack: bool = False,
         huge_pages: bool = False,
         low_latency: bool = False,
@@ -185,7 +200,7 @@ class VideoInput:
         reconnect: int = 5,
         reconnect_initial: float = 0.5,
         reconnect_max: float = 4.0,
-        rtsp_transport: str = "tcp",
+        rtsp_transport: RtspTransport = "tcp",
     ) -> int: ...
     def close(self) -> None: ...
     @property

@@ -1,25 +1,29 @@
-//! framefeed's errors as Python exceptions. The classes live in `framefeed/_errors.py` (so that they can also
-//! derive from Python's own `TimeoutError` and `MemoryError`); this module builds them from Rust errors.
+//! framefeed's errors as Python exceptions. The classes live in the public `framefeed/exceptions.py` (so that
+//! they can also derive from Python's own `TimeoutError` and `MemoryError`); this module holds a typed handle on
+//! each (`import_exception!`, imported once) and builds them from Rust errors.
 
 use framefeed::{Error, Label};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use pyo3::PyTypeInfo;
 
-/// An instance of `framefeed._errors.<class>(message, **attributes)`, as a `PyErr`.
-fn raise(
-    py: Python<'_>,
-    class: &str,
-    message: String,
-    attributes: Option<Bound<'_, PyDict>>,
-) -> PyErr {
-    let built = py
-        .import("framefeed._errors")
-        .and_then(|m| m.getattr(class))
-        .and_then(|c| c.call((message.clone(),), attributes.as_ref()));
-    match built {
+/// Typed handles on the classes of `framefeed.exceptions`.
+mod classes {
+    pyo3::import_exception!(framefeed.exceptions, FramefeedError);
+    pyo3::import_exception!(framefeed.exceptions, VideoError);
+    pyo3::import_exception!(framefeed.exceptions, NoDataError);
+    pyo3::import_exception!(framefeed.exceptions, NotReadyError);
+    pyo3::import_exception!(framefeed.exceptions, FramefeedTimeoutError);
+    pyo3::import_exception!(framefeed.exceptions, ClosedError);
+    pyo3::import_exception!(framefeed.exceptions, DeviceError);
+    pyo3::import_exception!(framefeed.exceptions, OutOfMemoryError);
+}
+
+/// An instance of the exception class `T`, made as `T(message, **attributes)`, as a `PyErr`.
+fn raise<T: PyTypeInfo>(py: Python<'_>, message: String, attributes: &Bound<'_, PyDict>) -> PyErr {
+    match T::type_object(py).call((message,), Some(attributes)) {
         Ok(instance) => PyErr::from_value(instance),
-        // The package's Python part is missing (a broken install): still an exception, with the message.
         Err(e) => e,
     }
 }
@@ -33,38 +37,39 @@ pub(crate) fn label_object(py: Python<'_>, label: Option<&Label>) -> PyResult<Py
     })
 }
 
-/// The Python exception for a framefeed error.
+/// The Python exception for a framefeed error: its class, and its `code` (the service's vocabulary).
 pub(crate) fn to_py(py: Python<'_>, error: Error) -> PyErr {
+    if let Error::Config(m) = &error {
+        return PyValueError::new_err(m.clone());
+    }
     let message = error.to_string();
-    let class = match &error {
-        Error::Config(m) => return PyValueError::new_err(m.clone()),
-        Error::Video { video, error } => {
-            let attributes = PyDict::new(py);
-            let set = || -> PyResult<()> {
-                attributes.set_item("video_id", video.id.0)?;
-                attributes.set_item("label", label_object(py, video.label.as_ref())?)?;
-                attributes.set_item("reason", error.to_string())?;
-                attributes.set_item("code", error.code())?;
-                Ok(())
-            };
-            if let Err(e) = set() {
-                return e;
-            }
-            return raise(py, "VideoError", message, Some(attributes));
-        }
-        Error::NoData => "NoDataError",
-        Error::NotReady => "NotReadyError",
-        Error::Timeout(_) => "TimeoutError",
-        Error::Closed | Error::LiveEnded { .. } => "ClosedError",
-        Error::CudaUnavailable { .. } | Error::Cuda { .. } => "DeviceError",
-        Error::OutOfMemory { .. } => "OutOfMemoryError",
-        _ => "FramefeedError",
-    };
     let attributes = PyDict::new(py);
-    if let Err(e) = attributes.set_item("code", error.code()) {
+    let set = || -> PyResult<()> {
+        attributes.set_item("code", error.code())?;
+        if let Error::Video { video, error } = &error {
+            attributes.set_item("video_id", video.id.0)?;
+            attributes.set_item("label", label_object(py, video.label.as_ref())?)?;
+            attributes.set_item("reason", error.to_string())?;
+        }
+        Ok(())
+    };
+    if let Err(e) = set() {
         return e;
     }
-    raise(py, class, message, Some(attributes))
+    match &error {
+        Error::Video { .. } => raise::<classes::VideoError>(py, message, &attributes),
+        Error::NoData => raise::<classes::NoDataError>(py, message, &attributes),
+        Error::NotReady => raise::<classes::NotReadyError>(py, message, &attributes),
+        Error::Timeout(_) => raise::<classes::FramefeedTimeoutError>(py, message, &attributes),
+        Error::Closed | Error::LiveEnded { .. } => {
+            raise::<classes::ClosedError>(py, message, &attributes)
+        }
+        Error::CudaUnavailable { .. } | Error::Cuda { .. } => {
+            raise::<classes::DeviceError>(py, message, &attributes)
+        }
+        Error::OutOfMemory { .. } => raise::<classes::OutOfMemoryError>(py, message, &attributes),
+        _ => raise::<classes::FramefeedError>(py, message, &attributes),
+    }
 }
 
 /// `Result<T, framefeed::Error>` into `PyResult<T>`.

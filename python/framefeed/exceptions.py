@@ -1,4 +1,5 @@
-"""framefeed's exceptions: one base class, :class:`FramefeedError`, and a class per way things fail.
+"""framefeed's exceptions (``framefeed.exceptions``): one base class, :class:`FramefeedError`, and a class per way
+things fail. Every one has ``code``, the same string the service's JSON errors carry.
 
 The native module raises these classes (it imports them from here), so ``except framefeed.FramefeedError``
 catches everything framefeed raises except ``ValueError`` for bad settings and ``TypeError`` for wrong
@@ -15,7 +16,7 @@ __all__ = [
     "VideoError",
     "NoDataError",
     "NotReadyError",
-    "TimeoutError",
+    "FramefeedTimeoutError",
     "ClosedError",
     "DeviceError",
     "OutOfMemoryError",
@@ -72,8 +73,11 @@ class NotReadyError(FramefeedError):
     """``try_next_batch`` found no batch ready yet, though videos are being decoded."""
 
 
-class TimeoutError(FramefeedError, builtins.TimeoutError):  # noqa: A001 (also a builtins.TimeoutError)
-    """``next_batch(timeout=...)`` waited that long without a batch."""
+class FramefeedTimeoutError(FramefeedError, builtins.TimeoutError):
+    """``next_batch(timeout=...)`` waited that long without a batch (also a ``builtins.TimeoutError``)."""
+
+
+TimeoutError = FramefeedTimeoutError  # noqa: A001 (its first name; not in `__all__`, so a star import keeps the builtin)
 
 
 class ClosedError(FramefeedError):

@@ -1,0 +1,90 @@
+"""The types of framefeed's Python surface, for type checkers: the names every string setting accepts (the Rust
+core's one vocabulary, also the CLI's and the service's), and the dictionaries ``probe()``, ``Batch.gap`` and
+``FileList.feed_epoch`` return.
+
+The native module also takes any case and the CLI's aliases (``"f32"``, ``"fhwc"``); checkers hold code to the
+canonical names below.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import List, Literal, Optional, Tuple, TypedDict, Union
+
+__all__ = [
+    "LastSequencePolicy",
+    "DType",
+    "Layout",
+    "ResizeMode",
+    "Interpolation",
+    "CropPosition",
+    "OutOfBounds",
+    "NvdecDriver",
+    "RtspTransport",
+    "StreamInfo",
+    "ContainerInfo",
+    "Gap",
+    "EpochFeed",
+]
+
+LastSequencePolicy = Literal["partial", "pad"]
+"""What the last, incomplete sequence of a video becomes."""
+DType = Literal["uint8", "float32", "float16", "float32_unit", "float16_unit"]
+"""The output element type (``VideoInput`` also takes a NumPy dtype)."""
+Layout = Literal["FHWC", "FCHW", "CFHW"]
+"""The layout of each sequence."""
+ResizeMode = Literal["exact", "fill", "letterbox"]
+"""How a resize to a width and height treats the aspect ratio."""
+Interpolation = Literal["bilinear", "nearest", "bicubic", "area"]
+"""The resize filter."""
+CropPosition = Union[Literal["center", "random"], Tuple[float, float]]
+"""Where the crop window sits: named, or ``(x, y)`` in [0, 1]."""
+OutOfBounds = Literal["error", "pad", "trim"]
+"""What a crop larger than the frame does."""
+NvdecDriver = Literal["direct", "hwaccel"]
+"""How NVDEC is driven on a CUDA device."""
+RtspTransport = Literal["tcp", "udp"]
+"""RTSP's media transport."""
+
+
+class StreamInfo(TypedDict):
+    """One stream of a container, as ``probe()`` reads it."""
+
+    index: int
+    kind: str
+    codec: str
+    profile: Optional[str]
+    width: int
+    height: int
+    pixel_format: Optional[str]
+    color_space: Optional[str]
+    color_range: Optional[str]
+    frame_rate: Optional[float]
+    duration: Optional[float]
+    frames: Optional[int]
+
+
+class ContainerInfo(TypedDict):
+    """What ``probe()`` returns: a container's format, duration and streams, read without decoding."""
+
+    format: str
+    format_long: str
+    duration: Optional[float]
+    bit_rate: Optional[int]
+    streams: List[StreamInfo]
+
+
+class Gap(TypedDict):
+    """``Batch.gap``: a URL source's break before this batch, and the reconnects it took."""
+
+    frames_before: int
+    seconds: float
+    attempts: int
+    reconnects: int
+
+
+class EpochFeed(TypedDict):
+    """What ``FileList.feed_epoch`` did: files fed, and those that could not be read with why."""
+
+    fed: int
+    unreadable: List[Tuple[PathLike[str], str]]
