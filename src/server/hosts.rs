@@ -7,7 +7,9 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::source::url::Scheme;
+use ipnet::IpNet;
+
+use crate::source::url::{authority, Scheme};
 
 /// The hosts `POST /streams` may pull from: a list of entries, comma-separated in `--allow-hosts`:
 /// - `public`: any public address (the default, alone);
@@ -27,7 +29,7 @@ use crate::source::url::Scheme;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllowHosts {
     public: bool,
-    networks: Vec<(IpAddr, u8)>,
+    networks: Vec<IpNet>,
     names: Vec<String>,
 }
 
@@ -59,14 +61,14 @@ impl FromStr for AllowHosts {
                     .parse()
                     .map_err(|_| format!("'{entry}' is not a network (ADDRESS/BITS)"))?;
                 let max = if addr.is_ipv4() { 32 } else { 128 };
-                let bits: u8 =
-                    bits.parse().ok().filter(|b| *b <= max).ok_or_else(|| {
-                        format!("'{entry}': the prefix length must be 0 to {max}")
-                    })?;
-                hosts.networks.push((addr, bits));
+                let net = bits
+                    .parse()
+                    .ok()
+                    .and_then(|bits| IpNet::new(addr, bits).ok())
+                    .ok_or_else(|| format!("'{entry}': the prefix length must be 0 to {max}"))?;
+                hosts.networks.push(net);
             } else if let Ok(addr) = entry.trim_matches(['[', ']']).parse::<IpAddr>() {
-                let bits = if addr.is_ipv4() { 32 } else { 128 };
-                hosts.networks.push((addr, bits));
+                hosts.networks.push(IpNet::from(addr));
             } else if is_host_name(entry) {
                 hosts.names.push(normalize_name(entry));
             } else {
@@ -88,7 +90,7 @@ impl fmt::Display for AllowHosts {
         if self.public {
             entries.push("public".into());
         }
-        entries.extend(self.networks.iter().map(|(a, b)| format!("{a}/{b}")));
+        entries.extend(self.networks.iter().map(IpNet::to_string));
         entries.extend(self.names.iter().cloned());
         f.write_str(&entries.join(","))
     }
@@ -151,21 +153,10 @@ fn is_public_v4(v4: Ipv4Addr) -> bool {
         || a >= 240) // reserved
 }
 
-fn in_network(ip: IpAddr, (net, bits): (IpAddr, u8)) -> bool {
-    match (ip, net) {
-        (IpAddr::V4(ip), IpAddr::V4(net)) => {
-            let mask = u32::MAX.checked_shl(32 - u32::from(bits)).unwrap_or(0);
-            u32::from(ip) & mask == u32::from(net) & mask
-        }
-        (IpAddr::V6(ip), IpAddr::V6(net)) => {
-            let mask = u128::MAX.checked_shl(128 - u32::from(bits)).unwrap_or(0);
-            u128::from(ip) & mask == u128::from(net) & mask
-        }
-        (IpAddr::V6(ip), IpAddr::V4(_)) => ip
-            .to_ipv4_mapped()
-            .is_some_and(|v4| in_network(IpAddr::V4(v4), (net, bits))),
-        (IpAddr::V4(_), IpAddr::V6(_)) => false,
-    }
+/// Whether `ip` is in `net` (an IPv4-mapped IPv6 address counts as its IPv4 address).
+fn in_network(ip: IpAddr, net: &IpNet) -> bool {
+    net.contains(&ip)
+        || matches!((ip, net), (IpAddr::V6(v6), IpNet::V4(_)) if v6.to_ipv4_mapped().is_some_and(|v4| net.contains(&IpAddr::V4(v4))))
 }
 
 /// How long resolving a URL's host name may take.
@@ -174,7 +165,7 @@ const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 impl AllowHosts {
     /// Whether an address is allowed (a listed address or network, or a public address with `public`).
     pub fn allows_ip(&self, ip: IpAddr) -> bool {
-        self.networks.iter().any(|&n| in_network(ip, n)) || (self.public && is_public(ip))
+        self.networks.iter().any(|n| in_network(ip, n)) || (self.public && is_public(ip))
     }
 
     /// Checks the host of `url` (a URL the service is asked to pull from), resolving a host name; says why
@@ -234,29 +225,18 @@ fn default_port(scheme: Scheme) -> u16 {
     }
 }
 
-/// The host (without brackets) and port of `url`, `None` when it names no host.
+/// The host (without brackets) and port of `url` as FFmpeg reads them (`source::url::authority`), `None`
+/// when it names no host or its port is not a number.
 fn url_host(url: &str) -> Option<(String, Option<u16>)> {
-    let (_, rest) = url.split_once("://")?;
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..end];
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let (host, port) = if let Some(inner) = host_port.strip_prefix('[') {
-        let (host, after) = inner.split_once(']')?;
-        (host, after.strip_prefix(':'))
-    } else {
-        match host_port.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (host_port, None),
-        }
-    };
-    if host.is_empty() {
+    let authority = authority(url)?;
+    if authority.host.is_empty() {
         return None;
     }
-    let port = match port {
+    let port = match authority.port {
         Some(p) => Some(p.parse().ok()?),
         None => None,
     };
-    Some((host.to_ascii_lowercase(), port))
+    Some((authority.host.to_ascii_lowercase(), port))
 }
 
 #[cfg(test)]

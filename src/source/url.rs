@@ -334,17 +334,61 @@ pub fn redact_url(url: &str) -> String {
         Some((base, _)) => (base, "?…"),
         None => (url, ""),
     };
-    let redacted = match base.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            match authority.rsplit_once('@') {
-                Some((_, host)) => format!("{scheme}://…@{host}{path}"),
-                None => base.to_owned(),
-            }
-        }
-        None => base.to_owned(),
+    let redacted = match authority(base) {
+        Some(Authority {
+            scheme,
+            credentials: Some(_),
+            after_credentials,
+            ..
+        }) => format!("{scheme}://…@{after_credentials}"),
+        _ => base.to_owned(),
     };
     redacted + query
+}
+
+/// A URL's authority as FFmpeg reads it (`av_url_split`), the one parser of hosts in framefeed: the text
+/// between `://` and the first `/`, `?` or `#`; credentials up to its last `@`; then a bracketed IPv6 host, or a
+/// host up to the first `:` and a port after it.
+///
+/// Not the `url` crate: it follows WHATWG, and FFmpeg connects to the host *it* reads. The two disagree
+/// (`http://evil.example\@10.0.0.1/` is `evil.example` to WHATWG and `10.0.0.1` to FFmpeg), so a host check
+/// made on another parser's host could be walked around.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Authority<'a> {
+    pub(crate) scheme: &'a str,
+    /// `user[:password]`, without the `@`.
+    pub(crate) credentials: Option<&'a str>,
+    /// The host, without brackets; may be empty.
+    pub(crate) host: &'a str,
+    /// The port's text, when there is a `:` after the host.
+    pub(crate) port: Option<&'a str>,
+    /// Everything after the credentials' `@` (the whole rest of the URL when there are none).
+    pub(crate) after_credentials: &'a str,
+}
+
+/// The authority of `url`, `None` when it has no `://`.
+pub(crate) fn authority(url: &str) -> Option<Authority<'_>> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (credentials, after_credentials) = match rest[..end].rfind('@') {
+        Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
+        None => (None, rest),
+    };
+    let host_port = &after_credentials[..end - (rest.len() - after_credentials.len())];
+    let (host, port) = match host_port.strip_prefix('[').and_then(|h| h.split_once(']')) {
+        Some((host, after)) => (host, after.strip_prefix(':')),
+        None => match host_port.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        },
+    };
+    Some(Authority {
+        scheme,
+        credentials,
+        host,
+        port,
+        after_credentials,
+    })
 }
 
 /// A video queued by URL.
@@ -401,6 +445,7 @@ mod tests {
             "https://cdn.example/live/index.m3u8"
         );
         assert_eq!(redact_url("/tmp/a@b.mp4"), "/tmp/a@b.mp4");
+        assert_eq!(redact_url("rtsp://u:p@h#x/y"), "rtsp://…@h#x/y");
     }
 
     #[test]
@@ -435,5 +480,25 @@ mod tests {
         let ms = |m| Some(Duration::from_millis(m));
         assert_eq!(delays, [ms(500), ms(1000), ms(1000), ms(1000), None]);
         assert_eq!(Reconnect::Never.delay(0), None);
+    }
+
+    #[test]
+    fn authorities_are_read_as_ffmpeg_reads_them() {
+        let a = authority("rtsp://u:p@cam.local:8554/a?x=1").unwrap();
+        assert_eq!(
+            (a.credentials, a.host, a.port),
+            (Some("u:p"), "cam.local", Some("8554"))
+        );
+        // WHATWG would read `evil.example` (a backslash is a slash to it); FFmpeg connects to 10.0.0.1.
+        let a = authority("http://evil.example\\@10.0.0.1/x").unwrap();
+        assert_eq!((a.host, a.port), ("10.0.0.1", None));
+        // The port starts at the first colon, as in av_url_split.
+        assert_eq!(authority("http://h:1:2/").unwrap().port, Some("1:2"));
+        let a = authority("http://[::1]:80/x").unwrap();
+        assert_eq!((a.host, a.port), ("::1", Some("80")));
+        // Credentials end at the last `@` before the path.
+        let a = authority("rtmp://a@b@h/app@x").unwrap();
+        assert_eq!((a.credentials, a.host), (Some("a@b"), "h"));
+        assert_eq!(authority("file.mp4"), None);
     }
 }
