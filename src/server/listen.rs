@@ -126,10 +126,7 @@ impl Server {
                 () = &mut shutdown => break,
             };
             let Ok(permit) = connections.clone().try_acquire_owned() else {
-                service
-                    .metrics
-                    .connections_refused
-                    .fetch_add(1, Ordering::Relaxed);
+                service.metrics.connections_refused.inc();
                 drop(stream);
                 continue;
             };
@@ -138,15 +135,9 @@ impl Server {
             let tls = tls.clone();
             let watcher = graceful.watcher();
             tokio::spawn(async move {
-                service
-                    .metrics
-                    .connections_open
-                    .fetch_add(1, Ordering::Relaxed);
+                service.metrics.connections_open.inc();
                 serve_connection(stream, peer, tls, app, &service, watcher).await;
-                service
-                    .metrics
-                    .connections_open
-                    .fetch_sub(1, Ordering::Relaxed);
+                service.metrics.connections_open.dec();
                 drop(permit);
             });
         }

@@ -44,6 +44,7 @@ mod fanout;
 pub mod fuzzing;
 mod hosts;
 mod listen;
+pub(crate) mod metrics;
 mod operator;
 mod rate;
 mod routes;

@@ -128,7 +128,7 @@ async fn metrics(State(service): State<Arc<Service>>) -> Response {
     (
         [(
             header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4"),
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
         )],
         service.metrics_text(),
     )

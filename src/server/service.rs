@@ -13,20 +13,7 @@ use super::budget::{MemoryPool, Reservation};
 use super::config::ServeConfig;
 use super::errors::ApiError;
 use super::fanout::Streams;
-
-/// Counters for `/metrics`.
-#[derive(Default)]
-pub(crate) struct Metrics {
-    pub(crate) streams_active: AtomicU64,
-    pub(crate) streams_total: AtomicU64,
-    pub(crate) frames: AtomicU64,
-    pub(crate) batches: AtomicU64,
-    pub(crate) errors: AtomicU64,
-    pub(crate) bytes: AtomicU64,
-    pub(crate) connections_open: AtomicU64,
-    pub(crate) connections_refused: AtomicU64,
-    pub(crate) rejected: Mutex<HashMap<u16, u64>>,
-}
+use super::metrics::{Metrics, Snapshot};
 
 /// The shared state of a running service.
 pub(crate) struct Service {
@@ -80,7 +67,7 @@ impl Service {
     }
 
     pub(crate) fn active_streams(&self) -> u64 {
-        self.metrics.streams_active.load(Ordering::SeqCst)
+        self.metrics.streams_active()
     }
 
     /// Takes an upload slot for `client` and reserves the upload's memory ceiling, or says why not.
@@ -120,8 +107,8 @@ impl Service {
             ));
         };
         *clients.entry(client.clone()).or_default() += 1;
-        self.metrics.streams_active.fetch_add(1, Ordering::SeqCst);
-        self.metrics.streams_total.fetch_add(1, Ordering::SeqCst);
+        self.metrics.streams_active.inc();
+        self.metrics.streams_total.inc();
         Ok(Slot {
             service: self.clone(),
             client,
@@ -131,114 +118,16 @@ impl Service {
 
     /// Counts a refusal by status.
     pub(crate) fn count_rejection(&self, status: StatusCode) {
-        *self
-            .metrics
-            .rejected
-            .lock()
-            .entry(status.as_u16())
-            .or_default() += 1;
+        self.metrics.count_rejection(status.as_u16());
     }
 
     pub(crate) fn metrics_text(&self) -> String {
-        let m = &self.metrics;
-        let mut out = String::new();
-        let get = |v: &AtomicU64| v.load(Ordering::SeqCst);
-        let series: [(&str, &str, &str, u64); 10] = [
-            (
-                "framefeed_streams_active",
-                "gauge",
-                "Uploads being decoded now.",
-                get(&m.streams_active),
-            ),
-            (
-                "framefeed_streams_total",
-                "counter",
-                "Uploads accepted.",
-                get(&m.streams_total),
-            ),
-            (
-                "framefeed_frames_total",
-                "counter",
-                "Real frames delivered.",
-                get(&m.frames),
-            ),
-            (
-                "framefeed_batches_total",
-                "counter",
-                "Batches delivered.",
-                get(&m.batches),
-            ),
-            (
-                "framefeed_errors_total",
-                "counter",
-                "Uploads that ended with an error.",
-                get(&m.errors),
-            ),
-            (
-                "framefeed_bytes_received_total",
-                "counter",
-                "Request body bytes received.",
-                get(&m.bytes),
-            ),
-            (
-                "framefeed_connections_open",
-                "gauge",
-                "Connections open now.",
-                get(&m.connections_open),
-            ),
-            (
-                "framefeed_connections_refused_total",
-                "counter",
-                "Connections closed at once because max_connections were open.",
-                get(&m.connections_refused),
-            ),
-            (
-                "framefeed_memory_reserved_bytes",
-                "gauge",
-                "Memory reserved by uploads in progress.",
-                self.memory.reserved(),
-            ),
-            (
-                "framefeed_memory_limit_bytes",
-                "gauge",
-                "The server-wide memory pool (max_memory).",
-                self.memory.capacity(),
-            ),
-        ];
-        for (name, kind, help, value) in series {
-            out.push_str(&format!(
-                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
-            ));
-        }
-        for (name, kind, help, value) in [
-            (
-                "framefeed_streams_known",
-                "gauge",
-                "Streams (pulled by URL or detached uploads) the service knows, running or ended.",
-                self.streams.count() as u64,
-            ),
-            (
-                "framefeed_stream_consumers_waiting",
-                "gauge",
-                "Consumers waiting for a stream id to be taken (GET /streams/{id}/batches?wait=).",
-                self.streams.waiting_consumers() as u64,
-            ),
-        ] {
-            out.push_str(&format!(
-                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
-            ));
-        }
-        out.push_str("# HELP framefeed_requests_rejected_total Requests refused, by status.\n");
-        out.push_str("# TYPE framefeed_requests_rejected_total counter\n");
-        let mut rejected: Vec<(u16, u64)> =
-            m.rejected.lock().iter().map(|(k, v)| (*k, *v)).collect();
-        rejected.sort_unstable();
-        for (status, count) in rejected {
-            out.push_str(&format!(
-                "framefeed_requests_rejected_total{{status=\"{status}\"}} {count}\n"
-            ));
-        }
-        out
+        self.metrics.encode(Snapshot {
+            memory_reserved: self.memory.reserved(),
+            memory_limit: self.memory.capacity(),
+            streams_known: self.streams.count() as u64,
+            consumers_waiting: self.streams.waiting_consumers() as u64,
+        })
     }
 }
 
@@ -275,9 +164,6 @@ impl Drop for Slot {
                 clients.remove(&self.client);
             }
         }
-        self.service
-            .metrics
-            .streams_active
-            .fetch_sub(1, Ordering::SeqCst);
+        self.service.metrics.streams_active.dec();
     }
 }

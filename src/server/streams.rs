@@ -89,8 +89,8 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
                     line["latency_ms"] = json!(ms);
                 }
                 drop(batch);
-                metrics.frames.fetch_add(frames, Ordering::Relaxed);
-                metrics.batches.fetch_add(1, Ordering::Relaxed);
+                metrics.frames.inc_by(frames);
+                metrics.batches.inc();
                 stream.publish_batch(line, frames, latency);
             }
             Ok(None) => break None,
@@ -115,7 +115,7 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
     }
     drop(tokio::task::spawn_blocking(move || drop(input)));
     if !errors.is_empty() {
-        metrics.errors.fetch_add(1, Ordering::Relaxed);
+        metrics.errors.inc();
     }
     stream.finish(errors, stopped);
     drop(slot);

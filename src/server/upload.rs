@@ -282,10 +282,7 @@ async fn receive(
         if let Some(chunk) = &chunk {
             received += chunk.len() as u64;
             total.store(received, Ordering::Relaxed);
-            service
-                .metrics
-                .bytes
-                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            service.metrics.bytes.inc_by(chunk.len() as u64);
         }
         if received > max {
             fail(
@@ -383,15 +380,15 @@ impl Progress {
                 let frames = batch.valid_frames() as u64;
                 self.frames += frames;
                 self.batches += 1;
-                metrics.frames.fetch_add(frames, Ordering::Relaxed);
-                metrics.batches.fetch_add(1, Ordering::Relaxed);
+                metrics.frames.inc_by(frames);
+                metrics.batches.inc();
                 report::batch_json(&batch)
             }
             Ok(None) => {
                 self.done = true;
                 self.finish_receiving().await;
                 if !self.errors.is_empty() {
-                    metrics.errors.fetch_add(1, Ordering::Relaxed);
+                    metrics.errors.inc();
                 }
                 tracing::info!(
                     request_id = %self.ctx.id, client = %self.ctx.client, frames = self.frames,
