@@ -286,14 +286,8 @@ impl StreamRequest {
         if let Some(tries) = integer("reconnect", 1000)? {
             options = options.reconnect(Reconnect::tries(tries as u32));
         }
-        match string("rtsp_transport")?.as_deref() {
-            None | Some("tcp") => {}
-            Some("udp") => options = options.rtsp_transport(RtspTransport::Udp),
-            Some(other) => {
-                return Err(bad(format!(
-                    "rtsp_transport must be \"tcp\" or \"udp\", got \"{other}\""
-                )))
-            }
+        if let Some(transport) = string("rtsp_transport")? {
+            options = options.rtsp_transport(transport.parse::<RtspTransport>().map_err(bad)?);
         }
         match object.get("low_latency") {
             None | Some(Value::Null) | Some(Value::Bool(true)) => {}
