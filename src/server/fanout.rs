@@ -16,8 +16,10 @@ use tokio::sync::{broadcast, oneshot, watch};
 
 use super::errors::ApiError;
 
-/// Lines a consumer may fall behind before it drops to the latest one.
-const CONSUMER_BACKLOG: usize = 16;
+/// Lines a consumer may fall behind before it drops to the latest one: about 2 s of a 120-batch/s stream, so
+/// that a consumer on a busy machine or a congested link rides out a hiccup (each line is a batch's JSON, a
+/// few hundred bytes: 256 cost well under 1 MiB a stream).
+const CONSUMER_BACKLOG: usize = 256;
 /// Ended streams kept (for `GET /streams` and late consumers) until deleted; beyond it the oldest go.
 const ENDED_KEPT: usize = 64;
 /// The longest id a client may choose.
