@@ -74,6 +74,22 @@ pub enum VideoError {
     /// The container was read to its end without one decodable frame.
     #[error("the video stream holds no decodable frame")]
     NoFrames,
+    /// The [sampling](crate::Sampling) asks for frames this video does not have (an index past its end), or
+    /// for clips of a video whose length cannot be known in advance.
+    #[error("cannot sample this video: {reason}")]
+    Sampling {
+        /// What was asked, and what the video has.
+        reason: String,
+    },
+    /// Frames the [sampling](crate::Sampling) chose could not be decoded (a damaged GOP): the sequences that
+    /// take them were delivered without them (shorter, per the last-sequence policy).
+    #[error("{missing} sampled frames could not be decoded (the first at display index {first})")]
+    SampledFramesMissing {
+        /// How many.
+        missing: u64,
+        /// The first one's display index.
+        first: u64,
+    },
     /// Reading the container failed part way (truncated file, broken structure).
     /// Frames decoded before the failure were delivered.
     #[error("demuxing failed after {frames} frames: {source}")]
@@ -320,6 +336,8 @@ impl VideoError {
             VideoError::UnsupportedCodec { .. } => "unsupported_codec",
             VideoError::AbsurdDimensions { .. } => "frame_too_large",
             VideoError::NoFrames => "no_frames",
+            VideoError::Sampling { .. } => "bad_sampling",
+            VideoError::SampledFramesMissing { .. } => "corrupt",
             VideoError::Demux { .. } | VideoError::Corrupt { .. } => "corrupt",
             VideoError::LiveAborted { .. } => "aborted",
             VideoError::LiveStalled { .. } => "stalled",

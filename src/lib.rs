@@ -101,6 +101,7 @@ mod info;
 mod operator;
 #[cfg(feature = "json")]
 pub mod report;
+mod sample;
 #[cfg(feature = "server")]
 pub mod server;
 mod settings;
@@ -126,6 +127,7 @@ pub use settings::choice::Choice;
 pub use settings::config::{
     limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
 };
+pub use settings::sampling::{ClipSampler, Sampling};
 pub use source::files::FileList;
 pub use source::live::{LiveVideo, PushChunk, PushReady};
 pub use source::url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};

@@ -32,6 +32,7 @@ pub fn batch_json(batch: &Batch) -> Value {
                 "shape": seq.shape(),
                 "valid_frames": seq.valid_frames(),
                 "first_frame": seq.first_frame(),
+                "frames": seq.indices(),
                 "pts": seq.pts(),
             });
             if let Some((w, h)) = seq.resized() {

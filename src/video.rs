@@ -84,6 +84,7 @@ impl fmt::Display for VideoRef {
 pub struct Encoded {
     pub(crate) data: bytes::Bytes,
     pub(crate) label: Option<Label>,
+    pub(crate) key: crate::settings::sampling::ClipKey,
 }
 
 impl Encoded {
@@ -92,6 +93,7 @@ impl Encoded {
         Self {
             data: data.into(),
             label: None,
+            key: Default::default(),
         }
     }
 
@@ -99,6 +101,19 @@ impl Encoded {
     #[must_use]
     pub fn label(mut self, label: impl Into<Label>) -> Self {
         self.label = Some(label.into());
+        self
+    }
+
+    /// Where the video sits in its dataset: its `position` in its file list and the `epoch`. With the
+    /// [sampling](crate::Sampling)'s seed they decide its random clips: the same clips for the same seed,
+    /// position and epoch, new ones each epoch. Without it, the video's feeding id is its position and the
+    /// epoch is 0. [`FileList::feed_epoch`](crate::FileList::feed_epoch) sets it.
+    #[must_use]
+    pub fn position(mut self, position: u64, epoch: u64) -> Self {
+        self.key = crate::settings::sampling::ClipKey {
+            position: Some(position),
+            epoch,
+        };
         self
     }
 }

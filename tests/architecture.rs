@@ -364,6 +364,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("source", &["src/source/"]),
     ("demux", &["src/demux/"]),
     ("decode", &["src/decode/"]),
+    ("sample", &["src/sample/"]),
     ("transform", &["src/transform/"]),
     ("assembly", &["src/assembly/"]),
     ("operator", &["src/operator/"]),

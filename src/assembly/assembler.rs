@@ -59,6 +59,17 @@ fn seq_out(data: &mut BatchData, dtype: DType, start: usize, len: usize) -> SeqO
     })
 }
 
+/// Where a frame stands in its video: its time, display index and arrival.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FrameAt {
+    /// Presentation time in seconds.
+    pub(crate) pts: f64,
+    /// Display index (its position in display order).
+    pub(crate) index: u64,
+    /// When the packet that gave it was read.
+    pub(crate) arrival: Instant,
+}
+
 /// How a video's assembly ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Finished {
@@ -242,15 +253,14 @@ impl Assembler {
         self.frames
     }
 
-    /// Adds the next frame of the video, decoded as `width` x `height`, at `pts` seconds. A new sequence gets
+    /// Adds the next frame of the video, decoded as `width` x `height`, `at` its time and index. A new sequence gets
     /// its geometry (resize, crop window) from the planner; `write` fills frame `f` of the sequence's output
     /// (of `sequence_length` frames) per that geometry. Batches that become ready go to `emit`.
     pub(crate) fn push_frame<E: From<VideoError>>(
         &mut self,
         width: usize,
         height: usize,
-        pts: f64,
-        arrival: Instant,
+        at: FrameAt,
         write: impl FnOnce(&Geometry, &mut SeqOut<'_>, usize, usize) -> Result<(), E>,
         emit: &mut impl FnMut(Batch) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -270,10 +280,11 @@ impl Assembler {
             }
         }
         let l = self.sequence_length;
+        // The last sequence is open while its region is not counted as used (full, or closed short).
         let open = self
             .building
             .as_ref()
-            .and_then(|b| b.sequences.last())
+            .and_then(|b| b.sequences.last().filter(|s| b.used == s.offset))
             .filter(|s| s.frames < l && !s.ends_video)
             .map(|s| s.geometry);
         let geometry = match open {
@@ -307,7 +318,8 @@ impl Assembler {
             b.sequences.push(SequenceMeta {
                 frames: 0,
                 valid_frames: 0,
-                first_frame: self.frames,
+                first_frame: at.index,
+                indices: Vec::with_capacity(l),
                 pts: Vec::with_capacity(l),
                 arrivals: Vec::with_capacity(l),
                 offset: b.used,
@@ -331,8 +343,9 @@ impl Assembler {
         let seq = b.sequences.last_mut().expect("pushed above");
         seq.frames += 1;
         seq.valid_frames += 1;
-        seq.pts.push(pts);
-        seq.arrivals.push(arrival);
+        seq.pts.push(at.pts);
+        seq.indices.push(at.index);
+        seq.arrivals.push(at.arrival);
         let sequence_full = seq.frames == l;
         if sequence_full {
             b.used += region;
@@ -410,6 +423,39 @@ impl Assembler {
         } else {
             Ok(Finished::Pending)
         }
+    }
+
+    /// The open sequence ends short of `sequence_length` frames (sampling: the frames it takes ran out): it is
+    /// padded or shortened per the policy, and the next frame starts a new sequence.
+    pub(crate) fn end_sequence<E>(
+        &mut self,
+        emit: &mut impl FnMut(Batch) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Some(b) = self.building.as_mut() else {
+            return Ok(());
+        };
+        let ours = b
+            .sequences
+            .last()
+            .is_some_and(|s| s.video.id == self.video.id && b.used == s.offset);
+        if !ours {
+            return Ok(());
+        }
+        Self::close_open_sequence(
+            b,
+            self.sequence_length,
+            self.policy,
+            self.transforms.dtype,
+            self.transforms.layout,
+        );
+        if b.sequences.len() == self.max_batch_size {
+            let batch = self.finish_building(false);
+            match batch {
+                Some(batch) if self.eager => emit(batch)?,
+                batch => self.held = batch,
+            }
+        }
+        Ok(())
     }
 
     /// The source broke (it dropped and will be reopened): what is held goes out, the open sequence is closed
@@ -583,8 +629,11 @@ mod tests {
             asm.push_frame(
                 w,
                 h,
-                i as f64 / 25.0,
-                Instant::now(),
+                FrameAt {
+                    pts: i as f64 / 25.0,
+                    index: i as u64,
+                    arrival: Instant::now(),
+                },
                 |_, out, f, _| {
                     let SeqOut::Host(HostOut::U8(out)) = out else {
                         unreachable!()
@@ -718,8 +767,11 @@ mod tests {
             asm.push_frame(
                 8,
                 8,
-                0.0,
-                Instant::now(),
+                FrameAt {
+                    pts: 0.0,
+                    index: 0,
+                    arrival: Instant::now(),
+                },
                 |_, out, f, _| {
                     let SeqOut::Host(HostOut::U8(out)) = out else {
                         unreachable!()

@@ -16,8 +16,10 @@ pub(crate) struct SequenceMeta {
     pub(crate) frames: usize,
     /// Real (decoded) frames; the rest are zero padding.
     pub(crate) valid_frames: usize,
-    /// Index in the video of the first frame.
+    /// Display index of the first frame.
     pub(crate) first_frame: u64,
+    /// Display index of each real frame.
+    pub(crate) indices: Vec<u64>,
     /// Presentation time in seconds of each real frame.
     pub(crate) pts: Vec<f64>,
     /// When each real frame arrived: the read of the packet whose decoding gave it.
@@ -474,9 +476,15 @@ impl<'a> Sequence<'a> {
         self.meta.frames - self.meta.valid_frames
     }
 
-    /// Index in the video of the first frame.
+    /// Display index of the first frame (its position in the video's display order, 0-based, as
+    /// `ffmpeg -fps_mode passthrough` outputs frames).
     pub fn first_frame(&self) -> u64 {
         self.meta.first_frame
+    }
+
+    /// Display index of each real frame: consecutive unless [sampling](crate::Sampling) chose them.
+    pub fn indices(&self) -> &'a [u64] {
+        &self.meta.indices
     }
 
     /// Presentation time in seconds of each real frame.

@@ -42,6 +42,13 @@ impl CpuDecoder {
     }
 }
 
+impl CpuDecoder {
+    /// Drops the frames and references the decoder holds, to decode from a new point (after a seek).
+    pub(crate) fn flush(&mut self) {
+        self.receiver.codec.flush();
+    }
+}
+
 impl Decoder for CpuDecoder {
     fn decode(
         &mut self,

@@ -195,6 +195,12 @@ impl Demuxer {
         &self.format
     }
 
+    /// Moves reading to the chosen stream's keyframe at or before `ts` (its time base), or with `bytes` to byte
+    /// position `ts`; the next packet read tells where it landed.
+    pub(crate) fn seek(&mut self, stream: usize, ts: i64, bytes: bool) -> Result<(), AvError> {
+        self.format.seek(stream, ts, bytes)
+    }
+
     /// Reads the chosen stream's next packet into `pkt`; `Ok(false)` at the end of the container.
     pub(crate) fn next_packet(&mut self, pkt: &mut Packet) -> Result<bool, AvError> {
         if let Some((interrupt, timeout)) = &self.reads {

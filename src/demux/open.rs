@@ -13,12 +13,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+
 use super::mp4::live::Mp4Gate;
 use super::mp4::sniff::{sniff_live, Mp4Layout};
 use super::{Demuxer, UrlOpenError};
 use crate::error::VideoError;
 use crate::ffi::format::Interrupt;
 use crate::settings::config::{Config, MoovAtEnd};
+use crate::settings::sampling::ClipKey;
 use crate::signal::Signals;
 use crate::source::feed::Source;
 use crate::source::live::{Failure, LiveReader, LiveShared};
@@ -32,7 +35,8 @@ pub(crate) struct Opened {
 }
 
 enum Origin {
-    Whole,
+    /// A whole buffer (sampling indexes it again from the same bytes), and its place in its dataset.
+    Whole(Bytes, ClipKey),
     /// A live video, read as it arrives or buffered whole.
     Live(CloseLive),
     /// A URL, with the interrupt its reads and reopenings share.
@@ -48,7 +52,15 @@ impl Opened {
     pub(crate) fn failure(&self) -> Option<Failure> {
         match &self.origin {
             Origin::Live(live) => live.0.failure(),
-            Origin::Whole | Origin::Url { .. } => None,
+            Origin::Whole(..) | Origin::Url { .. } => None,
+        }
+    }
+
+    /// A whole buffer's bytes and place in its dataset, if the source is one.
+    pub(crate) fn whole(&self) -> Option<(Bytes, ClipKey)> {
+        match &self.origin {
+            Origin::Whole(data, key) => Some((data.clone(), *key)),
+            Origin::Live(_) | Origin::Url { .. } => None,
         }
     }
 
@@ -56,7 +68,7 @@ impl Opened {
     pub(crate) fn url(&self) -> Option<&UrlSource> {
         match &self.origin {
             Origin::Url { source, .. } => Some(source),
-            Origin::Whole | Origin::Live(_) => None,
+            Origin::Whole(..) | Origin::Live(_) => None,
         }
     }
 
@@ -64,7 +76,7 @@ impl Opened {
     pub(crate) fn timed_out(&self) -> bool {
         match &self.origin {
             Origin::Url { interrupt, .. } => interrupt.timed_out(),
-            Origin::Whole | Origin::Live(_) => false,
+            Origin::Whole(..) | Origin::Live(_) => false,
         }
     }
 }
@@ -88,9 +100,9 @@ impl Opener<'_> {
     /// Opens `source`: a URL at once and then per its reconnect policy.
     pub(crate) fn open(&self, source: Source) -> Result<Opened, Failure> {
         match source {
-            Source::Whole(data) => Ok(Opened {
-                demuxer: Demuxer::open(data, self.config).map_err(Failure::Video)?,
-                origin: Origin::Whole,
+            Source::Whole(data, key) => Ok(Opened {
+                demuxer: Demuxer::open(data.clone(), self.config).map_err(Failure::Video)?,
+                origin: Origin::Whole(data, key),
             }),
             Source::Live(live) => self.open_live(live),
             Source::Url(source) => {

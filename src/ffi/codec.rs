@@ -122,6 +122,12 @@ impl CodecContext {
         check(ret, "avcodec_send_packet").map(|_| true)
     }
 
+    /// Drops every frame and reference the decoder holds, to decode from a new point (after a seek).
+    pub(crate) fn flush(&mut self) {
+        // SAFETY: the context is open; flushing an open decoder is always allowed.
+        unsafe { sys::avcodec_flush_buffers(self.ctx.as_ptr()) }
+    }
+
     /// Receives the next decoded frame into `frame`.
     pub(crate) fn receive_frame(&mut self, frame: &mut AvFrame) -> Result<Received, AvError> {
         frame.unref();

@@ -381,6 +381,20 @@ impl FormatContext {
         }
     }
 
+    /// Moves reading to the keyframe of `stream` at or before timestamp `ts` (the stream's time base; the
+    /// container's index where it has one, else FFmpeg's search), or with `bytes`, to byte position `ts`.
+    pub(crate) fn seek(&mut self, stream: usize, ts: i64, bytes: bool) -> Result<(), AvError> {
+        let flags = if bytes {
+            sys::AVSEEK_FLAG_BYTE
+        } else {
+            sys::AVSEEK_FLAG_BACKWARD
+        };
+        let stream = if bytes { -1 } else { stream as c_int };
+        // SAFETY: the context is open; a failed seek leaves it readable.
+        let ret = unsafe { sys::av_seek_frame(self.ctx.as_ptr(), stream, ts, flags as c_int) };
+        check(ret, "av_seek_frame").map(|_| ())
+    }
+
     /// Reads the next packet into `pkt`. `Ok(false)` at the end of the container.
     pub(crate) fn read(&mut self, pkt: &mut Packet) -> Result<bool, AvError> {
         pkt.unref();

@@ -272,6 +272,27 @@ impl AvFrame {
         (ts != sys::AV_NOPTS_VALUE).then_some(ts)
     }
 
+    /// The `pts` the decoder gave the frame (its packet's), or `None`.
+    pub(crate) fn pts(&self) -> Option<i64> {
+        let ts = self.raw().pts;
+        (ts != sys::AV_NOPTS_VALUE).then_some(ts)
+    }
+
+    /// Whether the decoder says the picture may be damaged (a reference it needed was missing, or concealed
+    /// errors).
+    pub(crate) fn is_corrupt(&self) -> bool {
+        self.raw().flags & sys::AV_FRAME_FLAG_CORRUPT != 0 || self.raw().decode_error_flags != 0
+    }
+
+    /// A new reference to this frame's picture (no pixels are copied; the decoder's buffer stays alive until
+    /// both are dropped).
+    pub(crate) fn new_ref(&self) -> Result<Self, AvError> {
+        // SAFETY: av_frame_clone reads a valid frame and returns NULL or a new frame referencing its buffers.
+        NonNull::new(unsafe { sys::av_frame_clone(self.0.as_ptr()) })
+            .map(Self)
+            .ok_or_else(|| out_of_memory("av_frame_clone"))
+    }
+
     /// The frame's duration in stream time base units, when known.
     pub(crate) fn duration(&self) -> Option<i64> {
         let d = self.raw().pkt_duration;

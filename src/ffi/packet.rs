@@ -31,6 +31,45 @@ impl Packet {
         unsafe { (*self.0.as_ptr()).stream_index as usize }
     }
 
+    fn raw(&self) -> &sys::AVPacket {
+        // SAFETY: the packet is valid and owned for the life of self.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// Presentation timestamp in stream time base units, when the container gave one.
+    pub(crate) fn pts(&self) -> Option<i64> {
+        let ts = self.raw().pts;
+        (ts != sys::AV_NOPTS_VALUE).then_some(ts)
+    }
+
+    /// Decoding timestamp in stream time base units, when the container gave one.
+    pub(crate) fn dts(&self) -> Option<i64> {
+        let ts = self.raw().dts;
+        (ts != sys::AV_NOPTS_VALUE).then_some(ts)
+    }
+
+    /// Duration in stream time base units (0: unknown).
+    pub(crate) fn duration(&self) -> i64 {
+        self.raw().duration.max(0)
+    }
+
+    /// Byte position in the container, when known.
+    pub(crate) fn pos(&self) -> Option<i64> {
+        let pos = self.raw().pos;
+        (pos >= 0).then_some(pos)
+    }
+
+    /// Whether the packet starts a keyframe (a point decoding may start from).
+    pub(crate) fn is_key(&self) -> bool {
+        self.raw().flags & sys::AV_PKT_FLAG_KEY != 0
+    }
+
+    /// Whether the demuxer marks the packet as decoded only for reference (an MP4 edit list cuts its frame):
+    /// libavcodec drops the frame it gives.
+    pub(crate) fn is_discarded(&self) -> bool {
+        self.raw().flags & sys::AV_PKT_FLAG_DISCARD != 0
+    }
+
     /// Releases the packet's data, keeping the struct for the next read.
     pub(crate) fn unref(&mut self) {
         // SAFETY: unref on a valid packet is always allowed, also when empty.

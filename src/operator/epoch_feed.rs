@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use super::handle::VideoInput;
 use crate::error::Result;
 use crate::source::files::FileList;
+use crate::video::Encoded;
 
 /// What [`FileList::feed_epoch`] did.
 #[derive(Debug, Default)]
@@ -16,15 +17,19 @@ pub struct EpochFeed {
 }
 
 impl FileList {
-    /// Reads and feeds this shard's files for `epoch` into `input`, in order, each labelled with its path;
+    /// Reads and feeds this shard's files for `epoch` into `input`, in order, each labelled with its path and
+    /// placed at its position in the list and `epoch` ([`Encoded::position`]: random clips change per epoch);
     /// waits while the feed queue is full. Files that cannot be read are skipped and reported. Does not close
     /// the input. Fails only when the input is closed.
     pub fn feed_epoch(&self, input: &VideoInput, epoch: u64) -> Result<EpochFeed> {
         let mut report = EpochFeed::default();
-        for path in self.epoch(epoch) {
+        for (position, path) in self.epoch_positions(epoch) {
             match std::fs::read(&path) {
                 Ok(data) => {
-                    input.feed((data, path.display().to_string()))?;
+                    let video = Encoded::new(data)
+                        .label(path.display().to_string())
+                        .position(position as u64, epoch);
+                    input.feed(video)?;
                     report.fed += 1;
                 }
                 Err(e) => report.unreadable.push((path, e)),

@@ -24,8 +24,8 @@ impl VideoInput {
     /// Waits while the feed queue is full ([`Config::max_queued`](crate::Config::max_queued)). Returns the video's id; its batches and
     /// errors carry it. Fails with [`Error::Closed`] after [`close`](Self::close).
     pub fn feed(&self, video: impl Into<Encoded>) -> Result<VideoId> {
-        let Encoded { data, label } = video.into();
-        self.push(Source::Whole(data), label)
+        let Encoded { data, label, key } = video.into();
+        self.push(Source::Whole(data, key), label)
     }
 
     /// Like [`feed`](Self::feed), with a label.
@@ -47,8 +47,8 @@ impl VideoInput {
         &self,
         video: impl Into<Encoded>,
     ) -> std::result::Result<VideoId, TryFeedError> {
-        let Encoded { data, label } = video.into();
-        self.try_push(data, label)
+        let Encoded { data, label, key } = video.into();
+        self.try_push(Source::Whole(data, key), label)
     }
 
     /// Like [`try_feed`](Self::try_feed), with a label.
@@ -70,10 +70,10 @@ impl VideoInput {
     /// Cancel-safe: the video is queued only in the poll that returns its id; dropping the future before that
     /// feeds nothing.
     pub fn feed_async(&self, video: impl Into<Encoded>) -> FeedVideo<'_> {
-        let Encoded { data, label } = video.into();
+        let Encoded { data, label, key } = video.into();
         FeedVideo {
             input: self,
-            pending: Some((data, label)),
+            pending: Some((Source::Whole(data, key), label)),
         }
     }
 
@@ -163,6 +163,7 @@ impl VideoInput {
         label: Option<Label>,
     ) -> Result<VideoId> {
         options.validate()?;
+        self.check_streamable()?;
         let scheme = options.admit(&url)?;
         let label = label.unwrap_or_else(|| Label::from(crate::source::url::redact_url(&url)));
         self.push(
@@ -181,6 +182,7 @@ impl VideoInput {
     }
 
     pub(super) fn push_live(&self, label: Option<Label>) -> Result<LiveVideo> {
+        self.check_streamable()?;
         // The id is given on admission; the producer's handle is returned only after it, and the decoding
         // thread reads the id only in errors it sends after taking the video from the queue.
         let live = Arc::new(LiveShared::new(
@@ -190,6 +192,18 @@ impl VideoInput {
         let id = self.push(Source::Live(live.clone()), label)?;
         live.set_id(id);
         Ok(LiveVideo::new(live))
+    }
+
+    /// Clips need a whole video's length, which a live or pulled video does not give in advance.
+    fn check_streamable(&self) -> Result<()> {
+        if self.config.sampling.needs_whole_video() {
+            return Err(Error::Config(
+                "clips need the whole video in advance (feed it whole, or from a file list); a live or pulled \
+                 video's length is unknown: sample it with stride, step, fps or a time range instead"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     pub(super) fn push(&self, source: Source, label: Option<Label>) -> Result<VideoId> {
@@ -203,11 +217,11 @@ impl VideoInput {
 
     pub(super) fn try_push(
         &self,
-        data: Bytes,
+        source: Source,
         label: Option<Label>,
     ) -> std::result::Result<VideoId, TryFeedError> {
         self.feed
-            .try_push(Source::Whole(data), label)
+            .try_push(source, label)
             .map_err(|(refused, _)| refused_to_try(refused))
     }
 }
@@ -227,7 +241,7 @@ pub(super) fn refused_to_try(refused: Refused) -> TryFeedError {
 /// The bytes of a whole video handed back (a live or URL video has none to hand back).
 pub(super) fn whole(source: Source) -> Bytes {
     match source {
-        Source::Whole(data) => data,
+        Source::Whole(data, _) => data,
         Source::Live(_) | Source::Url(_) => Bytes::new(),
     }
 }
@@ -236,21 +250,21 @@ pub(super) fn whole(source: Source) -> Bytes {
 #[must_use = "futures do nothing unless polled"]
 pub struct FeedVideo<'a> {
     input: &'a VideoInput,
-    pending: Option<(Bytes, Option<Label>)>,
+    pending: Option<(Source, Option<Label>)>,
 }
 
 impl Future for FeedVideo<'_> {
     type Output = Result<VideoId>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Some((data, label)) = self.pending.take() else {
+        let Some((source, label)) = self.pending.take() else {
             return Poll::Ready(Err(Error::Closed));
         };
-        match self.input.feed.poll_push(cx, Source::Whole(data), label) {
+        match self.input.feed.poll_push(cx, source, label) {
             Ok(id) => Poll::Ready(Ok(id)),
             Err((Refused::Closed(_), _)) => Poll::Ready(Err(Error::Closed)),
             Err((Refused::Full(source), label)) => {
-                self.pending = Some((whole(source), label));
+                self.pending = Some((source, label));
                 Poll::Pending
             }
         }

@@ -7,4 +7,5 @@ pub(crate) mod feeding;
 pub(crate) mod futures;
 pub(crate) mod handle;
 pub(crate) mod polling;
+mod sampled;
 pub(crate) mod worker;

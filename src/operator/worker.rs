@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
-use crate::assembly::assembler::{Assembler, Finished};
+use crate::assembly::assembler::{Assembler, Finished, FrameAt};
 use crate::assembly::batch::Gap;
 use crate::assembly::batch::{Batch, BatchData};
 use crate::assembly::pool::BufferPool;
@@ -102,7 +102,7 @@ impl Worker {
         self.shared.wake_all();
     }
 
-    fn send_batch(&self, batch: Batch) -> Result<(), Shutdown> {
+    pub(super) fn send_batch(&self, batch: Batch) -> Result<(), Shutdown> {
         let ended = batch.videos_ended();
         let batch = match self.upload(batch) {
             Ok(batch) => batch,
@@ -149,7 +149,7 @@ impl Worker {
         Ok((Box::new(self.open_cpu_decoder(demuxer)?), false))
     }
 
-    fn open_cpu_decoder(&self, demuxer: &Demuxer) -> Result<CpuDecoder, VideoError> {
+    pub(super) fn open_cpu_decoder(&self, demuxer: &Demuxer) -> Result<CpuDecoder, VideoError> {
         CpuDecoder::open(demuxer, self.config.decoder_threads, self.config.threading)
     }
 
@@ -183,6 +183,9 @@ impl Worker {
             Ok(opened) => opened,
             Err(failure) => return self.failed(&video, failure),
         };
+        if !self.config.sampling.is_everything() {
+            return self.sampled(&video, opened);
+        }
         let (decoder, on_gpu) = match self.open_decoder(&opened.demuxer) {
             Ok(decoder) => decoder,
             Err(error) => {
@@ -196,7 +199,7 @@ impl Worker {
         }
     }
 
-    fn fail(&self, video: &VideoRef, error: VideoError) -> Result<(), Shutdown> {
+    pub(super) fn fail(&self, video: &VideoRef, error: VideoError) -> Result<(), Shutdown> {
         // Packed batches of earlier videos come first.
         self.flush_packer()?;
         self.send_item(Item {
@@ -208,7 +211,7 @@ impl Worker {
         })
     }
 
-    fn failed(&self, video: &VideoRef, failure: Failure) -> Result<(), Shutdown> {
+    pub(super) fn failed(&self, video: &VideoRef, failure: Failure) -> Result<(), Shutdown> {
         match failure {
             Failure::Shutdown => Err(Shutdown),
             Failure::Video(error) => self.fail(video, error),
@@ -226,39 +229,12 @@ impl Worker {
     ) -> Result<(), Shutdown> {
         let mut asm = self.assembler(video, on_gpu)?;
         let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm);
-        let error = match (outcome, opened.failure()) {
-            (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
-            (_, Some(Failure::Video(error))) => Some(error),
-            (Err(Stop::Video(error)), None) => Some(error),
-            (
-                Ok(Outcome {
-                    demux_error: Some(source),
-                    ..
-                }),
-                None,
-            ) => Some(VideoError::Demux {
-                frames: asm.frames(),
-                source,
-            }),
-            (
-                Ok(Outcome {
-                    failed_packets,
-                    first_failure: Some(first),
-                    ..
-                }),
-                None,
-            ) => Some(VideoError::Corrupt {
-                failed_packets,
-                frames: asm.frames(),
-                first,
-            }),
-            (Ok(_), None) => None,
-        };
+        let error = outcome_error(outcome, opened.failure(), asm.frames())?;
         self.end(video, asm, error)
     }
 
     /// The assembler for `video`: the packed one kept from the previous video, or a new one.
-    fn assembler(&self, video: &VideoRef, on_gpu: bool) -> Result<Assembler, Shutdown> {
+    pub(super) fn assembler(&self, video: &VideoRef, on_gpu: bool) -> Result<Assembler, Shutdown> {
         let asm = match self.packer.borrow_mut().take() {
             Some(mut asm) if self.config.pack_batches => {
                 asm.start_video(video.clone());
@@ -281,7 +257,7 @@ impl Worker {
     }
 
     /// Ends the video: delivers what was decoded, then its error, if any.
-    fn end(
+    pub(super) fn end(
         &self,
         video: &VideoRef,
         mut asm: Assembler,
@@ -451,11 +427,15 @@ impl Worker {
             }
             check_frame_size(info.width as u32, info.height as u32, &self.config)
                 .map_err(Stop::Video)?;
+            let at = FrameAt {
+                pts: info.pts,
+                index: asm.frames(),
+                arrival: arrival.get(),
+            };
             asm.push_frame(
                 info.width,
                 info.height,
-                info.pts,
-                arrival.get(),
+                at,
                 |geometry, out, f, frames| {
                     transform::apply(frame, geometry, transforms, out, f, frames, &mut host)
                         .map_err(Stop::Video)
@@ -494,21 +474,55 @@ impl Worker {
     }
 }
 
+/// The error a video's decoding ended with, if any: the source's own failure (a live video's abort or stall)
+/// first, then the decoder's, the demuxer's, and rejected packets.
+pub(super) fn outcome_error(
+    outcome: Result<Outcome, Stop>,
+    failure: Option<Failure>,
+    frames: u64,
+) -> Result<Option<VideoError>, Shutdown> {
+    Ok(match (outcome, failure) {
+        (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
+        (_, Some(Failure::Video(error))) => Some(error),
+        (Err(Stop::Video(error)), None) => Some(error),
+        (
+            Ok(Outcome {
+                demux_error: Some(source),
+                ..
+            }),
+            None,
+        ) => Some(VideoError::Demux { frames, source }),
+        (
+            Ok(Outcome {
+                failed_packets,
+                first_failure: Some(first),
+                ..
+            }),
+            None,
+        ) => Some(VideoError::Corrupt {
+            failed_packets,
+            frames,
+            first,
+        }),
+        (Ok(_), None) => None,
+    })
+}
+
 /// The thread must stop: the operator was dropped.
-struct Shutdown;
+pub(super) struct Shutdown;
 
 /// What went wrong, short of stopping, while decoding a video.
 #[derive(Default)]
-struct Outcome {
-    demux_error: Option<AvError>,
-    failed_packets: u64,
-    first_failure: Option<AvError>,
+pub(super) struct Outcome {
+    pub(super) demux_error: Option<AvError>,
+    pub(super) failed_packets: u64,
+    pub(super) first_failure: Option<AvError>,
     /// The decoder is being drained (every packet was sent).
-    drained: bool,
+    pub(super) drained: bool,
 }
 
 impl Outcome {
-    fn reject(&mut self, e: AvError) {
+    pub(super) fn reject(&mut self, e: AvError) {
         tracing::debug!(error = %e, "decoder rejected data");
         self.failed_packets += 1;
         self.first_failure.get_or_insert(e);

@@ -112,6 +112,7 @@ pub struct Config {
     pub(crate) device: Device,
     pub(crate) cpu_fallback: bool,
     pub(crate) nvdec_driver: NvdecDriver,
+    pub(crate) sampling: crate::settings::sampling::Sampling,
 }
 
 /// Bytes of a batch of `max_batch_size` sequences of `sequence_length` frames of `frame` pixels: `None` when the
@@ -198,6 +199,7 @@ impl Config {
             device: Device::Cpu,
             cpu_fallback: true,
             nvdec_driver: NvdecDriver::Direct,
+            sampling: crate::settings::sampling::Sampling::default(),
         }
     }
 
@@ -252,6 +254,14 @@ impl Config {
     /// same frames; see `benches/RESULTS.md` for their rates.
     pub fn nvdec_driver(mut self, driver: NvdecDriver) -> Self {
         self.nvdec_driver = driver;
+        self
+    }
+
+    /// Which frames of each video become sequences: stride and step, clips per video, a target frame rate,
+    /// a time range or a list of indices ([`Sampling`](crate::Sampling)); every frame by default. A sampled
+    /// video is decoded on the CPU (its batches go to the GPU when the operator has one).
+    pub fn sampling(mut self, sampling: crate::settings::sampling::Sampling) -> Self {
+        self.sampling = sampling;
         self
     }
 
@@ -435,6 +445,7 @@ impl Config {
             MAX_SEQUENCE_LENGTH,
         )?;
         range("max_batch_size", self.max_batch_size, 1, MAX_BATCH_SIZE)?;
+        self.sampling.validate()?;
         range(
             "decoder_threads",
             self.decoder_threads,

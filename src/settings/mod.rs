@@ -8,4 +8,5 @@
 pub(crate) mod choice;
 pub(crate) mod config;
 pub(crate) mod device;
+pub(crate) mod sampling;
 pub(crate) mod transforms;

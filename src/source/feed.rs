@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
+
+use crate::settings::sampling::ClipKey;
 use parking_lot::{Condvar, Mutex};
 
 use crate::signal::WakerSet;
@@ -16,8 +18,8 @@ use crate::video::{Label, VideoId, VideoRef};
 
 /// Where a queued video's bytes come from.
 pub(crate) enum Source {
-    /// The whole encoded video, in memory.
-    Whole(Bytes),
+    /// The whole encoded video, in memory, and where it sits in its dataset (its random clips).
+    Whole(Bytes, ClipKey),
     /// A live video whose chunks arrive through a [`LiveVideo`](crate::LiveVideo) handle.
     Live(std::sync::Arc<LiveShared>),
     /// A video pulled by URL by the decoding thread.
@@ -29,7 +31,7 @@ impl Source {
     /// own buffer instead).
     fn queued_bytes(&self) -> usize {
         match self {
-            Source::Whole(data) => data.len(),
+            Source::Whole(data, _) => data.len(),
             Source::Live(_) | Source::Url(_) => 0,
         }
     }

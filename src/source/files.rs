@@ -76,6 +76,14 @@ impl FileList {
 
     /// This shard's files for `epoch`, in feeding order.
     pub fn epoch(&self, epoch: u64) -> Vec<PathBuf> {
+        self.epoch_positions(epoch)
+            .into_iter()
+            .map(|(_, path)| path)
+            .collect()
+    }
+
+    /// This shard's files for `epoch`, in feeding order, each with its position in the list.
+    pub(crate) fn epoch_positions(&self, epoch: u64) -> Vec<(usize, PathBuf)> {
         let mut order: Vec<usize> = (0..self.files.len()).collect();
         if let Some(seed) = self.seed {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -91,7 +99,7 @@ impl FileList {
         let end = (self.shard_id + 1) * n / self.num_shards;
         order[start..end]
             .iter()
-            .map(|&i| self.files[i].clone())
+            .map(|&i| (i, self.files[i].clone()))
             .collect()
     }
 }

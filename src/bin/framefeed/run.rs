@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use framefeed::{
     Config, Crop, CropPosition, DType, Device, Error, LastSequencePolicy, Layout, Reconnect,
-    Resize, RtspTransport, Transforms, UrlOptions, VideoInput,
+    Resize, RtspTransport, Sampling, Transforms, UrlOptions, VideoInput,
 };
 
 use super::output::{batch_json, peak_rss_mib};
@@ -123,6 +123,39 @@ pub(crate) struct RunArgs {
     /// are refused. Default 4G.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     max_batch_bytes: Option<u64>,
+    /// Sampling: frames between consecutive frames of a sequence (DALI's stride; default 1).
+    #[arg(long, value_name = "N", help_heading = "Sampling")]
+    stride: Option<usize>,
+    /// Sampling: frames between the first frames of consecutive sequences (DALI's step; default: the
+    /// sequence length).
+    #[arg(long, value_name = "N", help_heading = "Sampling")]
+    step: Option<usize>,
+    /// Sampling: N clips per video, each one sequence (with the stride), their starts chosen by
+    /// --clip-sampler (random ones seeded by --seed). Whole files only: only the GOPs the clips need are
+    /// decoded.
+    #[arg(long, value_name = "N", help_heading = "Sampling")]
+    clips: Option<usize>,
+    /// Sampling: how clips start: random (uniform, seeded) or regular (evenly spaced).
+    #[arg(long, default_value = "random", help_heading = "Sampling")]
+    clip_sampler: framefeed::ClipSampler,
+    /// Sampling: resample to F frames per second (for each tick k/F from the first frame, the frame shown
+    /// then).
+    #[arg(long, value_name = "F", help_heading = "Sampling")]
+    fps: Option<f64>,
+    /// Sampling: only frames shown from S seconds (from the first frame) on.
+    #[arg(long, value_name = "S", help_heading = "Sampling")]
+    start: Option<f64>,
+    /// Sampling: only frames shown before S seconds (from the first frame).
+    #[arg(long, value_name = "S", help_heading = "Sampling")]
+    end: Option<f64>,
+    /// Sampling: exactly these display indices (0-based, non-decreasing), the sequence length at a time.
+    #[arg(
+        long,
+        value_name = "I,J,K",
+        value_delimiter = ',',
+        help_heading = "Sampling"
+    )]
+    indices: Option<Vec<u64>>,
     /// The most samples (frames and audio packets) an MP4/MOV file's index may claim: the demuxer builds an
     /// entry for each before reading any, so a file claiming more fails first. Default 4194304 (2^22); a whole
     /// file may also claim at most one per byte.
@@ -162,6 +195,32 @@ fn parse_normalize(s: &str) -> Result<([f32; 3], [f32; 3]), String> {
 }
 
 impl RunArgs {
+    fn sampling(&self) -> Sampling {
+        let mut s = Sampling::new().seed(self.seed);
+        if let Some(n) = self.stride {
+            s = s.stride(n);
+        }
+        if let Some(n) = self.step {
+            s = s.step(n);
+        }
+        if let Some(n) = self.clips {
+            s = s.clips(n, self.clip_sampler);
+        }
+        if let Some(fps) = self.fps {
+            s = s.fps(fps);
+        }
+        if let Some(t) = self.start {
+            s = s.start(t);
+        }
+        if let Some(t) = self.end {
+            s = s.end(t);
+        }
+        if let Some(indices) = &self.indices {
+            s = s.indices(indices.clone());
+        }
+        s
+    }
+
     fn transforms(&self) -> Transforms {
         let mut t = Transforms::new().seed(self.seed);
         if let Some((width, height)) = self.resize {
@@ -232,7 +291,8 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
             args.max_container_samples
                 .unwrap_or(framefeed::limits::DEFAULT_MAX_CONTAINER_SAMPLES),
         )
-        .transforms(args.transforms());
+        .transforms(args.transforms())
+        .sampling(args.sampling());
     let config = if args.low_latency {
         config.low_latency()
     } else {

@@ -1,0 +1,239 @@
+//! The decoding thread's path for a sampled video ([`Sampling`](crate::Sampling)): a whole video is indexed and
+//! only the GOPs its sequences need are decoded (`sample::seek`); a live video, a pulled one, or a whole one
+//! whose packets give no display order is decoded in order (`sample::InOrder`). Either way the sampler's
+//! slots say which frame goes into which sequence; only those frames are converted (`transform::apply`) and
+//! assembled. Sampled videos are decoded on the CPU; with a GPU their batches are uploaded.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::worker::{outcome_error, Outcome, Shutdown, Worker};
+use crate::assembly::assembler::{Assembler, FrameAt};
+use crate::decode::cpu::CpuDecoder;
+use crate::decode::frame::FrameRef;
+use crate::decode::{Decoder, Stop};
+use crate::demux::check_frame_size;
+use crate::demux::open::Opened;
+use crate::error::VideoError;
+use crate::ffi::frame::AvFrame;
+use crate::ffi::packet::Packet;
+use crate::sample::seek::{decode_needed, SeekOutcome};
+use crate::sample::slots::Out;
+use crate::sample::{plan_whole, virtual_range, InOrder, Planned, WholePlan};
+use crate::settings::sampling::ClipKey;
+use crate::transform;
+use crate::video::VideoRef;
+
+impl Worker {
+    /// Decodes a sampled video to its end (or its failure).
+    pub(super) fn sampled(&self, video: &VideoRef, mut opened: Opened) -> Result<(), Shutdown> {
+        let mut decoder = match self.open_cpu_decoder(&opened.demuxer) {
+            Ok(decoder) => decoder,
+            Err(error) => {
+                let failure = opened
+                    .failure()
+                    .unwrap_or(crate::source::live::Failure::Video(error));
+                return self.failed(video, failure);
+            }
+        };
+        let mut asm = self.assembler(video, false)?;
+        let plan = match opened.whole() {
+            Some((data, key)) => {
+                let key = ClipKey {
+                    position: key.position.or(Some(video.id.0)),
+                    ..key
+                };
+                match plan_whole(data, &self.config, key) {
+                    Ok(plan) => plan,
+                    Err(error) => return self.end(video, asm, Some(error)),
+                }
+            }
+            None => WholePlan::InOrder(Box::new(InOrder::new(
+                &self.config.sampling,
+                self.config.sequence_length,
+                None,
+            ))),
+        };
+        let error = match plan {
+            WholePlan::Seek(mut planned) => {
+                let outcome =
+                    self.seek_and_decode(&mut opened, &mut decoder, &mut planned, &mut asm);
+                match outcome {
+                    Err(Stop::Shutdown) => return Err(Shutdown),
+                    Err(Stop::Video(error)) => Some(error),
+                    Ok(outcome) => seek_error(outcome, asm.frames()),
+                }
+            }
+            WholePlan::InOrder(mut sampler) => {
+                let outcome =
+                    self.decode_in_order(&mut opened, &mut decoder, &mut sampler, &mut asm);
+                outcome_error(outcome, opened.failure(), asm.frames())?
+            }
+        };
+        self.end(video, asm, error)
+    }
+
+    /// Hands what the slots give to the transform and assembly stages.
+    fn put(
+        &self,
+        asm: &mut Assembler,
+        host: &mut transform::HostScratch,
+        out: Out<'_, AvFrame>,
+    ) -> Result<(), Stop> {
+        if self.shared.stop.load(Ordering::Relaxed) {
+            return Err(Stop::Shutdown);
+        }
+        let emit = &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown);
+        match out {
+            Out::EndShort => asm.end_sequence(emit),
+            Out::Frame {
+                frame,
+                display,
+                pts,
+            } => {
+                check_frame_size(frame.width(), frame.height(), &self.config)?;
+                let at = FrameAt {
+                    pts,
+                    index: display,
+                    arrival: Instant::now(),
+                };
+                let transforms = &self.config.transforms;
+                asm.push_frame(
+                    frame.width() as usize,
+                    frame.height() as usize,
+                    at,
+                    |geometry, out, f, frames| {
+                        transform::apply(
+                            FrameRef::Host(frame),
+                            geometry,
+                            transforms,
+                            out,
+                            f,
+                            frames,
+                            host,
+                        )
+                        .map_err(Stop::Video)
+                    },
+                    emit,
+                )
+            }
+        }
+    }
+
+    /// A whole video with an index: decodes the frames its sequences take, seeking past the GOPs they do not.
+    fn seek_and_decode(
+        &self,
+        opened: &mut Opened,
+        decoder: &mut CpuDecoder,
+        planned: &mut Planned,
+        asm: &mut Assembler,
+    ) -> Result<SeekOutcome, Stop> {
+        let (num, den) = opened.demuxer.stream().time_base;
+        let time_base = if den > 0 {
+            f64::from(num) / f64::from(den)
+        } else {
+            0.0
+        };
+        let mut host = transform::HostScratch::new();
+        let Planned {
+            index,
+            virtual_frames,
+            slots,
+            needed,
+        } = planned;
+        let (index, virtual_frames) = (&*index, &*virtual_frames);
+        let mut put = |out: Out<'_, AvFrame>| self.put(asm, &mut host, out);
+        let mut deliver = |d: u64, frame: &AvFrame| -> Result<(), Stop> {
+            let pts = index.pts_of(d) as f64 * time_base;
+            let held = Rc::new(frame.new_ref().map_err(|e| Stop::Video(e.into()))?);
+            for v in virtual_range(virtual_frames, d) {
+                slots.push(v, d, pts, &held, &mut put)?;
+            }
+            Ok(())
+        };
+        let outcome = decode_needed(
+            &mut opened.demuxer,
+            decoder,
+            index,
+            needed,
+            &self.shared.stop,
+            &mut deliver,
+        )?;
+        slots.finish(&mut put)?;
+        Ok(outcome)
+    }
+
+    /// Decodes every frame in order, converting the ones the sampler's sequences take.
+    fn decode_in_order(
+        &self,
+        opened: &mut Opened,
+        decoder: &mut CpuDecoder,
+        sampler: &mut InOrder,
+        asm: &mut Assembler,
+    ) -> Result<Outcome, Stop> {
+        let mut host = transform::HostScratch::new();
+        let mut outcome = Outcome::default();
+        let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
+        let (num, den) = opened.demuxer.stream().time_base;
+        let time_base = if den > 0 {
+            f64::from(num) / f64::from(den)
+        } else {
+            0.0
+        };
+        let last_duration = Cell::new(None);
+        let mut put = |out: Out<'_, AvFrame>| self.put(asm, &mut host, out);
+        let mut on_frame = |info: crate::decode::FrameInfo, frame: FrameRef<'_>| {
+            let FrameRef::Host(frame) = frame else {
+                unreachable!("the CPU decoder gives host frames")
+            };
+            last_duration.set(frame.duration().map(|d| d as f64 * time_base));
+            sampler.frame(frame, info.pts, &mut put)
+        };
+        loop {
+            if self.shared.stop.load(Ordering::Relaxed) {
+                return Err(Stop::Shutdown);
+            }
+            match opened.demuxer.next_packet(&mut packet) {
+                Ok(true) => {
+                    if let Some(e) = decoder.decode(Some(&packet), &mut on_frame)? {
+                        outcome.reject(e);
+                    }
+                }
+                Ok(false) => break,
+                Err(e) => {
+                    outcome.demux_error = Some(e);
+                    break;
+                }
+            }
+        }
+        outcome.drained = true;
+        if let Some(e) = decoder.decode(None, &mut on_frame)? {
+            outcome.reject(e);
+        }
+        sampler.finish(last_duration.get(), &mut put)?;
+        Ok(outcome)
+    }
+}
+
+/// The error a seeking decode ended with: the demuxer's, rejected packets, then frames it could not give.
+fn seek_error(outcome: SeekOutcome, frames: u64) -> Option<VideoError> {
+    if let Some(source) = outcome.demux_error {
+        return Some(VideoError::Demux { frames, source });
+    }
+    if let Some(first) = outcome.first_rejection {
+        return Some(VideoError::Corrupt {
+            failed_packets: outcome.rejected,
+            frames,
+            first,
+        });
+    }
+    outcome
+        .missing
+        .first()
+        .map(|&first| VideoError::SampledFramesMissing {
+            missing: outcome.missing.len() as u64,
+            first,
+        })
+}

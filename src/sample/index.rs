@@ -1,0 +1,237 @@
+//! A whole video's frame index, built once by demuxing without decoding: every packet of the chosen stream in
+//! decode order (timestamps, keyframe and discard flags, byte position), the display order they give, and
+//! for a display index the keyframes decoding may start from.
+//!
+//! Display order is the order of the packets' presentation times, leaving out the packets the demuxer marks
+//! as decoded for reference only (an MP4 edit list cuts their frames): the order `ffmpeg -fps_mode
+//! passthrough` outputs frames in. A stream whose packets lack presentation times, or repeat one, has no such
+//! index: its frames are counted as the decoder gives them instead.
+
+use std::collections::HashMap;
+
+use super::plan::Timeline;
+use crate::demux::Demuxer;
+use crate::error::AvError;
+use crate::ffi::packet::Packet;
+
+/// Reads every packet of the demuxer's stream (not decoding them), in decode order. Stops at `max` packets
+/// (`Ok(None)`: too many to index).
+pub(crate) fn scan(demuxer: &mut Demuxer, max: usize) -> Result<Option<Vec<PacketEntry>>, AvError> {
+    let mut packet = Packet::new()?;
+    let mut packets = Vec::new();
+    while demuxer.next_packet(&mut packet)? {
+        if packets.len() == max {
+            return Ok(None);
+        }
+        packets.push(PacketEntry {
+            pts: packet.pts(),
+            dts: packet.dts(),
+            pos: packet.pos(),
+            duration: packet.duration(),
+            key: packet.is_key(),
+            discard: packet.is_discarded(),
+        });
+    }
+    Ok(Some(packets))
+}
+
+/// One packet, as the scan saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PacketEntry {
+    pub(crate) pts: Option<i64>,
+    pub(crate) dts: Option<i64>,
+    pub(crate) pos: Option<i64>,
+    pub(crate) duration: i64,
+    pub(crate) key: bool,
+    pub(crate) discard: bool,
+}
+
+/// The index of a whole video's frames.
+#[derive(Debug)]
+pub(crate) struct FrameIndex {
+    /// Every packet, in decode order.
+    packets: Vec<PacketEntry>,
+    /// For each display index, its packet.
+    display: Vec<u32>,
+    /// The display index of a presentation time.
+    by_pts: HashMap<i64, u32>,
+    /// The packet at a byte position.
+    by_pos: HashMap<i64, u32>,
+    /// Seconds per timestamp unit.
+    time_base: f64,
+}
+
+impl FrameIndex {
+    /// The index of these packets (decode order), or `None` when their presentation times do not give a
+    /// display order (one missing or repeated), or there is no keyframe.
+    pub(crate) fn new(packets: Vec<PacketEntry>, time_base: f64) -> Option<Self> {
+        if packets.len() > u32::MAX as usize || !packets.iter().any(|p| p.key) {
+            return None;
+        }
+        let mut display: Vec<u32> = Vec::with_capacity(packets.len());
+        for (i, p) in packets.iter().enumerate() {
+            if !p.discard {
+                p.pts?;
+                display.push(i as u32);
+            }
+        }
+        display.sort_by_key(|&i| packets[i as usize].pts);
+        let mut by_pts = HashMap::with_capacity(display.len());
+        for (d, &i) in display.iter().enumerate() {
+            if by_pts.insert(packets[i as usize].pts?, d as u32).is_some() {
+                return None; // two frames at one time: display order unknown
+            }
+        }
+        let by_pos = packets
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some((p.pos?, i as u32)))
+            .collect();
+        Some(Self {
+            packets,
+            display,
+            by_pts,
+            by_pos,
+            time_base,
+        })
+    }
+
+    /// How many frames the video displays.
+    pub(crate) fn frames(&self) -> u64 {
+        self.display.len() as u64
+    }
+
+    /// The packets, in decode order.
+    pub(crate) fn packet(&self, i: usize) -> &PacketEntry {
+        &self.packets[i]
+    }
+
+    /// The display times, from the first frame's.
+    pub(crate) fn timeline(&self) -> Timeline {
+        let pts = |i: u32| self.packets[i as usize].pts.unwrap_or(0);
+        let Some(&first) = self.display.first() else {
+            return Timeline {
+                pts: Vec::new(),
+                end: 0.0,
+            };
+        };
+        let t0 = pts(first);
+        let secs = |ts: i64| (ts - t0) as f64 * self.time_base;
+        let last = *self.display.last().expect("not empty");
+        Timeline {
+            pts: self.display.iter().map(|&i| secs(pts(i))).collect(),
+            end: secs(pts(last) + self.packets[last as usize].duration),
+        }
+    }
+
+    /// The display index of the frame the decoder gave with presentation time `pts`.
+    pub(crate) fn display_of(&self, pts: i64) -> Option<u64> {
+        self.by_pts.get(&pts).map(|&d| u64::from(d))
+    }
+
+    /// The presentation time of display index `d`.
+    pub(crate) fn pts_of(&self, d: u64) -> i64 {
+        self.packets[self.display[d as usize] as usize]
+            .pts
+            .expect("indexed frames have one")
+    }
+
+    /// The packet at byte position `pos`, if it is one of the stream's.
+    pub(crate) fn packet_at(&self, pos: i64) -> Option<usize> {
+        self.by_pos.get(&pos).map(|&i| i as usize)
+    }
+
+    /// The keyframe packet decoding display index `d` starts from: the last keyframe (in decode order, not
+    /// after `d`'s own packet) displayed at or before it; `earlier` keyframes before that one. The first
+    /// packet when there is none (frames shown before the first keyframe).
+    pub(crate) fn start_for(&self, d: u64, earlier: usize) -> usize {
+        let packet = self.display[d as usize] as usize;
+        let pts = self.pts_of(d);
+        let mut skipped = 0;
+        for i in (0..=packet).rev() {
+            let p = &self.packets[i];
+            if p.key && p.pts.is_some_and(|k| k <= pts) {
+                if skipped == earlier {
+                    return i;
+                }
+                skipped += 1;
+            }
+        }
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(pts: i64, key: bool) -> PacketEntry {
+        PacketEntry {
+            pts: Some(pts),
+            dts: None,
+            pos: Some(pts * 100),
+            duration: 1,
+            key,
+            discard: false,
+        }
+    }
+
+    /// An open GOP in decode order: I0 P3 B1 B2 | I6 (non-IDR) B4 B5 P9 B7 B8.
+    fn open_gop() -> Vec<PacketEntry> {
+        [
+            (0, true),
+            (3, false),
+            (1, false),
+            (2, false),
+            (6, true),
+            (4, false),
+            (5, false),
+            (9, false),
+            (7, false),
+            (8, false),
+        ]
+        .iter()
+        .map(|&(t, k)| packet(t, k))
+        .collect()
+    }
+
+    #[test]
+    fn display_order_follows_presentation_times() {
+        let index = FrameIndex::new(open_gop(), 0.5).unwrap();
+        assert_eq!(index.frames(), 10);
+        assert_eq!(index.display_of(6), Some(6));
+        assert_eq!(index.pts_of(4), 4);
+        let t = index.timeline();
+        assert_eq!(t.pts[2], 1.0);
+        assert_eq!(t.end, 5.0);
+        assert_eq!(index.packet_at(300), Some(1));
+    }
+
+    #[test]
+    fn leading_pictures_start_at_the_keyframe_before() {
+        let index = FrameIndex::new(open_gop(), 1.0).unwrap();
+        // B4 and B5 follow I6 in decode order but are shown before it: they need the GOP before.
+        assert_eq!(index.start_for(4, 0), 0);
+        assert_eq!(index.start_for(6, 0), 4);
+        assert_eq!(index.start_for(8, 0), 4);
+        assert_eq!(index.start_for(8, 1), 0);
+        assert_eq!(index.start_for(8, 5), 0);
+    }
+
+    #[test]
+    fn discarded_packets_are_not_displayed_and_bad_times_give_no_index() {
+        let mut packets = open_gop();
+        packets[0].discard = true; // an edit list cuts the first frame
+        let index = FrameIndex::new(packets.clone(), 1.0).unwrap();
+        assert_eq!(index.frames(), 9);
+        assert_eq!(index.display_of(1), Some(0));
+        packets[3].pts = None;
+        assert!(FrameIndex::new(packets.clone(), 1.0).is_none());
+        packets[3].pts = Some(1);
+        assert!(FrameIndex::new(packets, 1.0).is_none(), "a repeated time");
+        assert!(
+            FrameIndex::new(vec![packet(0, false)], 1.0).is_none(),
+            "no keyframe"
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! Sampling frames as the decoder gives them, with no index: a live video (chunks, a pulled URL), or a whole
+//! one whose packets give no display order. Every frame is decoded; only the frames some sequence takes are
+//! converted. Display indices count the frames in the order the decoder gives them, which is display order.
+//! Stride, step, a time range, a target frame rate and a list of indices work this way; clips need the whole
+//! video's length and are refused for live videos when fed.
+
+use std::rc::Rc;
+
+use super::plan::{Plan, Ticks};
+use super::slots::{Out, Slots};
+use crate::error::VideoError;
+use crate::ffi::frame::AvFrame;
+use crate::settings::sampling::Sampling;
+
+/// The sampler of one video decoded from its start to its end.
+pub(crate) struct InOrder {
+    slots: Slots<AvFrame>,
+    start: f64,
+    end: f64,
+    ticks: Option<Ticks>,
+    /// The first frame's time: the range and the ticks count from it.
+    origin: Option<f64>,
+    next_display: u64,
+    next_virtual: u64,
+    /// With a frame rate: the last frame, waiting for the next one's time to know its ticks.
+    waiting: Option<(Rc<AvFrame>, u64, f64)>,
+}
+
+impl InOrder {
+    /// For sequences of `length` frames per `sampling` (not clips), or an explicit plan over display
+    /// indices (clips of a whole video counted in advance).
+    pub(crate) fn new(sampling: &Sampling, length: usize, plan: Option<Plan>) -> Self {
+        let plan = plan.unwrap_or_else(|| match &sampling.indices {
+            Some(indices) => Plan::list(indices.chunks(length).map(<[u64]>::to_vec).collect()),
+            None => Plan::grid(length, sampling),
+        });
+        Self {
+            slots: Slots::new(plan, length),
+            start: sampling.start.unwrap_or(0.0),
+            end: sampling.end.unwrap_or(f64::INFINITY),
+            ticks: sampling.fps.map(|fps| Ticks::new(fps, sampling)),
+            origin: None,
+            next_display: 0,
+            next_virtual: 0,
+            waiting: None,
+        }
+    }
+
+    /// The next frame the decoder gave, at `pts` seconds.
+    pub(crate) fn frame<E: From<VideoError>>(
+        &mut self,
+        frame: &AvFrame,
+        pts: f64,
+        out: &mut impl FnMut(Out<'_, AvFrame>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let display = self.next_display;
+        self.next_display += 1;
+        let origin = *self.origin.get_or_insert(pts);
+        let t = pts - origin;
+        if self.ticks.is_some() {
+            self.release_waiting(t, out)?;
+            let held = Rc::new(frame.new_ref().map_err(|e| E::from(e.into()))?);
+            self.waiting = Some((held, display, pts));
+            return Ok(());
+        }
+        if t < self.start || t >= self.end {
+            return Ok(());
+        }
+        let v = self.next_virtual;
+        self.next_virtual += 1;
+        if self.slots.wants(v) {
+            let held = Rc::new(frame.new_ref().map_err(|e| E::from(e.into()))?);
+            self.slots.push(v, display, pts, &held, out)
+        } else {
+            self.slots.skip_to(v + 1, out)
+        }
+    }
+
+    /// The video ended; `last_duration`: the last frame's duration in seconds, when known.
+    pub(crate) fn finish<E>(
+        &mut self,
+        last_duration: Option<f64>,
+        out: &mut impl FnMut(Out<'_, AvFrame>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if let Some((_, _, pts)) = &self.waiting {
+            let t = pts - self.origin.unwrap_or(*pts);
+            // Shown for its duration; at its own time only when that is unknown.
+            let until = match last_duration {
+                Some(d) if d > 0.0 => t + d,
+                _ => next_up(t),
+            };
+            self.release_waiting(until, out)?;
+        }
+        self.slots.finish(out)
+    }
+
+    /// The waiting frame is shown until `until` (from the first frame): it becomes the ticks before then.
+    fn release_waiting<E>(
+        &mut self,
+        until: f64,
+        out: &mut impl FnMut(Out<'_, AvFrame>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Some((frame, display, pts)) = self.waiting.take() else {
+            return Ok(());
+        };
+        let ticks = self.ticks.as_mut().expect("waiting implies a frame rate");
+        for _ in 0..ticks.covered(until) {
+            let v = self.next_virtual;
+            self.next_virtual += 1;
+            self.slots.push(v, display, pts, &frame, out)?;
+        }
+        Ok(())
+    }
+}
+
+/// The smallest float above `t` (`t` >= 0).
+fn next_up(t: f64) -> f64 {
+    f64::from_bits(t.max(0.0).to_bits() + 1)
+}

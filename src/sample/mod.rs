@@ -1,0 +1,117 @@
+//! Sampling, the stage between demuxing and conversion: which frames of a video become which sequences
+//! ([`Sampling`](crate::Sampling)), and decoding only what they need.
+//!
+//! - `plan`: pure arithmetic: the virtual frames (time range, target frame rate) and the sequences over them
+//!   (stride and step, clips, a list of indices).
+//! - `index`: a whole video's frame index, built by demuxing without decoding: display order and keyframes.
+//! - `seek`: decodes a whole video's needed frames only, seeking to the keyframe each needs.
+//! - `live`: samples frames in the order the decoder gives them (live videos, and whole ones with no index).
+//! - `slots`: fills the sequences in order from frames arriving in display order, keeping a frame (a
+//!   reference, no copy) only while a later slot still takes it.
+//!
+//! The worker (`operator::sampled`) drives them and hands the chosen frames to the transform and assembly
+//! stages; frames no sequence takes are never converted.
+
+pub(crate) mod index;
+mod live;
+pub(crate) mod plan;
+pub(crate) mod seek;
+pub(crate) mod slots;
+
+use bytes::Bytes;
+
+pub(crate) use live::InOrder;
+
+use self::index::FrameIndex;
+use self::plan::{virtual_frames, Plan};
+use self::slots::Slots;
+use crate::demux::Demuxer;
+use crate::error::VideoError;
+use crate::ffi::frame::AvFrame;
+use crate::settings::config::Config;
+use crate::settings::sampling::ClipKey;
+
+/// A whole video's sampling, planned from its index: decode the needed frames by seeking.
+pub(crate) struct Planned {
+    pub(crate) index: FrameIndex,
+    /// The display index of each virtual frame (non-decreasing).
+    pub(crate) virtual_frames: Vec<u64>,
+    /// The sequences' slots.
+    pub(crate) slots: Slots<AvFrame>,
+    /// The display indices of the frames some sequence takes, ascending.
+    pub(crate) needed: Vec<u64>,
+}
+
+/// The virtual frames that display index `d` is, given each virtual frame's display index (non-decreasing).
+pub(crate) fn virtual_range(virtual_frames: &[u64], d: u64) -> std::ops::Range<u64> {
+    let v = virtual_frames;
+    v.partition_point(|&x| x < d) as u64..v.partition_point(|&x| x <= d) as u64
+}
+
+/// How a whole video is sampled.
+pub(crate) enum WholePlan {
+    /// From its index, seeking.
+    Seek(Box<Planned>),
+    /// Its packets give no display order: decoded in order, counted as they come.
+    InOrder(Box<InOrder>),
+}
+
+/// Plans the sampling of the whole video in `data`: indexes it (a second demuxer over the same bytes, so
+/// the one decoding stays at its start) and plans its sequences.
+pub(crate) fn plan_whole(
+    data: Bytes,
+    config: &Config,
+    key: ClipKey,
+) -> Result<WholePlan, VideoError> {
+    let sampling = &config.sampling;
+    let length = config.sequence_length;
+    let mut demuxer = Demuxer::open(data, config)?;
+    let (num, den) = demuxer.stream().time_base;
+    let time_base = if den > 0 {
+        f64::from(num) / f64::from(den)
+    } else {
+        0.0
+    };
+    let max = usize::try_from(config.max_container_samples).unwrap_or(usize::MAX);
+    let packets = index::scan(&mut demuxer, max).map_err(VideoError::NotAVideo)?;
+    let bad = |reason: String| VideoError::Sampling { reason };
+    let count = packets
+        .as_ref()
+        .map(|p| p.iter().filter(|p| !p.discard).count() as u64);
+    let Some(index) = packets.and_then(|p| FrameIndex::new(p, time_base)) else {
+        // No display order from the packets (or too many to index): counted as decoded.
+        let plan = if sampling.clips.is_some() {
+            if sampling.fps.is_some() || sampling.start.is_some() || sampling.end.is_some() {
+                return Err(bad(
+                    "clips with a frame rate or a time range need the frames' times in advance, and this \
+                     video's packets do not give them"
+                        .into(),
+                ));
+            }
+            let count = count
+                .ok_or_else(|| bad("too many packets to count its frames for clips".into()))?;
+            Some(Plan::whole(sampling, length, count, count, key).map_err(|e| bad(e.0))?)
+        } else {
+            None
+        };
+        return Ok(WholePlan::InOrder(Box::new(InOrder::new(
+            sampling, length, plan,
+        ))));
+    };
+    let timeline = index.timeline();
+    let virtual_frames = virtual_frames(&timeline, sampling);
+    let count = virtual_frames.len() as u64;
+    let plan = Plan::whole(sampling, length, count, index.frames(), key).map_err(|e| bad(e.0))?;
+    let mut needed: Vec<u64> = plan
+        .needed(count)
+        .into_iter()
+        .map(|v| virtual_frames[v as usize])
+        .collect();
+    needed.dedup();
+    Ok(WholePlan::Seek(Box::new(Planned {
+        index,
+        virtual_frames,
+        slots: Slots::new(plan, length),
+        needed,
+    })))
+}

@@ -1,0 +1,266 @@
+//! Decoding only the frames a whole video's samples need: for each needed frame (display order), decoding
+//! starts at its keyframe ([`FrameIndex::start_for`]) unless the decoder is already running toward it, and
+//! goes forward until the frame comes out; GOPs no needed frame lies in are never read past the demuxer.
+//!
+//! Frame-exact by construction and checked as it goes: every frame the decoder gives is identified by its
+//! presentation time, frames shown before the start keyframe (leading pictures of an open GOP) are never
+//! taken, and when a needed frame does not come out (a decoder that waits for a recovery point, an open GOP
+//! whose leading picture refers to the GOP before, a picture flagged damaged) decoding starts again one
+//! keyframe earlier, up to [`EARLIER_STARTS`] times, before the frame is given up as missing.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::index::FrameIndex;
+use crate::decode::cpu::CpuDecoder;
+use crate::decode::frame::FrameRef;
+use crate::decode::{Decoder, Stop};
+use crate::demux::Demuxer;
+use crate::error::AvError;
+use crate::ffi::frame::AvFrame;
+use crate::ffi::packet::Packet;
+
+/// How many keyframes further back a needed frame that did not come out is tried from.
+pub(crate) const EARLIER_STARTS: usize = 2;
+
+/// What went wrong, short of stopping, while decoding the needed frames.
+#[derive(Debug, Default)]
+pub(crate) struct SeekOutcome {
+    /// Needed frames that never came out (their display indices).
+    pub(crate) missing: Vec<u64>,
+    /// Packets the decoder rejected, and the first rejection.
+    pub(crate) rejected: u64,
+    pub(crate) first_rejection: Option<AvError>,
+    /// The demuxer failed (a truncated file).
+    pub(crate) demux_error: Option<AvError>,
+    /// Packets sent to the decoder (for the benchmarks and tests: fewer than the video's when GOPs are
+    /// skipped).
+    pub(crate) packets_decoded: u64,
+}
+
+/// Decodes the frames at the display indices `needed` (ascending, unique) and hands each to `deliver`, in
+/// order, with its display index.
+pub(crate) fn decode_needed(
+    demuxer: &mut Demuxer,
+    decoder: &mut CpuDecoder,
+    index: &FrameIndex,
+    needed: &[u64],
+    stop: &AtomicBool,
+    deliver: &mut dyn FnMut(u64, &AvFrame) -> Result<(), Stop>,
+) -> Result<SeekOutcome, Stop> {
+    let mut run = Run {
+        demuxer,
+        decoder,
+        index,
+        needed,
+        next: 0,
+        earlier: 0,
+        outcome: SeekOutcome::default(),
+    };
+    run.all(stop, deliver)?;
+    Ok(run.outcome)
+}
+
+struct Run<'a> {
+    demuxer: &'a mut Demuxer,
+    decoder: &'a mut CpuDecoder,
+    index: &'a FrameIndex,
+    needed: &'a [u64],
+    /// The next needed frame (an index into `needed`).
+    next: usize,
+    /// How many keyframes before its own the next needed frame is tried from.
+    earlier: usize,
+    outcome: SeekOutcome,
+}
+
+/// What the frames of one decode call said.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Going,
+    /// The next needed frame did not come out: try it from an earlier keyframe.
+    Retry,
+}
+
+impl Run<'_> {
+    fn all(
+        &mut self,
+        stop: &AtomicBool,
+        deliver: &mut dyn FnMut(u64, &AvFrame) -> Result<(), Stop>,
+    ) -> Result<(), Stop> {
+        let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
+        // The packet index the next read gives, while the decoder runs on from a keyframe.
+        let mut reading: Option<usize> = None;
+        while let Some(&n) = self.needed.get(self.next) {
+            if stop.load(Ordering::Relaxed) {
+                return Err(Stop::Shutdown);
+            }
+            let start = self.index.start_for(n, self.earlier);
+            let first_pts = self.index.packet(start).pts;
+            if !reading.is_some_and(|r| start <= r && self.earlier == 0) {
+                self.decoder.flush();
+                match self.position(start, &mut packet) {
+                    Ok(()) => reading = Some(start),
+                    Err(e) => {
+                        // The container cannot go back there: what is left is missing.
+                        self.outcome.demux_error.get_or_insert(e);
+                        self.outcome.missing.extend(&self.needed[self.next..]);
+                        return Ok(());
+                    }
+                }
+                // `packet` holds the start keyframe: decode it first.
+                let verdict = self.decode(Some(&packet), first_pts, deliver)?;
+                *reading.as_mut().expect("set above") += 1;
+                if verdict == Verdict::Retry {
+                    reading = None;
+                    continue;
+                }
+            }
+            // Decode on until the needed frame came out, or the next one starts from a keyframe ahead.
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(Stop::Shutdown);
+                }
+                let Some(&n) = self.needed.get(self.next) else {
+                    return Ok(());
+                };
+                let r = reading.expect("decoding");
+                if self.earlier == 0 && self.index.start_for(n, 0) > r {
+                    reading = None; // skip the GOPs between: seek
+                    break;
+                }
+                let verdict = match self.demuxer.next_packet(&mut packet) {
+                    Ok(true) => {
+                        reading = Some(r + 1);
+                        self.decode(Some(&packet), first_pts, deliver)?
+                    }
+                    end => {
+                        if let Err(e) = end {
+                            self.outcome.demux_error.get_or_insert(e);
+                        }
+                        let verdict = self.decode(None, first_pts, deliver)?;
+                        if verdict == Verdict::Going {
+                            // The end: what was not given is missing.
+                            self.outcome.missing.extend(&self.needed[self.next..]);
+                            self.next = self.needed.len();
+                        }
+                        verdict
+                    }
+                };
+                if verdict == Verdict::Retry {
+                    reading = None;
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends `packet` (`None`: drain) and sorts the frames it gives: the next needed one is delivered, others
+    /// are dropped unconverted; a frame past the next needed one means that one was missed.
+    fn decode(
+        &mut self,
+        packet: Option<&Packet>,
+        first_pts: Option<i64>,
+        deliver: &mut dyn FnMut(u64, &AvFrame) -> Result<(), Stop>,
+    ) -> Result<Verdict, Stop> {
+        if packet.is_some() {
+            self.outcome.packets_decoded += 1;
+        }
+        let mut verdict = Verdict::Going;
+        let index = self.index;
+        let needed = self.needed;
+        let (next, earlier) = (&mut self.next, &mut self.earlier);
+        let missing = &mut self.outcome.missing;
+        let rejected = self.decoder.decode(packet, &mut |_info, frame| {
+            let FrameRef::Host(frame) = frame else {
+                unreachable!("the CPU decoder gives host frames")
+            };
+            if verdict == Verdict::Retry {
+                return Ok(());
+            }
+            let Some(d) = frame.pts().and_then(|pts| index.display_of(pts)) else {
+                return Ok(()); // not a frame the index knows (a discarded one)
+            };
+            if first_pts.is_some_and(|k| index.pts_of(d) < k) {
+                return Ok(()); // shown before the start keyframe: a leading picture
+            }
+            while let Some(&n) = needed.get(*next) {
+                if d < n {
+                    return Ok(());
+                }
+                if d == n && !frame.is_corrupt() {
+                    deliver(d, frame)?;
+                    *next += 1;
+                    *earlier = 0;
+                    return Ok(());
+                }
+                // `n` did not come out as it should (or came out damaged): from further back, if there is
+                // further back; else it is missing and the frame is weighed against the next needed one.
+                let from = index.start_for(n, *earlier);
+                if *earlier < EARLIER_STARTS && index.start_for(n, *earlier + 1) < from {
+                    *earlier += 1;
+                    verdict = Verdict::Retry;
+                    return Ok(());
+                }
+                missing.push(n);
+                *next += 1;
+                *earlier = 0;
+            }
+            Ok(())
+        })?;
+        if let Some(e) = rejected {
+            self.outcome.rejected += 1;
+            self.outcome.first_rejection.get_or_insert(e);
+        }
+        Ok(verdict)
+    }
+
+    /// Moves the demuxer to packet `start` and reads it into `packet`: a seek by timestamp, else by byte
+    /// position, else from the beginning; then packets before it are read past (demuxed, not decoded).
+    fn position(&mut self, start: usize, packet: &mut Packet) -> Result<(), AvError> {
+        let target = *self.index.packet(start);
+        let stream = self.demuxer.stream().index;
+        let first = *self.index.packet(0);
+        let attempts = [
+            target.dts.or(target.pts).map(|ts| (ts, false)),
+            target.pos.map(|pos| (pos, true)),
+            first.dts.or(first.pts).map(|ts| (ts, false)),
+            Some((0, true)),
+        ];
+        let mut last_error = None;
+        for (ts, bytes) in attempts.into_iter().flatten() {
+            if let Err(e) = self.demuxer.seek(stream, ts, bytes) {
+                last_error = Some(e);
+                continue;
+            }
+            match self.read_to(start, packet) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(e) => last_error = Some(e),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| AvError {
+            operation: "av_seek_frame",
+            code: -1,
+            message: format!("could not find packet {start} again after seeking"),
+        }))
+    }
+
+    /// Reads until packet `start` (identified by its byte position); `false` when the seek landed past it
+    /// or where packets cannot be told apart.
+    fn read_to(&mut self, start: usize, packet: &mut Packet) -> Result<bool, AvError> {
+        loop {
+            if !self.demuxer.next_packet(packet)? {
+                return Ok(false);
+            }
+            let Some(i) = packet.pos().and_then(|pos| self.index.packet_at(pos)) else {
+                return Ok(false);
+            };
+            if i == start {
+                return Ok(true);
+            }
+            if i > start {
+                return Ok(false);
+            }
+        }
+    }
+}
