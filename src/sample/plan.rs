@@ -12,6 +12,10 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::settings::sampling::{ClipKey, ClipSampler, Sampling};
 
+/// Times closer than this (seconds) are the same time: a tick `k / fps` computed in floating point and a frame
+/// time from its timestamp may differ in their last bits (timestamps are at least 1/90000 s apart, far more).
+const SAME_TIME: f64 = 1e-6;
+
 /// A video's display times, known before decoding (the index scan of a whole video).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Timeline {
@@ -41,9 +45,9 @@ pub(crate) fn virtual_frames(timeline: &Timeline, sampling: &Sampling) -> Vec<u6
             // is unknown.
             let shown = |t: f64| {
                 if timeline.end > last {
-                    t < timeline.end
+                    t + SAME_TIME < timeline.end
                 } else {
-                    t <= last
+                    t <= last + SAME_TIME
                 }
             };
             let mut out = Vec::new();
@@ -54,7 +58,7 @@ pub(crate) fn virtual_frames(timeline: &Timeline, sampling: &Sampling) -> Vec<u6
                     return out;
                 }
                 // The last frame displayed at or before t.
-                let after = pts.partition_point(|&p| p <= t);
+                let after = pts.partition_point(|&p| p <= t + SAME_TIME);
                 out.push(after.max(1) as u64 - 1);
                 k += 1;
             }
@@ -88,7 +92,7 @@ impl Ticks {
         let mut n = 0;
         loop {
             let t = self.next_tick as f64 / self.fps;
-            if t >= until || t >= self.end {
+            if t + SAME_TIME >= until || t >= self.end {
                 return n;
             }
             n += 1;

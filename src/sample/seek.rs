@@ -264,3 +264,62 @@ impl Run<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::index::scan;
+    use crate::settings::config::{Config, Threading};
+
+    /// Decodes the built-in sample's frames `needed` (60 frames, keyframes at 0 and 30); returns what came out
+    /// and how many packets were decoded.
+    fn run(needed: &[u64]) -> (Vec<u64>, SeekOutcome) {
+        let config = Config::new(4, 1);
+        let data = bytes::Bytes::from_static(crate::SAMPLE_MP4);
+        let mut demuxer = Demuxer::open(data.clone(), &config).unwrap();
+        let packets = scan(&mut demuxer, 1000).unwrap().unwrap();
+        let index = FrameIndex::new(packets, 1.0 / 15360.0).unwrap();
+        let mut demuxer = Demuxer::open(data, &config).unwrap();
+        let mut decoder = CpuDecoder::open(&demuxer, 1, Threading::Slice).unwrap();
+        let mut got = Vec::new();
+        let outcome = decode_needed(
+            &mut demuxer,
+            &mut decoder,
+            &index,
+            needed,
+            &AtomicBool::new(false),
+            &mut |d, frame| {
+                assert_eq!(frame.pts().and_then(|p| index.display_of(p)), Some(d));
+                got.push(d);
+                Ok(())
+            },
+        )
+        .unwrap();
+        (got, outcome)
+    }
+
+    #[test]
+    fn only_the_gops_of_needed_frames_are_decoded() {
+        let (got, outcome) = run(&[40, 45]);
+        assert_eq!(got, [40, 45]);
+        assert!(outcome.missing.is_empty());
+        assert!(
+            outcome.packets_decoded <= 30,
+            "the first GOP is skipped: {} packets decoded",
+            outcome.packets_decoded
+        );
+        let (got, outcome) = run(&[2, 58]);
+        assert_eq!(got, [2, 58]);
+        assert!(
+            outcome.packets_decoded < 60,
+            "the rest of the first GOP is skipped: {} packets decoded",
+            outcome.packets_decoded
+        );
+        let (got, all) = run(&(0..60).collect::<Vec<_>>());
+        assert_eq!(got.len(), 60);
+        assert_eq!(
+            all.packets_decoded, 60,
+            "every frame needed: each packet decoded once"
+        );
+    }
+}

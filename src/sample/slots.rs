@@ -238,7 +238,10 @@ mod tests {
         let plan = Plan::list(vec![vec![0, 0, 4], vec![4, 8, 8]]);
         let (seqs, kept) = run(plan, 3, 10, |_| true);
         assert_eq!(seqs, vec![vec![0, 0, 4], vec![4, 8, 8]]);
-        assert_eq!(kept, 0, "each frame fills its slots as it comes: none is kept");
+        assert_eq!(
+            kept, 0,
+            "each frame fills its slots as it comes: none is kept"
+        );
         // Out of the sequences' order (a later sequence starting earlier is not possible for lists, but a
         // frame taken by the next sequence waits while the current one is being filled).
         let plan = Plan::list(vec![vec![0, 2, 4], vec![1, 3, 5]]);

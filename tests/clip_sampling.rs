@@ -1,0 +1,359 @@
+//! Clip sampling ([`Sampling`]): every sampled frame is byte-identical to the `ffmpeg` CLI's rgb24 frame at
+//! the display index the sequence reports (open GOPs, B-pyramids, an edit list, a variable frame rate, VP9,
+//! AV1), clips are seeded by seed, position and epoch, the edges follow the last-sequence policy, bad
+//! settings are refused with messages naming the allowed values, and a damaged video fails alone.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::*;
+use framefeed::{
+    ClipSampler, Config, Encoded, Error, LastSequencePolicy, Sampling, VideoError, VideoInput,
+};
+
+/// One sampled sequence: its display indices, its real frames' bytes and its padding.
+#[derive(Debug, Clone, PartialEq)]
+struct Seq {
+    indices: Vec<u64>,
+    frames: Vec<Vec<u8>>,
+    padded: usize,
+}
+
+/// Decodes `videos` under `config`; the sequences of each video, and the errors.
+fn sample(config: Config, videos: Vec<Encoded>) -> (Vec<Vec<Seq>>, Vec<(u64, VideoError)>) {
+    let n = videos.len();
+    let input = VideoInput::new(config).unwrap();
+    for v in videos {
+        input.feed(v).unwrap();
+    }
+    input.close();
+    let mut seqs = vec![Vec::new(); n];
+    let mut errors = Vec::new();
+    while let Some(result) = input.next_batch().transpose() {
+        match result {
+            Ok(batch) => {
+                for s in batch.sequences() {
+                    seqs[s.video().id.0 as usize].push(Seq {
+                        indices: s.indices().to_vec(),
+                        frames: s.frames().map(|f| f.data().to_vec()).collect(),
+                        padded: s.padded_frames(),
+                    });
+                }
+            }
+            Err(Error::Video { video, error }) => errors.push((video.id.0, error)),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    (seqs, errors)
+}
+
+fn one(config: Config, path: &Path) -> Vec<Seq> {
+    let (mut seqs, errors) = sample(config, vec![Encoded::new(std::fs::read(path).unwrap())]);
+    assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+    seqs.remove(0)
+}
+
+/// ffmpeg's rgb24 frames of `path` at the display indices `wanted` (frames of `len` bytes).
+fn reference(path: &Path, len: usize, wanted: &[u64]) -> BTreeMap<u64, Vec<u8>> {
+    let last = wanted.iter().max().copied().unwrap_or(0);
+    let mut frames = FfmpegFrames::open(path);
+    let mut out = BTreeMap::new();
+    for i in 0..=last {
+        let frame = frames
+            .next_frame(len)
+            .unwrap_or_else(|| panic!("{}: ffmpeg has no frame {i}", path.display()));
+        if wanted.contains(&i) {
+            out.insert(i, frame);
+        }
+    }
+    out
+}
+
+/// Checks every sampled frame of `path` under `sampling` against ffmpeg's; returns the sequences.
+fn check_exact(path: &Path, length: usize, sampling: Sampling) -> Vec<Seq> {
+    let seqs = one(
+        Config::new(length, 3)
+            .decoder_threads(2)
+            .sampling(sampling.clone()),
+        path,
+    );
+    assert!(!seqs.is_empty(), "{}: no sequence", path.display());
+    let wanted: Vec<u64> = seqs.iter().flat_map(|s| s.indices.clone()).collect();
+    let len = seqs[0].frames[0].len();
+    let reference = reference(path, len, &wanted);
+    for s in &seqs {
+        assert_eq!(s.indices.len(), s.frames.len());
+        for (i, frame) in s.indices.iter().zip(&s.frames) {
+            assert!(
+                reference[i] == *frame,
+                "{}: frame {i} differs from ffmpeg's ({sampling:?})",
+                path.display()
+            );
+        }
+    }
+    seqs
+}
+
+fn samplings() -> Vec<Sampling> {
+    vec![
+        Sampling::new()
+            .clips(6, ClipSampler::Random)
+            .stride(2)
+            .seed(11),
+        Sampling::new().clips(4, ClipSampler::Regular),
+        Sampling::new().stride(3).step(7),
+        Sampling::new().fps(7.0).time_range(0.5, 4.0),
+        Sampling::new().indices(vec![0, 3, 3, 47, 48, 60, 86]),
+    ]
+}
+
+#[test]
+fn sampled_frames_are_ffmpegs_frames_at_the_reported_indices() {
+    if skip_without_ffmpeg("the sampling exactness test") {
+        return;
+    }
+    for name in [
+        "sampling_h264_open_gop.mp4",
+        "sampling_hevc_open_gop.mp4",
+        "sampling_edit_list.mp4",
+        "sampling_vfr.mp4",
+    ] {
+        for sampling in samplings() {
+            check_exact(&fixture(name), 4, sampling);
+        }
+    }
+}
+
+#[test]
+fn corpus_vp9_av1_and_a_long_video_sample_exactly() {
+    let Some(dir) = shared_videos() else {
+        println!("SKIPPED: ../shared/videos is absent; the corpus sampling test did not run");
+        return;
+    };
+    if skip_without_ffmpeg("the corpus sampling test") {
+        return;
+    }
+    for name in [
+        "testsrc2_vp9.webm",
+        "av1_video.mkv",
+        "testsrc2_h265.mp4",
+        "cfr_720p60.mov",
+    ] {
+        check_exact(
+            &dir.join(name),
+            3,
+            Sampling::new().clips(5, ClipSampler::Random).seed(2),
+        );
+    }
+    // 9000 frames: clips far apart, each found by seeking.
+    let seqs = check_exact(
+        &dir.join("long_640x480_9000f.mp4"),
+        4,
+        Sampling::new()
+            .clips(3, ClipSampler::Random)
+            .stride(3)
+            .seed(5),
+    );
+    assert_eq!(seqs.len(), 3);
+}
+
+#[test]
+fn stride_and_step_follow_dali_and_fps_resamples_by_time() {
+    let path = fixture("sampling_vfr.mp4");
+    let seqs = one(
+        Config::new(3, 4).sampling(Sampling::new().stride(2).step(5)),
+        &path,
+    );
+    for (k, s) in seqs.iter().enumerate() {
+        let first = k as u64 * 5;
+        let expected: Vec<u64> = (0..3).map(|j| first + 2 * j).filter(|&i| i < 150).collect();
+        assert_eq!(s.indices, expected);
+    }
+    assert_eq!(seqs.len(), 30, "sequences start at 0, 5, ..., 145");
+    // At 5 fps: for each tick k/5 s, the frame shown then; the video's own times are irregular.
+    let times = frame_times(&path);
+    let seqs = one(Config::new(4, 4).sampling(Sampling::new().fps(5.0)), &path);
+    let indices: Vec<u64> = seqs.iter().flat_map(|s| s.indices.clone()).collect();
+    for (k, &d) in indices.iter().enumerate() {
+        let t = k as f64 / 5.0;
+        let expected = times.iter().rposition(|&p| p <= t + 1e-6).unwrap() as u64;
+        assert_eq!(d, expected, "tick {k} ({t} s)");
+    }
+    assert!(indices.len() >= 40, "{} ticks", indices.len());
+}
+
+/// Display times of `path`'s frames from the first, as ffprobe reports them.
+fn frame_times(path: &Path) -> Vec<f64> {
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args(["frame=pts_time", "-of", "csv=p=0"])
+        .arg(path)
+        .output()
+        .expect("run ffprobe");
+    let times: Vec<f64> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
+        .collect();
+    let t0 = times[0];
+    times.into_iter().map(|t| t - t0).collect()
+}
+
+#[test]
+fn random_clips_depend_on_seed_position_and_epoch() {
+    let data = read_fixture("sampling_h264_open_gop.mp4");
+    let clips = |seed: u64, position: u64, epoch: u64| {
+        let config =
+            Config::new(4, 8).sampling(Sampling::new().clips(5, ClipSampler::Random).seed(seed));
+        let video = Encoded::new(data.clone()).position(position, epoch);
+        let (seqs, errors) = sample(config, vec![video]);
+        assert!(errors.is_empty());
+        seqs[0]
+            .iter()
+            .map(|s| s.indices.clone())
+            .collect::<Vec<_>>()
+    };
+    let a = clips(1, 0, 0);
+    assert_eq!(
+        a,
+        clips(1, 0, 0),
+        "the same seed, position and epoch: the same clips"
+    );
+    assert_ne!(a, clips(1, 0, 1), "a new epoch: new clips");
+    assert_ne!(a, clips(1, 3, 0), "another position: other clips");
+    assert_ne!(a, clips(2, 0, 0), "another seed: other clips");
+    assert!(a.windows(2).all(|w| w[0][0] <= w[1][0]), "in display order");
+    assert!(a
+        .iter()
+        .all(|c| c.len() == 4 && c.windows(2).all(|w| w[1] == w[0] + 1)));
+}
+
+#[test]
+fn regular_clips_reach_the_last_frame_and_short_videos_follow_the_policy() {
+    let path = fixture("sampling_hevc_open_gop.mp4");
+    let seqs = one(
+        Config::new(8, 2).sampling(Sampling::new().clips(3, ClipSampler::Regular)),
+        &path,
+    );
+    assert_eq!(seqs.len(), 3);
+    assert_eq!(seqs[0].indices[0], 0);
+    assert_eq!(
+        *seqs[2].indices.last().unwrap(),
+        149,
+        "the last clip ends on the last frame"
+    );
+    // 23 frames, clips of 10 frames with stride 3 (28 frames): one clip of what there is, padded.
+    let short = fixture("h264.mp4");
+    let sampling = Sampling::new().clips(4, ClipSampler::Random).stride(3);
+    let seqs = one(
+        Config::new(10, 2)
+            .last_sequence_policy(LastSequencePolicy::Pad)
+            .sampling(sampling.clone()),
+        &short,
+    );
+    assert_eq!(seqs.len(), 1);
+    assert_eq!(seqs[0].indices, vec![0, 3, 6, 9, 12, 15, 18, 21]);
+    assert_eq!(seqs[0].padded, 2);
+    let seqs = one(Config::new(10, 2).sampling(sampling), &short);
+    assert_eq!((seqs[0].frames.len(), seqs[0].padded), (8, 0));
+}
+
+#[test]
+fn bad_sampling_is_refused_with_what_is_allowed() {
+    let refused = |s: Sampling| match VideoInput::new(Config::new(4, 2).sampling(s)) {
+        Err(Error::Config(m)) => m,
+        other => panic!("expected a config error, got {:?}", other.map(|_| ())),
+    };
+    assert_eq!(
+        refused(Sampling::new().stride(0)),
+        "stride is 0; allowed: 1 to 16777216"
+    );
+    assert_eq!(
+        refused(Sampling::new().time_range(9.0, 3.0)),
+        "end (3 s) is not after start (9 s); allowed: end > start"
+    );
+    assert!(refused(Sampling::new().fps(-2.0)).starts_with("fps is -2; allowed"));
+    // Random clips need a whole video: a live one is refused when fed.
+    let input =
+        VideoInput::new(Config::new(4, 2).sampling(Sampling::new().clips(2, ClipSampler::Random)))
+            .unwrap();
+    match input.feed_live() {
+        Err(Error::Config(m)) => assert!(m.contains("clips need the whole video"), "{m}"),
+        other => panic!("expected a config error, got {:?}", other.map(|_| ())),
+    }
+    // An index past the end fails that video, naming the index.
+    let (seqs, errors) = sample(
+        Config::new(2, 2).sampling(Sampling::new().indices(vec![1, 22, 23])),
+        vec![Encoded::new(read_fixture("h264.mp4"))],
+    );
+    assert!(seqs[0].is_empty());
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].1.code(), "bad_sampling");
+    assert!(
+        errors[0]
+            .1
+            .to_string()
+            .contains("frame index 23 is past the video's last frame (23 frames: 0 to 22)"),
+        "{}",
+        errors[0].1
+    );
+}
+
+#[test]
+fn a_damaged_gop_fails_its_video_alone() {
+    let good = read_fixture("sampling_h264_open_gop.mp4");
+    // Overwrite the middle of the file (inside the third GOP's pictures) with garbage.
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    for b in &mut bad[mid..mid + 3000] {
+        *b = 0x5a;
+    }
+    let config = Config::new(4, 2).sampling(Sampling::new().stride(2));
+    let (seqs, errors) = sample(
+        config.clone(),
+        vec![Encoded::new(bad), Encoded::new(good.clone())],
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].0, 0, "only the damaged video fails");
+    assert_eq!(errors[0].1.code(), "corrupt", "{}", errors[0].1);
+    assert!(
+        !seqs[0].is_empty(),
+        "its frames before the damage are delivered"
+    );
+    let (alone, _) = sample(config, vec![Encoded::new(good)]);
+    assert_eq!(seqs[1], alone[0], "the good video is untouched");
+}
+
+#[test]
+fn live_videos_sample_with_stride_and_fps_and_match_whole_ones() {
+    let data = read_fixture("sampling_vfr.mp4");
+    for sampling in [
+        Sampling::new().stride(3).step(4),
+        Sampling::new().fps(6.0).time_range(1.0, 5.0),
+        Sampling::new().indices(vec![2, 9, 9, 140]),
+    ] {
+        let config = Config::new(3, 2).sampling(sampling.clone());
+        let (whole, errors) = sample(config.clone(), vec![Encoded::new(data.clone())]);
+        assert!(errors.is_empty());
+        let input = VideoInput::new(config).unwrap();
+        let live = input.feed_live().unwrap();
+        for chunk in data.chunks(7000) {
+            live.push(chunk.to_vec()).unwrap();
+        }
+        live.finish();
+        input.close();
+        let mut seqs = Vec::new();
+        while let Some(batch) = input.next_batch().unwrap() {
+            for s in batch.sequences() {
+                seqs.push(Seq {
+                    indices: s.indices().to_vec(),
+                    frames: s.frames().map(|f| f.data().to_vec()).collect(),
+                    padded: s.padded_frames(),
+                });
+            }
+        }
+        assert_eq!(seqs, whole[0], "{sampling:?}");
+    }
+}
