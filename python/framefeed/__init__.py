@@ -15,7 +15,7 @@ view their pooled buffer without copying: ``batch.numpy()``, ``np.from_dlpack(ba
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, AsyncIterator, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from .exceptions import (
     VideoError,
 )
 from .types import (
+    ClipSampler,
     CropPosition,
     DType,
     Interpolation,
@@ -107,6 +108,14 @@ class VideoInput(_NativeVideoInput):
             max_container_samples: Optional[int] = None,
             live_buffer_bytes: Optional[int] = None,
             stall_timeout: Optional[float] = None,
+            stride: Optional[int] = None,
+            step: Optional[int] = None,
+            clips: Optional[int] = None,
+            clip_sampler: ClipSampler = "random",
+            fps: Optional[float] = None,
+            start: Optional[float] = None,
+            end: Optional[float] = None,
+            indices: Optional[List[int]] = None,
     ) -> "VideoInput": ...
 
     else:

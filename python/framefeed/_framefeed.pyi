@@ -6,6 +6,7 @@ from typing import Any, Awaitable, Dict, Iterator, List, Optional, Tuple, Union
 from typing_extensions import Self, disjoint_base, final
 
 from .types import (
+    ClipSampler,
     ContainerInfo,
     CropPosition,
     DType,
@@ -45,6 +46,8 @@ class Sequence:
     def padded_frames(self) -> int: ...
     @property
     def first_frame(self) -> int: ...
+    @property
+    def indices(self) -> List[int]: ...
     @property
     def pts(self) -> List[float]: ...
     @property
@@ -184,6 +187,14 @@ class VideoInput:
         max_container_samples: Optional[int] = None,
         live_buffer_bytes: Optional[int] = None,
         stall_timeout: Optional[float] = None,
+        stride: Optional[int] = None,
+        step: Optional[int] = None,
+        clips: Optional[int] = None,
+        clip_sampler: ClipSampler = "random",
+        fps: Optional[float] = None,
+        start: Optional[float] = None,
+        end: Optional[float] = None,
+        indices: Optional[List[int]] = None,
     ) -> Self: ...
     def feed(self, data: _Buffer, label: Optional[_Label] = None) -> int: ...
     def try_feed(self, data: _Buffer, label: Optional[_Label] = None) -> Optional[int]: ...

@@ -20,6 +20,7 @@ __all__ = [
     "CropPosition",
     "OutOfBounds",
     "NvdecDriver",
+    "ClipSampler",
     "RtspTransport",
     "StreamInfo",
     "ContainerInfo",
@@ -43,6 +44,8 @@ OutOfBounds = Literal["error", "pad", "trim"]
 """What a crop larger than the frame does."""
 NvdecDriver = Literal["direct", "hwaccel"]
 """How NVDEC is driven on a CUDA device."""
+ClipSampler = Literal["random", "regular"]
+"""How clips' start frames are chosen."""
 RtspTransport = Literal["tcp", "udp"]
 """RTSP's media transport."""
 

@@ -362,6 +362,13 @@ impl PySequence {
         self.batch.sequence(self.index).first_frame()
     }
 
+    /// Display index of each real frame (0-based, as `ffmpeg -fps_mode passthrough` outputs frames):
+    /// consecutive unless sampling chose them.
+    #[getter]
+    fn indices(&self) -> Vec<u64> {
+        self.batch.sequence(self.index).indices().to_vec()
+    }
+
     /// Presentation time in seconds of each real frame.
     #[getter]
     fn pts(&self) -> Vec<f64> {

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use framefeed::{
-    Config, Crop, CropPosition, DType, Device, Interpolation, LastSequencePolicy, Layout,
-    NvdecDriver, OutOfBounds, Resize, ResizeMode, Transforms,
+    ClipSampler, Config, Crop, CropPosition, DType, Device, Interpolation, LastSequencePolicy, Layout,
+    NvdecDriver, OutOfBounds, Resize, ResizeMode, Sampling, Transforms,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -45,6 +45,48 @@ pub(crate) struct Settings<'py> {
     pub(crate) max_container_samples: Option<u64>,
     pub(crate) live_buffer_bytes: Option<usize>,
     pub(crate) stall_timeout: Option<f64>,
+    pub(crate) sampling: SamplingArgs<'py>,
+}
+
+/// The sampling keywords of `VideoInput(...)` (the seed is `seed`, shared with random crops).
+pub(crate) struct SamplingArgs<'py> {
+    pub(crate) stride: Option<usize>,
+    pub(crate) step: Option<usize>,
+    pub(crate) clips: Option<usize>,
+    pub(crate) clip_sampler: &'py str,
+    pub(crate) fps: Option<f64>,
+    pub(crate) start: Option<f64>,
+    pub(crate) end: Option<f64>,
+    pub(crate) indices: Option<Vec<u64>>,
+}
+
+impl SamplingArgs<'_> {
+    /// The framefeed sampling, seeded by `seed` (validated with the rest of the config).
+    fn sampling(&self, seed: Option<u64>) -> PyResult<Sampling> {
+        let mut s = Sampling::new().seed(seed.unwrap_or(0));
+        if let Some(n) = self.stride {
+            s = s.stride(n);
+        }
+        if let Some(n) = self.step {
+            s = s.step(n);
+        }
+        if let Some(n) = self.clips {
+            s = s.clips(n, self.clip_sampler.parse::<ClipSampler>().map_err(bad)?);
+        }
+        if let Some(fps) = self.fps {
+            s = s.fps(fps);
+        }
+        if let Some(t) = self.start {
+            s = s.start(t);
+        }
+        if let Some(t) = self.end {
+            s = s.end(t);
+        }
+        if let Some(indices) = &self.indices {
+            s = s.indices(indices.clone());
+        }
+        Ok(s)
+    }
 }
 
 fn bad(message: String) -> PyErr {
@@ -149,7 +191,8 @@ impl Settings<'_> {
             .nvdec_driver(self.nvdec_driver.parse::<NvdecDriver>().map_err(bad)?)
             .pack_batches(self.pack)
             .huge_pages(self.huge_pages)
-            .transforms(self.transforms()?);
+            .transforms(self.transforms()?)
+            .sampling(self.sampling.sampling(self.seed)?);
         if let Some((videos, bytes)) = self.max_queued {
             config = config.max_queued(videos, bytes);
         }

@@ -15,7 +15,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::aio::{self, LiveSlot};
 use crate::batch::PyBatch;
-use crate::config::{Rgb, Settings};
+use crate::config::{Rgb, SamplingArgs, Settings};
 use crate::errors::{to_py, IntoPyResult};
 
 /// The bytes of a fed buffer, without copying when it is `bytes` or another read-only, C-contiguous buffer
@@ -76,7 +76,8 @@ impl PyVideoInput {
         resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None, out_of_bounds="error",
         fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, layout="FHWC", pack=false,
         huge_pages=false, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
-        live_buffer_bytes=None, stall_timeout=None
+        live_buffer_bytes=None, stall_timeout=None, stride=None, step=None, clips=None, clip_sampler="random",
+        fps=None, start=None, end=None, indices=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
@@ -110,6 +111,14 @@ impl PyVideoInput {
         max_container_samples: Option<u64>,
         live_buffer_bytes: Option<usize>,
         stall_timeout: Option<f64>,
+        stride: Option<usize>,
+        step: Option<usize>,
+        clips: Option<usize>,
+        clip_sampler: &'py str,
+        fps: Option<f64>,
+        start: Option<f64>,
+        end: Option<f64>,
+        indices: Option<Vec<u64>>,
     ) -> PyResult<Self> {
         let center = "center".into_pyobject(py)?.into_any();
         let config = Settings {
@@ -142,6 +151,16 @@ impl PyVideoInput {
             max_container_samples,
             live_buffer_bytes,
             stall_timeout,
+            sampling: SamplingArgs {
+                stride,
+                step,
+                clips,
+                clip_sampler,
+                fps,
+                start,
+                end,
+                indices,
+            },
         }
         .config()?;
         let inner = py.detach(|| VideoInput::new(config)).py_err(py)?;

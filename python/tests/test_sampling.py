@@ -1,0 +1,78 @@
+"""Clip sampling from Python: the keywords reach the operator, each sequence reports its display indices, and
+the frames are those of a full decode at those indices; a file list's epochs give new random clips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import framefeed as ff
+
+
+def sequences(inp: ff.VideoInput) -> list[tuple[list[int], np.ndarray]]:
+    out = []
+    for batch in inp:
+        for seq in batch.sequences:
+            out.append((seq.indices, np.array(seq.numpy()[: seq.valid_frames])))
+    return out
+
+
+def decode(data: bytes, **kwargs: object) -> list[tuple[list[int], np.ndarray]]:
+    inp = ff.VideoInput(4, 2, **kwargs)  # type: ignore[arg-type]
+    inp.feed(data)
+    inp.close()
+    return sequences(inp)
+
+
+def test_sampled_frames_are_the_full_decodes_frames_at_their_indices() -> None:
+    full = decode(ff.SAMPLE_MP4)
+    frames = np.concatenate([f for _, f in full])
+    assert [i for idx, _ in full for i in idx] == list(range(60))
+    for kwargs in (
+        {"clips": 3, "seed": 4, "stride": 2},
+        {"clips": 2, "clip_sampler": "regular"},
+        {"stride": 3, "step": 10},
+        {"fps": 7.5, "start": 0.5, "end": 1.5},
+        {"indices": [1, 1, 30, 59]},
+    ):
+        got = decode(ff.SAMPLE_MP4, **kwargs)
+        assert got, kwargs
+        for indices, data in got:
+            assert len(indices) == len(data)
+            for i, frame in zip(indices, data):
+                assert np.array_equal(frame, frames[i]), (kwargs, i)
+
+
+def test_regular_clips_and_indices_are_where_asked() -> None:
+    got = decode(ff.SAMPLE_MP4, clips=3, clip_sampler="regular")
+    assert [idx for idx, _ in got] == [[0, 1, 2, 3], [28, 29, 30, 31], [56, 57, 58, 59]]
+    got = decode(ff.SAMPLE_MP4, indices=[5, 6, 7, 9, 40])
+    assert [idx for idx, _ in got] == [[5, 6, 7, 9], [40]]
+
+
+def test_bad_sampling_keywords_name_what_is_allowed() -> None:
+    with pytest.raises(ValueError, match="stride is 0; allowed: 1 to"):
+        ff.VideoInput(4, 1, stride=0)
+    with pytest.raises(ValueError, match="clip_sampler is 'uniform'; allowed: 'random', 'regular'"):
+        ff.VideoInput(4, 1, clips=2, clip_sampler="uniform")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="end"):
+        ff.VideoInput(4, 1, start=3.0, end=1.0)
+    inp = ff.VideoInput(4, 1, clips=2)
+    with pytest.raises(ValueError, match="clips need the whole video"):
+        inp.feed_live()
+
+
+def test_a_file_lists_epochs_give_new_random_clips(tmp_path: Path) -> None:
+    path = tmp_path / "sample.mp4"
+    path.write_bytes(ff.SAMPLE_MP4)
+
+    def epoch(n: int) -> list[list[int]]:
+        inp = ff.VideoInput(4, 4, clips=4, seed=9)
+        ff.FileList([str(path)]).feed_epoch(inp, n)
+        inp.close()
+        return [idx for idx, _ in sequences(inp)]
+
+    assert epoch(0) == epoch(0)
+    assert epoch(0) != epoch(1)
