@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use framefeed::{
-    ClipSampler, Config, Crop, CropPosition, DType, Device, Interpolation, LastSequencePolicy, Layout,
-    NvdecDriver, OutOfBounds, Resize, ResizeMode, Sampling, Transforms,
+    ClipSampler, Config, Crop, CropPosition, DType, Device, Interpolation, LastSequencePolicy,
+    Layout, NvdecDriver, OutOfBounds, Resize, ResizeMode, Sampling, Transforms,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

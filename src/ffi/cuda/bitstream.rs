@@ -125,13 +125,6 @@ impl Packet {
             }
         }
     }
-
-    /// The presentation timestamp, in the stream's time base, if the container gave one.
-    pub(crate) fn pts(&self) -> Option<i64> {
-        // SAFETY: the packet is valid for the life of self.
-        let pts = unsafe { (*self.as_ptr()).pts };
-        (pts != sys::AV_NOPTS_VALUE).then_some(pts)
-    }
 }
 
 impl FormatContext {
