@@ -67,6 +67,25 @@ impl fmt::Display for VideoRef {
     }
 }
 
+/// Where a whole video sits in its dataset: its position in its file list (else its feeding id) and the
+/// epoch. With the seed, it decides the video's random clips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct ClipKey {
+    pub(crate) position: Option<u64>,
+    pub(crate) epoch: u64,
+}
+
+impl ClipKey {
+    /// The random stream of this video's clips (a mix of position and epoch; the seed picks the generator).
+    pub(crate) fn stream(self) -> u64 {
+        let mut x = self.position.unwrap_or(0) ^ self.epoch.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15;
+        // splitmix64's finaliser: nearby positions and epochs give unrelated streams.
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+}
+
 /// A whole encoded video to feed, with an optional label: what [`VideoInput::feed`](crate::VideoInput::feed),
 /// [`try_feed`](crate::VideoInput::try_feed) and [`feed_async`](crate::VideoInput::feed_async) take. Bytes
 /// convert into it without copying (`Bytes`, `Vec<u8>`, `&'static [u8]`, `String`...), and so does a
@@ -84,7 +103,7 @@ impl fmt::Display for VideoRef {
 pub struct Encoded {
     pub(crate) data: bytes::Bytes,
     pub(crate) label: Option<Label>,
-    pub(crate) key: crate::settings::sampling::ClipKey,
+    pub(crate) key: ClipKey,
 }
 
 impl Encoded {
@@ -110,7 +129,7 @@ impl Encoded {
     /// epoch is 0. [`FileList::feed_epoch`](crate::FileList::feed_epoch) sets it.
     #[must_use]
     pub fn position(mut self, position: u64, epoch: u64) -> Self {
-        self.key = crate::settings::sampling::ClipKey {
+        self.key = ClipKey {
             position: Some(position),
             epoch,
         };

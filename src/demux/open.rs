@@ -21,11 +21,11 @@ use super::{Demuxer, UrlOpenError};
 use crate::error::VideoError;
 use crate::ffi::format::Interrupt;
 use crate::settings::config::{Config, MoovAtEnd};
-use crate::settings::sampling::ClipKey;
 use crate::signal::Signals;
 use crate::source::feed::Source;
 use crate::source::live::{Failure, LiveReader, LiveShared};
 use crate::source::url::{redact_url, UrlSource};
+use crate::video::ClipKey;
 
 /// A source, opened.
 pub(crate) struct Opened {

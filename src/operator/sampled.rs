@@ -22,8 +22,8 @@ use crate::ffi::packet::Packet;
 use crate::sample::seek::{decode_needed, SeekOutcome};
 use crate::sample::slots::Out;
 use crate::sample::{plan_whole, virtual_range, InOrder, Planned, WholePlan};
-use crate::settings::sampling::ClipKey;
 use crate::transform;
+use crate::video::ClipKey;
 use crate::video::VideoRef;
 
 impl Worker {

@@ -29,7 +29,7 @@ use crate::demux::Demuxer;
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 use crate::settings::config::Config;
-use crate::settings::sampling::ClipKey;
+use crate::video::ClipKey;
 
 /// A whole video's sampling, planned from its index: decode the needed frames by seeking.
 pub(crate) struct Planned {

@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, VecDeque};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::settings::sampling::{ClipKey, ClipSampler, Sampling};
+use crate::settings::sampling::{ClipSampler, Sampling};
+use crate::video::ClipKey;
 
 /// Times closer than this (seconds) are the same time: a tick `k / fps` computed in floating point and a frame
 /// time from its timestamp may differ in their last bits (timestamps are at least 1/90000 s apart, far more).

@@ -22,25 +22,6 @@ super::choice::choices!(ClipSampler, "clip_sampler", [
     ClipSampler::Regular => "regular",
 ]);
 
-/// Where a whole video sits in its dataset: its position in its file list (else its feeding id) and the
-/// epoch. With the seed, it decides the video's random clips.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct ClipKey {
-    pub(crate) position: Option<u64>,
-    pub(crate) epoch: u64,
-}
-
-impl ClipKey {
-    /// The random stream of this video's clips (a mix of position and epoch; the seed picks the generator).
-    pub(crate) fn stream(self) -> u64 {
-        let mut x = self.position.unwrap_or(0) ^ self.epoch.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15;
-        // splitmix64's finaliser: nearby positions and epochs give unrelated streams.
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    }
-}
-
 /// The most clips asked for per video.
 pub const MAX_CLIPS: usize = 1 << 16;
 /// The longest explicit list of frame indices.

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 
-use crate::settings::sampling::ClipKey;
+use crate::video::ClipKey;
 use parking_lot::{Condvar, Mutex};
 
 use crate::signal::WakerSet;
