@@ -79,6 +79,16 @@ impl StreamInfo {
         self.frame_rate.map(|(n, d)| f64::from(n) / f64::from(d))
     }
 
+    /// Seconds per timestamp unit (0 for an invalid time base).
+    pub(crate) fn seconds_per_unit(&self) -> f64 {
+        let (num, den) = self.time_base;
+        if den > 0 {
+            f64::from(num) / f64::from(den)
+        } else {
+            0.0
+        }
+    }
+
     /// A video stream of `codec` in `pixel_format` at `width` x `height`, the rest unknown (unit tests).
     #[cfg(test)]
     pub(crate) fn video(codec: &str, pixel_format: &str, width: u32, height: u32) -> Self {

@@ -127,13 +127,8 @@ pub(crate) struct Clock {
 
 impl Clock {
     pub(crate) fn new(stream: &crate::info::StreamInfo) -> Self {
-        let (num, den) = stream.time_base;
         Self {
-            time_base: if den > 0 {
-                f64::from(num) / f64::from(den)
-            } else {
-                0.0
-            },
+            time_base: stream.seconds_per_unit(),
             frame_duration: stream.fps().filter(|f| *f > 0.0).map_or(0.0, |f| 1.0 / f),
             last: None,
         }

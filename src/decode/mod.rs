@@ -15,6 +15,6 @@ mod nvcuvid;
 mod nvdec;
 mod nvdec_support;
 
-pub(crate) use backend::{Decoder, FrameInfo, Stop};
+pub(crate) use backend::{Decoder, FrameInfo, FrameSink, Stop};
 pub(crate) use nvdec::open as open_nvdec;
 pub(crate) use nvdec_support::nvdec_support;

@@ -13,7 +13,7 @@ use super::worker::{outcome_error, Outcome, Shutdown, Worker};
 use crate::assembly::assembler::{Assembler, FrameAt};
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
-use crate::decode::{Decoder, Stop};
+use crate::decode::Stop;
 use crate::demux::check_frame_size;
 use crate::demux::open::Opened;
 use crate::error::VideoError;
@@ -130,12 +130,7 @@ impl Worker {
         planned: &mut Planned,
         asm: &mut Assembler,
     ) -> Result<SeekOutcome, Stop> {
-        let (num, den) = opened.demuxer.stream().time_base;
-        let time_base = if den > 0 {
-            f64::from(num) / f64::from(den)
-        } else {
-            0.0
-        };
+        let time_base = opened.demuxer.stream().seconds_per_unit();
         let mut host = transform::HostScratch::new();
         let Planned {
             index,
@@ -176,12 +171,7 @@ impl Worker {
         let mut host = transform::HostScratch::new();
         let mut outcome = Outcome::default();
         let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
-        let (num, den) = opened.demuxer.stream().time_base;
-        let time_base = if den > 0 {
-            f64::from(num) / f64::from(den)
-        } else {
-            0.0
-        };
+        let time_base = opened.demuxer.stream().seconds_per_unit();
         let last_duration = Cell::new(None);
         let mut put = |out: Out<'_, AvFrame>| self.put(asm, &mut host, out);
         let mut on_frame = |info: crate::decode::FrameInfo, frame: FrameRef<'_>| {
@@ -191,27 +181,15 @@ impl Worker {
             last_duration.set(frame.duration().map(|d| d as f64 * time_base));
             sampler.frame(frame, info.pts, &mut put)
         };
-        loop {
-            if self.shared.stop.load(Ordering::Relaxed) {
-                return Err(Stop::Shutdown);
-            }
-            match opened.demuxer.next_packet(&mut packet) {
-                Ok(true) => {
-                    if let Some(e) = decoder.decode(Some(&packet), &mut on_frame)? {
-                        outcome.reject(e);
-                    }
-                }
-                Ok(false) => break,
-                Err(e) => {
-                    outcome.demux_error = Some(e);
-                    break;
-                }
-            }
-        }
-        outcome.drained = true;
-        if let Some(e) = decoder.decode(None, &mut on_frame)? {
-            outcome.reject(e);
-        }
+        self.read_and_decode(
+            &mut opened.demuxer,
+            decoder,
+            &mut packet,
+            false,
+            &mut outcome,
+            &mut || {},
+            &mut on_frame,
+        )?;
         sampler.finish(last_duration.get(), &mut put)?;
         Ok(outcome)
     }

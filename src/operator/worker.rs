@@ -39,7 +39,7 @@ use crate::assembly::batch::{Batch, BatchData};
 use crate::assembly::pool::BufferPool;
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
-use crate::decode::{nvdec_support, open_nvdec, Decoder, FrameInfo, Stop};
+use crate::decode::{nvdec_support, open_nvdec, Decoder, FrameInfo, FrameSink, Stop};
 use crate::demux::open::{Opened, Opener};
 use crate::demux::{check_frame_size, Demuxer};
 use crate::device::GpuRuntime;
@@ -414,7 +414,7 @@ impl Worker {
         decoder: &mut Box<dyn Decoder>,
         asm: &mut Assembler,
         packet: &mut Packet,
-        mut resend: bool,
+        resend: bool,
         outcome: &mut Outcome,
     ) -> Result<(), Stop> {
         let transforms = &self.config.transforms;
@@ -443,6 +443,31 @@ impl Worker {
                 &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown),
             )
         };
+        self.read_and_decode(
+            demuxer,
+            &mut **decoder,
+            packet,
+            resend,
+            outcome,
+            &mut || arrival.set(Instant::now()),
+            &mut sink,
+        )
+    }
+
+    /// Reads every packet to the end of the demuxer and decodes it (first decoding `packet` again when
+    /// `resend`), then drains the decoder; `on_read` is told of each packet read. Rejected packets and the
+    /// demuxer's error go to `outcome`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn read_and_decode(
+        &self,
+        demuxer: &mut Demuxer,
+        decoder: &mut dyn Decoder,
+        packet: &mut Packet,
+        mut resend: bool,
+        outcome: &mut Outcome,
+        on_read: &mut dyn FnMut(),
+        sink: &mut FrameSink<'_>,
+    ) -> Result<(), Stop> {
         loop {
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
@@ -454,8 +479,8 @@ impl Worker {
             };
             match read {
                 Ok(true) => {
-                    arrival.set(Instant::now());
-                    if let Some(e) = decoder.decode(Some(packet), &mut sink)? {
+                    on_read();
+                    if let Some(e) = decoder.decode(Some(packet), sink)? {
                         outcome.reject(e);
                     }
                 }
@@ -467,7 +492,7 @@ impl Worker {
             }
         }
         outcome.drained = true;
-        if let Some(e) = decoder.decode(None, &mut sink)? {
+        if let Some(e) = decoder.decode(None, sink)? {
             outcome.reject(e);
         }
         Ok(())

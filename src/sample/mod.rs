@@ -66,12 +66,7 @@ pub(crate) fn plan_whole(
     let sampling = &config.sampling;
     let length = config.sequence_length;
     let mut demuxer = Demuxer::open(data, config)?;
-    let (num, den) = demuxer.stream().time_base;
-    let time_base = if den > 0 {
-        f64::from(num) / f64::from(den)
-    } else {
-        0.0
-    };
+    let time_base = demuxer.stream().seconds_per_unit();
     let max = usize::try_from(config.max_container_samples).unwrap_or(usize::MAX);
     let packets = index::scan(&mut demuxer, max).map_err(VideoError::NotAVideo)?;
     let bad = |reason: String| VideoError::Sampling { reason };

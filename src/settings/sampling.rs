@@ -148,15 +148,17 @@ impl Sampling {
 
     /// Whether every frame is taken (nothing was set).
     pub fn is_everything(&self) -> bool {
-        *self == Self::default()
-            || (self.stride == Some(1) && self.with_stride(None).is_everything())
+        self.indices.is_none() && !self.chooses_frames()
     }
 
-    fn with_stride(&self, stride: Option<usize>) -> Self {
-        Self {
-            stride,
-            ..self.clone()
-        }
+    /// Whether anything but indices chooses the frames (the seed alone chooses nothing).
+    fn chooses_frames(&self) -> bool {
+        self.stride_frames() != 1
+            || self.step.is_some()
+            || self.clips.is_some()
+            || self.fps.is_some()
+            || self.start.is_some()
+            || self.end.is_some()
     }
 
     /// Whether the choice of frames needs the whole video known first (clips), which a live video cannot give.
@@ -216,14 +218,7 @@ impl Sampling {
                     w[0], w[1]
                 ));
             }
-            let others = self.with_stride(None)
-                != Self {
-                    indices: self.indices.clone(),
-                    seed: self.seed,
-                    ..Self::default()
-                }
-                || self.stride.is_some_and(|s| s != 1);
-            if others {
+            if self.chooses_frames() {
                 return err(
                     "indices are set with stride, step, clips, fps or a time range; allowed: indices alone"
                         .into(),
