@@ -2,6 +2,7 @@
 //! travel with its batches and errors. A leaf module: the feed queue, live input, batches and errors all use it.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// The id [`VideoInput::feed`](crate::VideoInput::feed) gives a video: 0, 1, 2... in feeding order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -86,10 +87,57 @@ impl ClipKey {
     }
 }
 
+/// The bytes of a whole encoded video: a buffer in memory, or a file on disk that the demuxer reads as it
+/// needs (never held in memory whole: what a long video's seeking and a file list's memory rely on).
+#[derive(Debug, Clone)]
+pub(crate) enum Whole {
+    /// In memory (shared, never copied).
+    Memory(bytes::Bytes),
+    /// A file opened when fed, read at the offsets the demuxer asks for.
+    File(Arc<WholeFile>),
+}
+
+/// A video file opened for reading, with its length when it was opened (a file that shrinks later reads
+/// short, as a truncated video).
+#[derive(Debug)]
+pub(crate) struct WholeFile {
+    pub(crate) file: std::fs::File,
+    pub(crate) len: u64,
+}
+
+impl Whole {
+    /// Its length in bytes.
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            Whole::Memory(data) => data.len() as u64,
+            Whole::File(file) => file.len,
+        }
+    }
+
+    /// Whether it has no bytes.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes it holds in memory (a file holds none).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        match self {
+            Whole::Memory(data) => data.len(),
+            Whole::File(_) => 0,
+        }
+    }
+}
+
+impl From<bytes::Bytes> for Whole {
+    fn from(data: bytes::Bytes) -> Self {
+        Whole::Memory(data)
+    }
+}
+
 /// A whole encoded video to feed, with an optional label: what [`VideoInput::feed`](crate::VideoInput::feed),
 /// [`try_feed`](crate::VideoInput::try_feed) and [`feed_async`](crate::VideoInput::feed_async) take. Bytes
 /// convert into it without copying (`Bytes`, `Vec<u8>`, `&'static [u8]`, `String`...), and so does a
-/// `(bytes, label)` pair.
+/// `(bytes, label)` pair. [`Encoded::file`] feeds a file from disk without reading it into memory.
 ///
 /// ```
 /// use framefeed::{Config, Encoded, VideoInput};
@@ -101,7 +149,7 @@ impl ClipKey {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Encoded {
-    pub(crate) data: bytes::Bytes,
+    pub(crate) data: Whole,
     pub(crate) label: Option<Label>,
     pub(crate) key: ClipKey,
 }
@@ -110,10 +158,41 @@ impl Encoded {
     /// The video's bytes, unlabelled.
     pub fn new(data: impl Into<bytes::Bytes>) -> Self {
         Self {
-            data: data.into(),
+            data: Whole::Memory(data.into()),
             label: None,
             key: Default::default(),
         }
+    }
+
+    /// The video in the file at `path`, opened now and read as it is decoded: it is never held in memory
+    /// whole, so a long video costs no more memory than a short one, and [sampling](crate::Sampling) reads
+    /// only the parts its clips need. Unlabelled (give [`label`](Self::label)). Fails when the file cannot be
+    /// opened or is not a regular file.
+    ///
+    /// ```no_run
+    /// use framefeed::{Config, Encoded, VideoInput};
+    /// let input = VideoInput::new(Config::new(16, 2))?;
+    /// input.feed(Encoded::file("long.mp4")?.label("long.mp4"))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn file(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        let path = path.as_ref();
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} is not a regular file", path.display()),
+            ));
+        }
+        Ok(Self {
+            data: Whole::File(Arc::new(WholeFile {
+                file,
+                len: meta.len(),
+            })),
+            label: None,
+            key: Default::default(),
+        })
     }
 
     /// With `label`, which travels with the video's batches and errors.

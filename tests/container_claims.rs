@@ -10,14 +10,33 @@ use std::time::Duration;
 
 use common::mp4_forge::{forged_sample_tables, forgeries, mp4_box, Forged};
 use common::*;
-use framefeed::{Config, Error, VideoError, VideoInput};
+use framefeed::{Config, Encoded, Error, VideoError, VideoInput};
 
-/// Feeds a good fixture, the forged file (whole or live in 1000-byte chunks), and the good fixture again;
-/// returns the frames decoded and the failures.
-fn between_good_videos(forged: &Forged, live: bool) -> (usize, Vec<(u64, VideoError)>, u64) {
+/// How a forged video is fed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum How {
+    /// Its bytes, whole.
+    Whole,
+    /// Pushed live in 1000-byte chunks.
+    Live,
+    /// A file on disk (`Encoded::file`), read as it is demuxed.
+    File,
+}
+
+/// Feeds a good fixture, the forged file (`how`), and the good fixture again; returns the frames decoded and
+/// the failures.
+fn between_good_videos(forged: &Forged, how: How) -> (usize, Vec<(u64, VideoError)>, u64) {
     let input = VideoInput::new(Config::new(4, 2).stall_timeout(Duration::from_secs(20))).unwrap();
     input.feed(read_fixture("h264.mp4")).unwrap();
-    let id = if live {
+    let dir = tempfile::tempdir().unwrap();
+    let id = if how == How::File {
+        let path = dir.path().join("forged.mp4");
+        std::fs::write(&path, &forged.data).unwrap();
+        input
+            .feed(Encoded::file(&path).unwrap().label(forged.name))
+            .unwrap()
+            .0
+    } else if how == How::Live {
         let stream = input.feed_live_with_label(forged.name).unwrap();
         let id = stream.id().0;
         let data = forged.data.clone();
@@ -48,12 +67,11 @@ fn between_good_videos(forged: &Forged, live: bool) -> (usize, Vec<(u64, VideoEr
     (frames, failed, id)
 }
 
-fn assert_refused_alone(forged: &Forged, live: bool) {
-    let (frames, failed, id) = between_good_videos(forged, live);
-    let how = if live { "live" } else { "whole" };
+fn assert_refused_alone(forged: &Forged, how: How) {
+    let (frames, failed, id) = between_good_videos(forged, how);
     assert_eq!(
         frames, 46,
-        "{} ({how}): both good videos decode whole",
+        "{} ({how:?}): both good videos decode whole",
         forged.name
     );
     match failed.as_slice() {
@@ -61,25 +79,33 @@ fn assert_refused_alone(forged: &Forged, live: bool) {
             assert_eq!(*failed_id, id);
             assert!(
                 reason.contains(forged.refusal),
-                "{} ({how}): {reason}",
+                "{} ({how:?}): {reason}",
                 forged.name
             );
         }
-        other => panic!("{} ({how}): {other:?}", forged.name),
+        other => panic!("{} ({how:?}): {other:?}", forged.name),
     }
 }
 
 #[test]
 fn every_forged_claim_fails_its_video_alone_when_fed_whole() {
     for forged in forgeries() {
-        assert_refused_alone(&forged, false);
+        assert_refused_alone(&forged, How::Whole);
+    }
+}
+
+/// A file is checked from disk (its parsed boxes read, its media data not) and refused as its bytes are.
+#[test]
+fn every_forged_claim_fails_its_video_alone_when_fed_as_a_file() {
+    for forged in forgeries() {
+        assert_refused_alone(&forged, How::File);
     }
 }
 
 #[test]
 fn every_forged_claim_fails_its_video_alone_when_pushed_live() {
     for forged in forgeries().iter().filter(|f| f.live) {
-        assert_refused_alone(forged, true);
+        assert_refused_alone(forged, How::Live);
     }
 }
 
@@ -98,7 +124,7 @@ fn live_index_boxes_larger_than_the_limit_are_refused() {
             data,
             live: true,
         };
-        assert_refused_alone(&forged, true);
+        assert_refused_alone(&forged, How::Live);
     }
 }
 

@@ -16,6 +16,7 @@ use crate::ffi::protocol::ProtocolStream;
 use crate::info::{ContainerInfo, MediaKind, StreamInfo};
 use crate::settings::config::{Config, StreamSelection};
 use crate::source::url::{UrlOptions, UrlSource};
+use crate::video::Whole;
 
 /// Reads what a container holds (format, streams, codecs, sizes, colour tags) without decoding it.
 ///
@@ -84,12 +85,20 @@ pub(crate) struct Demuxer {
 }
 
 impl Demuxer {
-    /// Opens `data`, picks the stream per `config` and checks its declared size against the limits.
-    pub(crate) fn open(data: Bytes, config: &Config) -> Result<Self, VideoError> {
+    /// Opens the whole video `data` (in memory or a file), picks the stream per `config` and checks its
+    /// declared size against the limits.
+    pub(crate) fn open(data: impl Into<Whole>, config: &Config) -> Result<Self, VideoError> {
+        let data = data.into();
         if data.is_empty() {
             return Err(VideoError::Empty);
         }
-        check_claims(&data, config.max_container_samples)?;
+        match &data {
+            Whole::Memory(bytes) => check_claims(bytes, config.max_container_samples)?,
+            Whole::File(file) => {
+                crate::demux::mp4::claims::check_file(file, config.max_container_samples)
+                    .map_err(|reason| VideoError::ImplausibleContainer { reason })?
+            }
+        }
         Self::open_io(MemoryIo::new(data)?, config, Demuxers::Any)
     }
 

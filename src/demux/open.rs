@@ -13,8 +13,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-
 use super::mp4::live::Mp4Gate;
 use super::mp4::sniff::{sniff_live, Mp4Layout};
 use super::{Demuxer, UrlOpenError};
@@ -25,7 +23,7 @@ use crate::signal::Signals;
 use crate::source::feed::Source;
 use crate::source::live::{Failure, LiveReader, LiveShared};
 use crate::source::url::{redact_url, UrlSource};
-use crate::video::ClipKey;
+use crate::video::{ClipKey, Whole};
 
 /// A source, opened.
 pub(crate) struct Opened {
@@ -36,7 +34,7 @@ pub(crate) struct Opened {
 
 enum Origin {
     /// A whole buffer (sampling indexes it again from the same bytes), and its place in its dataset.
-    Whole(Bytes, ClipKey),
+    Whole(Whole, ClipKey),
     /// A live video, read as it arrives or buffered whole.
     Live(CloseLive),
     /// A URL, with the interrupt its reads and reopenings share.
@@ -56,8 +54,8 @@ impl Opened {
         }
     }
 
-    /// A whole buffer's bytes and place in its dataset, if the source is one.
-    pub(crate) fn whole(&self) -> Option<(Bytes, ClipKey)> {
+    /// A whole video's bytes (in memory or a file) and place in its dataset, if the source is one.
+    pub(crate) fn whole(&self) -> Option<(Whole, ClipKey)> {
         match &self.origin {
             Origin::Whole(data, key) => Some((data.clone(), *key)),
             Origin::Live(_) | Origin::Url { .. } => None,

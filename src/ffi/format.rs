@@ -112,7 +112,7 @@ unsafe impl Send for FormatContext {}
 impl FormatContext {
     /// Opens the container in `data` and reads its stream information, with FFmpeg's default probing.
     pub(crate) fn open(data: Bytes) -> Result<Self, AvError> {
-        Self::open_io(MemoryIo::new(data)?, ProbeOptions::default())
+        Self::open_io(MemoryIo::new(data.into())?, ProbeOptions::default())
     }
 
     /// Opens the container read through `io` and reads its stream information.

@@ -1,5 +1,6 @@
-//! `AVIOContext` reading from memory: a whole [`Bytes`] buffer, with seeking (so MP4 with `moov` at the end
-//! works), or a live stream of chunks read through a [`StreamSource`], without seeking.
+//! `AVIOContext` reading a whole video, with seeking (so MP4 with `moov` at the end works, and sampling seeks):
+//! a [`Bytes`] buffer in memory or a file read at the offsets lavf asks for ([`Whole`]); or a live stream of
+//! chunks read through a [`StreamSource`], without seeking.
 
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
@@ -9,6 +10,7 @@ use ffmpeg_sys_next as sys;
 
 use super::{out_of_memory, AVERROR_EOF};
 use crate::error::AvError;
+use crate::video::{Whole, WholeFile};
 
 /// Size of the I/O buffer lavf reads through.
 const IO_BUFFER_SIZE: usize = 64 * 1024;
@@ -35,14 +37,22 @@ pub(crate) trait StreamSource: Send {
     }
 }
 
-/// The callbacks' state: a whole encoded video and a read position (the buffer is shared, never copied), or a
-/// streaming source.
+/// The callbacks' state: a whole encoded video and a read position (a buffer is shared, never copied; a file
+/// is read at the position), or a streaming source.
 enum Cursor {
-    Memory { data: Bytes, pos: usize },
+    Memory {
+        data: Bytes,
+        pos: usize,
+    },
+    File {
+        file: std::sync::Arc<WholeFile>,
+        pos: u64,
+    },
     Stream(Box<dyn StreamSource>),
 }
 
-/// An `AVIOContext` over memory. Owns the context, its I/O buffer and the [`Cursor`] its callbacks use.
+/// An `AVIOContext` over a whole video or a stream. Owns the context, its I/O buffer and the [`Cursor`] its
+/// callbacks use.
 pub(crate) struct MemoryIo {
     ctx: NonNull<sys::AVIOContext>,
     cursor: *mut Cursor,
@@ -53,9 +63,14 @@ pub(crate) struct MemoryIo {
 unsafe impl Send for MemoryIo {}
 
 impl MemoryIo {
-    /// Wraps `data` (no copy: `Bytes` is reference-counted), seekable.
-    pub(crate) fn new(data: Bytes) -> Result<Self, AvError> {
-        Self::with_cursor(Cursor::Memory { data, pos: 0 }, true)
+    /// Reads the whole video `data`, seekable: a buffer without copying it (`Bytes` is reference-counted), a
+    /// file as lavf asks for its bytes.
+    pub(crate) fn new(data: Whole) -> Result<Self, AvError> {
+        let cursor = match data {
+            Whole::Memory(data) => Cursor::Memory { data, pos: 0 },
+            Whole::File(file) => Cursor::File { file, pos: 0 },
+        };
+        Self::with_cursor(cursor, true)
     }
 
     /// Reads from `source` as its bytes arrive. The context is never seekable (lavf reads forward and never
@@ -68,7 +83,7 @@ impl MemoryIo {
     }
 
     fn with_cursor(cursor: Cursor, seek_back: bool) -> Result<Self, AvError> {
-        let seekable = matches!(cursor, Cursor::Memory { .. });
+        let seekable = !matches!(cursor, Cursor::Stream(_));
         let cursor = Box::into_raw(Box::new(cursor));
         // SAFETY: av_malloc returns NULL or a buffer of the given size, which we check.
         let buffer = unsafe { sys::av_malloc(IO_BUFFER_SIZE) } as *mut u8;
@@ -129,7 +144,8 @@ impl Drop for MemoryIo {
     }
 }
 
-/// lavf's read callback: copies up to `buf_size` bytes from the buffer, or reads them from the stream.
+/// lavf's read callback: copies up to `buf_size` bytes from the buffer, or reads them from the file or the
+/// stream.
 unsafe extern "C" fn read_packet(opaque: *mut c_void, buf: *mut u8, buf_size: c_int) -> c_int {
     // SAFETY: `opaque` is the Cursor registered in `MemoryIo::with_cursor`, alive as long as the context; lavf
     // calls the callbacks from one thread at a time.
@@ -150,6 +166,28 @@ unsafe extern "C" fn read_packet(opaque: *mut c_void, buf: *mut u8, buf_size: c_
             *pos += n;
             n as c_int
         }
+        Cursor::File { file, pos } => {
+            use std::os::unix::fs::FileExt;
+            let remaining = file.len.saturating_sub(*pos);
+            if remaining == 0 {
+                return AVERROR_EOF;
+            }
+            let want = out
+                .len()
+                .min(usize::try_from(remaining).unwrap_or(usize::MAX));
+            loop {
+                match file.file.read_at(&mut out[..want], *pos) {
+                    // The file is shorter than when it was opened: its end.
+                    Ok(0) => return AVERROR_EOF,
+                    Ok(n) => {
+                        *pos += n as u64;
+                        return n as c_int;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return -e.raw_os_error().unwrap_or(libc::EIO),
+                }
+            }
+        }
         Cursor::Stream(source) => match source.read(out) {
             StreamRead::Data(n) => n.min(out.len()) as c_int,
             StreamRead::End => AVERROR_EOF,
@@ -164,8 +202,9 @@ unsafe extern "C" fn seek(opaque: *mut c_void, offset: i64, whence: c_int) -> i6
     // SAFETY: as in `read_packet`.
     let cursor = unsafe { &mut *opaque.cast::<Cursor>() };
     let whence = whence & !sys::AVSEEK_FORCE;
-    let (data, pos) = match cursor {
-        Cursor::Memory { data, pos } => (data, pos),
+    let (len, pos) = match cursor {
+        Cursor::Memory { data, pos } => (data.len() as i64, *pos as i64),
+        Cursor::File { file, pos } => (i64::try_from(file.len).unwrap_or(i64::MAX), *pos as i64),
         Cursor::Stream(source) => {
             return match u64::try_from(offset) {
                 Ok(target) if whence == libc::SEEK_SET && source.seek(target) => offset,
@@ -173,17 +212,21 @@ unsafe extern "C" fn seek(opaque: *mut c_void, offset: i64, whence: c_int) -> i6
             }
         }
     };
-    let len = data.len() as i64;
     let target = match whence {
         sys::AVSEEK_SIZE => return len,
         libc::SEEK_SET => offset,
-        libc::SEEK_CUR => *pos as i64 + offset,
-        libc::SEEK_END => len + offset,
+        libc::SEEK_CUR => pos.saturating_add(offset),
+        libc::SEEK_END => len.saturating_add(offset),
         _ => return -1,
     };
     if !(0..=len).contains(&target) {
         return -1;
     }
-    *pos = target as usize;
+    match cursor {
+        Cursor::Memory { pos, .. } => *pos = target as usize,
+        Cursor::File { pos, .. } => *pos = target as u64,
+        // Returned above; never a panic in a callback.
+        Cursor::Stream(_) => return -1,
+    }
     target
 }

@@ -17,16 +17,17 @@ pub struct EpochFeed {
 }
 
 impl FileList {
-    /// Reads and feeds this shard's files for `epoch` into `input`, in order, each labelled with its path and
-    /// placed at its position in the list and `epoch` ([`Encoded::position`]: random clips change per epoch);
-    /// waits while the feed queue is full. Files that cannot be read are skipped and reported. Does not close
-    /// the input. Fails only when the input is closed.
+    /// Feeds this shard's files for `epoch` into `input`, in order, each labelled with its path and placed at
+    /// its position in the list and `epoch` ([`Encoded::position`]: random clips change per epoch); waits
+    /// while the feed queue is full. Each file is opened here and read from disk as it is decoded
+    /// ([`Encoded::file`]: never whole in memory). Files that cannot be opened are skipped and reported. Does
+    /// not close the input. Fails only when the input is closed.
     pub fn feed_epoch(&self, input: &VideoInput, epoch: u64) -> Result<EpochFeed> {
         let mut report = EpochFeed::default();
         for (position, path) in self.epoch_positions(epoch) {
-            match std::fs::read(&path) {
-                Ok(data) => {
-                    let video = Encoded::new(data)
+            match Encoded::file(&path) {
+                Ok(video) => {
+                    let video = video
                         .label(path.display().to_string())
                         .position(position as u64, epoch);
                     input.feed(video)?;

@@ -13,7 +13,7 @@ use crate::error::{Error, Result, TryFeedError};
 use crate::source::feed::{Refused, Source};
 use crate::source::live::{LiveShared, LiveVideo};
 use crate::source::url::{UrlOptions, UrlSource};
-use crate::video::{Encoded, Label, VideoId};
+use crate::video::{Encoded, Label, VideoId, Whole};
 
 impl VideoInput {
     /// Queues one whole encoded video (any container and codec the system's FFmpeg reads), with an optional
@@ -238,11 +238,11 @@ pub(super) fn refused_to_try(refused: Refused) -> TryFeedError {
     }
 }
 
-/// The bytes of a whole video handed back (a live or URL video has none to hand back).
+/// The bytes of a whole video handed back (a file, a live or a URL video has none to hand back).
 pub(super) fn whole(source: Source) -> Bytes {
     match source {
-        Source::Whole(data, _) => data,
-        Source::Live(_) | Source::Url(_) => Bytes::new(),
+        Source::Whole(Whole::Memory(data), _) => data,
+        Source::Whole(Whole::File(_), _) | Source::Live(_) | Source::Url(_) => Bytes::new(),
     }
 }
 

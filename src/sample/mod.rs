@@ -18,8 +18,6 @@ pub(crate) mod plan;
 pub(crate) mod seek;
 pub(crate) mod slots;
 
-use bytes::Bytes;
-
 pub(crate) use live::InOrder;
 
 use self::index::FrameIndex;
@@ -29,7 +27,7 @@ use crate::demux::Demuxer;
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 use crate::settings::config::Config;
-use crate::video::ClipKey;
+use crate::video::{ClipKey, Whole};
 
 /// A whole video's sampling, planned from its index: decode the needed frames by seeking.
 pub(crate) struct Planned {
@@ -59,7 +57,7 @@ pub(crate) enum WholePlan {
 /// Plans the sampling of the whole video in `data`: indexes it (a second demuxer over the same bytes, so
 /// the one decoding stays at its start) and plans its sequences.
 pub(crate) fn plan_whole(
-    data: Bytes,
+    data: Whole,
     config: &Config,
     key: ClipKey,
 ) -> Result<WholePlan, VideoError> {

@@ -6,9 +6,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
-
-use crate::video::ClipKey;
+use crate::video::{ClipKey, Whole};
 use parking_lot::{Condvar, Mutex};
 
 use crate::signal::WakerSet;
@@ -18,8 +16,8 @@ use crate::video::{Label, VideoId, VideoRef};
 
 /// Where a queued video's bytes come from.
 pub(crate) enum Source {
-    /// The whole encoded video, in memory, and where it sits in its dataset (its random clips).
-    Whole(Bytes, ClipKey),
+    /// The whole encoded video, in memory or a file, and where it sits in its dataset (its random clips).
+    Whole(Whole, ClipKey),
     /// A live video whose chunks arrive through a [`LiveVideo`](crate::LiveVideo) handle.
     Live(std::sync::Arc<LiveShared>),
     /// A video pulled by URL by the decoding thread.
@@ -27,11 +25,11 @@ pub(crate) enum Source {
 }
 
 impl Source {
-    /// The bytes this source holds against the queue's byte limit (a live video's chunks are bounded by its
-    /// own buffer instead).
+    /// The bytes this source holds against the queue's byte limit (a file holds none in memory; a live video's
+    /// chunks are bounded by its own buffer instead).
     fn queued_bytes(&self) -> usize {
         match self {
-            Source::Whole(data, _) => data.len(),
+            Source::Whole(data, _) => data.memory_bytes(),
             Source::Live(_) | Source::Url(_) => 0,
         }
     }

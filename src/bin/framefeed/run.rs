@@ -11,8 +11,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{json, Value};
 
 use framefeed::{
-    Config, Crop, CropPosition, DType, Device, Error, LastSequencePolicy, Layout, Reconnect,
-    Resize, RtspTransport, Sampling, Transforms, UrlOptions, VideoInput,
+    Config, Crop, CropPosition, DType, Device, Encoded, Error, LastSequencePolicy, Layout,
+    Reconnect, Resize, RtspTransport, Sampling, Transforms, UrlOptions, VideoInput,
 };
 
 use super::output::{batch_json, peak_rss_mib};
@@ -329,8 +329,8 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
         .duration
         .map(|s| seconds_arg("duration", s))
         .transpose()?;
-    // Files are read one at a time, at most two ahead of decoding (one decoding, one in the feed queue, whose
-    // limit makes `feed` wait), so memory holds few encoded videos.
+    // Files are opened one at a time, at most two ahead of decoding (one decoding, one in the feed queue, whose
+    // limit makes `feed` wait), each read from disk as it is decoded: memory holds no encoded video whole.
     let feeder = {
         let input = input.clone();
         let url_options = url_options.clone();
@@ -347,8 +347,9 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
                         }
                         other => other,
                     },
-                    Source::File(path) => match std::fs::read(path) {
-                        Ok(data) => input.feed((data, label.clone())),
+                    // Read from disk as it is decoded, never whole in memory.
+                    Source::File(path) => match Encoded::file(path) {
+                        Ok(video) => input.feed(video.label(label.clone())),
                         Err(e) => {
                             unreadable.push(json!({"video": null, "label": label, "error": format!("cannot read: {e}")}));
                             continue;

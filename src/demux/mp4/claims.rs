@@ -20,6 +20,7 @@
 //! time as they arrive (`demux::mp4::live`), before the demuxer sees the box.
 
 use crate::ffi::format::{codec_tag_known, TagTable};
+use crate::video::WholeFile;
 
 /// Bytes of demuxer memory counted for every sample an index may claim (measured: 47 bytes a sample on a
 /// million-frame faststart MP4, before composition offsets and edit-list copies).
@@ -679,6 +680,86 @@ pub(crate) fn check_buffer_with(
 ) -> Result<(), String> {
     let data = &data[id3v2_len(data).min(data.len())..];
     Claims::new(Bound::whole(data.len(), max_samples), tags).top_level(data)
+}
+
+/// Checks a whole video file as [`check_buffer`] checks a buffer, reading only what the demuxer parses
+/// before its first packet: the top-level boxes it parses, whole (`moov` above all), and no media data (an
+/// `mdat`, or a box it skips, is checked as its header alone). An I/O error leaves the file to the demuxer,
+/// whose read fails the same way.
+pub(crate) fn check_file(file: &WholeFile, max_samples: u64) -> Result<(), String> {
+    use std::os::unix::fs::FileExt;
+    let read = |at: u64, buf: &mut [u8]| -> Option<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match file.file.read_at(&mut buf[done..], at + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        Some(done)
+    };
+    // ID3v2 tags before the boxes are skipped as in a buffer, one header at a time.
+    let mut pos = 0u64;
+    loop {
+        let mut tag = [0u8; 10];
+        if read(pos, &mut tag) != Some(10) {
+            break;
+        }
+        match id3v2_len(&tag) {
+            0 => break,
+            skip => pos = pos.saturating_add(skip as u64),
+        }
+    }
+    let mut gathered: Vec<u8> = Vec::new();
+    while pos + 8 <= file.len {
+        let mut header = [0u8; 16];
+        let got = read(pos, &mut header).unwrap_or(0);
+        if got < 8 {
+            break;
+        }
+        let size32 = be32(&header, 0);
+        let kind: [u8; 4] = header[4..8].try_into().expect("4 bytes");
+        let size = match size32 {
+            1 if got >= 16 => u64::from_be_bytes(header[8..16].try_into().expect("8 bytes")),
+            0 => file.len - pos,
+            n => u64::from(n),
+        };
+        if size < 8 {
+            // As the buffer walk: a box too small ends the list (its bytes are passed on for it to see).
+            gathered.extend_from_slice(&header[..got.min(16)]);
+            break;
+        }
+        let size = size.min(file.len - pos);
+        let movie_in_free = (&kind == b"free" || &kind == b"hoov")
+            && got >= 16
+            && (&header[12..16] == b"mvhd" || &header[12..16] == b"cmov");
+        let parsed = &kind != b"mdat" && (PARSED.contains(&&kind) || movie_in_free);
+        if parsed {
+            let len = usize::try_from(size)
+                .map_err(|_| format!("a {} box of {size} bytes", kind_name(&kind)))?;
+            let at = gathered.len();
+            gathered.try_reserve(len).map_err(|_| {
+                format!(
+                    "a {} box of {size} bytes does not fit in memory",
+                    kind_name(&kind)
+                )
+            })?;
+            gathered.resize(at + len, 0);
+            let Some(done) = read(pos, &mut gathered[at..]) else {
+                return Ok(());
+            };
+            gathered.truncate(at + done);
+        } else {
+            // Its header alone, as an empty box of its kind.
+            gathered.extend_from_slice(&8u32.to_be_bytes());
+            gathered.extend_from_slice(&kind);
+        }
+        pos += size;
+    }
+    let len = usize::try_from(file.len).unwrap_or(usize::MAX);
+    Claims::new(Bound::whole(len, max_samples), &LavfTags).top_level(&gathered)
 }
 
 #[cfg(test)]
