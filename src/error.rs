@@ -165,6 +165,13 @@ pub enum VideoError {
         /// The configured limit.
         max_bytes: u64,
     },
+    /// A video fed in chunks to be decoded whole ([`VideoInput::feed_live_whole`](crate::VideoInput::feed_live_whole),
+    /// an upload with clips) grew past its limit before it ended.
+    #[error("this video is collected whole before it is decoded (clips need its whole length), but it grew past the limit of {max_bytes} bytes; send a shorter video, sample it with stride, step, fps or a time range instead of clips, or raise the limit")]
+    WholeTooLarge {
+        /// The limit.
+        max_bytes: u64,
+    },
     /// The configured crop is larger than the (resized) frame and its out-of-bounds policy is `Error`.
     #[error("crop {}x{} does not fit in the {}x{} frame (out_of_bounds policy: error)", crop.0, crop.1, frame.0, frame.1)]
     CropOutOfBounds {
@@ -344,6 +351,7 @@ impl VideoError {
             VideoError::SourceUnavailable { .. } => "source_unavailable",
             VideoError::SourceLost { .. } => "source_lost",
             VideoError::MoovAtEndLive | VideoError::MoovAtEndTooLarge { .. } => "moov_at_end",
+            VideoError::WholeTooLarge { .. } => "body_too_large",
             VideoError::CropOutOfBounds { .. } => "crop_out_of_bounds",
             VideoError::BatchTooLarge { .. } => "over_memory_budget",
             VideoError::OutOfMemory { .. } => "out_of_memory",

@@ -127,7 +127,7 @@ pub use settings::choice::Choice;
 pub use settings::config::{
     limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
 };
-pub use settings::sampling::{ClipSampler, Sampling};
+pub use settings::sampling::{ClipSampler, Sampling, SamplingOptions};
 pub use source::files::FileList;
 pub use source::live::{LiveVideo, PushChunk, PushReady};
 pub use source::url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};

@@ -357,3 +357,130 @@ fn live_videos_sample_with_stride_and_fps_and_match_whole_ones() {
         assert_eq!(seqs, whole[0], "{sampling:?}");
     }
 }
+
+/// `framefeed serve` takes the sampling as query parameters: stride/step, fps and indices on a live upload (the
+/// same sequences as the library's), clips on an upload it collects whole (seeded, the same clips as the
+/// library's whole decode), and bad values refused with 400 naming what is allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_samples_uploads_by_their_query() {
+    use common::http_client::{chunks_of, upload};
+    use common::serve::serve;
+
+    let server = serve(&[]);
+    let data = framefeed::SAMPLE_MP4;
+    let indices_of = |lines: &[serde_json::Value]| -> Vec<Vec<u64>> {
+        lines
+            .iter()
+            .filter(|l| l.get("sequences").is_some())
+            .flat_map(|l| l["sequences"].as_array().unwrap().clone())
+            .map(|s| serde_json::from_value(s["frames"].clone()).unwrap())
+            .collect()
+    };
+    let library = |sampling: Sampling| -> Vec<Vec<u64>> {
+        let input = VideoInput::new(Config::new(4, 1).sampling(sampling)).unwrap();
+        input.feed(data).unwrap();
+        input.close();
+        input
+            .iter()
+            .flat_map(|b| {
+                let b = b.unwrap();
+                b.sequences()
+                    .iter()
+                    .map(|s| s.indices().to_vec())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let cases = [
+        ("stride=2&step=10", Sampling::new().stride(2).step(10)),
+        ("fps=7.5&start=0.5&end=1.5", Sampling::new().fps(7.5).time_range(0.5, 1.5)),
+        ("indices=1,1,30,59", Sampling::new().indices(vec![1, 1, 30, 59])),
+        (
+            "clips=3&seed=5",
+            Sampling::new().clips(3, ClipSampler::Random).seed(5),
+        ),
+        (
+            "clips=2&clip_sampler=regular",
+            Sampling::new().clips(2, ClipSampler::Regular),
+        ),
+    ];
+    for (query, sampling) in cases {
+        let query = format!("sequence_length=4&batch_size=1&{query}");
+        let sent = upload(
+            server.addr,
+            "127.0.0.1",
+            &query,
+            chunks_of(data, 16 << 10),
+            std::time::Duration::ZERO,
+            None,
+        )
+        .await;
+        let (status, lines) = sent.response.await.unwrap();
+        assert_eq!(status, 200, "{query}: {lines:?}");
+        let got = indices_of(&lines);
+        assert!(!got.is_empty(), "{query}");
+        assert_eq!(got, library(sampling), "{query}");
+    }
+    for (query, message) in [
+        ("stride=0", "stride is 0; allowed: 1 to"),
+        ("fps=fast", "fps must be a number"),
+        ("indices=1,x", "indices must be frame indices"),
+        ("clip_sampler=regular", "clip_sampler and seed are for uploads with clips"),
+        ("clips=2&clip_sampler=uniform", "allowed: 'random', 'regular'"),
+        ("start=3&end=1", "end"),
+    ] {
+        let sent = upload(
+            server.addr,
+            "127.0.0.1",
+            query,
+            chunks_of(data, 16 << 10),
+            std::time::Duration::ZERO,
+            None,
+        )
+        .await;
+        let (status, lines) = sent.response.await.unwrap();
+        assert_eq!(status, 400, "{query}: {lines:?}");
+        let text = lines[0].to_string();
+        assert!(text.contains(message), "{query}: {text}");
+    }
+}
+
+/// A video fed in chunks to be decoded whole takes clips as a whole one does; one larger than its limit fails
+/// alone, saying so, and the next video decodes.
+#[test]
+fn a_chunked_video_collected_whole_takes_clips_and_its_limit_holds() {
+    let sampling = Sampling::new().clips(3, ClipSampler::Random).seed(8);
+    let input = VideoInput::new(Config::new(4, 1).sampling(sampling)).unwrap();
+    let mut ids = Vec::new();
+    for max_bytes in [1 << 20, 1000] {
+        let live = input.feed_live_whole(max_bytes).unwrap();
+        ids.push(live.id());
+        for chunk in framefeed::SAMPLE_MP4.chunks(700) {
+            if live.push(chunk.to_vec()).is_err() {
+                break; // refused once the limit is passed
+            }
+        }
+        live.finish();
+    }
+    let whole = input.feed(framefeed::SAMPLE_MP4).unwrap();
+    input.close();
+    let mut by_video: BTreeMap<u64, Vec<Vec<u64>>> = BTreeMap::new();
+    let mut failed = Vec::new();
+    for result in input.iter() {
+        match result {
+            Ok(batch) => by_video
+                .entry(batch.video_id().0)
+                .or_default()
+                .extend(batch.sequences().iter().map(|s| s.indices().to_vec())),
+            Err(Error::Video { video, error }) => failed.push((video.id, error)),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(by_video[&ids[0].0].len(), 3);
+    match failed.as_slice() {
+        [(id, VideoError::WholeTooLarge { max_bytes: 1000 })] => assert_eq!(*id, ids[1]),
+        other => panic!("{other:?}"),
+    }
+    // The seed and the position decide the clips; the chunked video is at position 0, the whole one at 2.
+    assert_eq!(by_video[&whole.0].len(), 3);
+}

@@ -3,8 +3,9 @@ fault tolerance.
 
 :func:`read_videos` lists the files; a pool of actors reads and decodes them, in one Ray Data stage, each actor
 holding one :class:`framefeed.VideoInput` for its whole life (its buffer pool and decoder threads reused across
-videos). Rows stream out as they are decoded, **one row per sequence**: a long video never sits decoded in
-memory, and an actor's memory stays bounded whatever the video's length. :class:`Decoder` is the same callable
+videos). Rows stream out as they are decoded, **one row per sequence** (with ``clips=N``, one row per clip, its
+display ``indices`` beside its ``pts``): a long video never sits decoded in memory, and an actor's memory stays
+bounded whatever the video's length (a local file is read from disk as it is decoded, never whole). :class:`Decoder` is the same callable
 class, for pipelines that already hold the encoded bytes in a column (Parquet, object storage...) or the files'
 paths.
 
@@ -81,14 +82,17 @@ class Decoder:
     """A Ray Data callable class (``map_batches``): encoded videos in, one row per sequence out.
 
     Each input row holds one encoded video (column ``bytes_column``) and its name (``path_column``); where the
-    input has no ``bytes_column``, the actor reads the file the path names (local, or a URI such as
-    ``s3://...``), and a file it cannot read fails that one video, per ``on_error``. The instance keeps one
+    input has no ``bytes_column``, the actor reads the file the path names (a local file from disk as it is
+    decoded; a URI such as ``s3://...`` whole), and a file it cannot read fails that one video, per
+    ``on_error``. An optional ``position`` column places each video in its dataset: with ``epoch`` and the
+    seed it decides the video's random clips, so that they do not depend on which actor decodes it. The instance keeps one
     operator for its life; videos are decoded one after the other, and each framefeed batch is yielded as soon
     as it is decoded (a generator UDF).
 
     Output columns: ``frames`` (the sequence, in the chosen dtype and layout), ``valid_frames``, ``path``,
-    ``first_frame``, ``pts`` (seconds, one per real frame), ``crop_window`` (``(x, y, w, h)``, when cropping),
-    and ``error`` (``None``, or why the video failed, when ``on_error="record"``).
+    ``first_frame``, ``indices`` (the display index of each real frame), ``pts`` (seconds, one per real frame),
+    ``crop_window`` (``(x, y, w, h)``, when cropping), and ``error`` (``None``, or why the video failed, when
+    ``on_error="record"``).
     """
 
     def __init__(
@@ -101,6 +105,7 @@ class Decoder:
         bytes_column: str = "bytes",
         path_column: str = "path",
         sequences_per_block: int = 1,
+        epoch: int = 0,
         **keywords: Any,
     ) -> None:
         if on_error not in _ON_ERROR:
@@ -108,6 +113,7 @@ class Decoder:
         self.on_error = on_error
         self.bytes_column = bytes_column
         self.path_column = path_column
+        self.epoch = epoch
         self.cropping = keywords.get("crop") is not None
         # An error row's (empty) frames take the element type of the others: one tensor column.
         dtype = keywords.get("dtype", "uint8")
@@ -126,18 +132,24 @@ class Decoder:
         rows = encoded if encoded is not None else paths
         if rows is None:
             raise KeyError(f"the input has neither a {self.bytes_column!r} nor a {self.path_column!r} column")
+        positions = batch.get("position")
         for i in range(len(rows)):
             path = str(paths[i]) if paths is not None else str(i)
-            if encoded is not None:
-                data = encoded[i]
-                yield from self._decode(bytes(data) if not isinstance(data, bytes) else data, path)
-                continue
+            place: Dict[str, Any] = {}
+            if positions is not None:
+                place = {"position": int(positions[i]), "epoch": self.epoch}
             try:
-                data = _read_file(path)
+                if encoded is not None:
+                    data = encoded[i]
+                    self.input.feed(bytes(data) if not isinstance(data, bytes) else data, path, **place)
+                elif "://" not in path:
+                    self.input.feed_file(path, path, **place)
+                else:
+                    self.input.feed(_read_file(path), path, **place)
             except OSError as error:
                 yield from self._failed(path, f"cannot read the file: {error}", error)
                 continue
-            yield from self._decode(data, path)
+            yield from self._decode(path)
 
     def _failed(self, path: str, reason: str, error: Exception) -> Iterator[Dict[str, Any]]:
         """A video that failed, per ``on_error``."""
@@ -146,8 +158,8 @@ class Decoder:
         if self.on_error == "record":
             yield self._error_row(path, reason)
 
-    def _decode(self, data: bytes, path: str) -> Iterator[Dict[str, Any]]:
-        self.input.feed(data, label=path)
+    def _decode(self, path: str) -> Iterator[Dict[str, Any]]:
+        """The rows of the video just fed."""
         while True:
             try:
                 batch = self.input.next_batch()
@@ -179,6 +191,7 @@ class Decoder:
             "valid_frames": np.array([s.valid_frames for s in sequences], dtype=np.int64),
             "path": np.array([path] * len(sequences), dtype=object),
             "first_frame": np.array([s.first_frame for s in sequences], dtype=np.int64),
+            "indices": [np.array(s.indices, dtype=np.int64) for s in sequences],
             "pts": [np.array(s.pts, dtype=np.float64) for s in sequences],
         }
         if self.cropping:
@@ -193,6 +206,7 @@ class Decoder:
             "valid_frames": np.array([0], dtype=np.int64),
             "path": np.array([path], dtype=object),
             "first_frame": np.array([0], dtype=np.int64),
+            "indices": [np.zeros(0, dtype=np.int64)],
             "pts": [np.zeros(0, dtype=np.float64)],
             "error": np.array([reason], dtype=object),
         }
@@ -212,6 +226,7 @@ def read_videos(
     num_gpus: float = 0,
     on_error: str = "record",
     max_restarts: Optional[int] = None,
+    epoch: int = 0,
     **keywords: Any,
 ) -> "ray.data.Dataset":
     """A Ray dataset of every sequence of every video in ``paths`` (files or directories, local or URIs such as
@@ -248,7 +263,7 @@ def read_videos(
     # Only the paths travel to the actors, which read the files themselves: one stage, no read tasks' workers
     # to start and no encoded bytes through the object store.
     listed = ray.data.from_items(
-        [{"path": f} for f in files], override_num_blocks=max(1, min(len(files), _MAX_BLOCKS))
+        [{"path": f, "position": i} for i, f in enumerate(files)], override_num_blocks=max(1, min(len(files), _MAX_BLOCKS))
     )
     return listed.map_batches(
         Decoder,
@@ -257,6 +272,7 @@ def read_videos(
             last_sequence_policy=last_sequence_policy,
             decoder_threads=decoder_threads,
             on_error=on_error,
+            epoch=epoch,
             **keywords,
         ),
         batch_size=1,

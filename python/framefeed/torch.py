@@ -11,12 +11,19 @@ epoch across all of them. Batches reach PyTorch through DLPack, without a copy.
 ...     dataset.set_epoch(epoch)
 ...     for frames, info in DataLoader(dataset, batch_size=None, num_workers=4):
 ...         ...  # frames: (4, 3, 16, 112, 112) float32; info["label"] is the file's path
+
+Training on long videos, a few clips of each per epoch, sequences of several videos mixed in every batch:
+
+>>> dataset = VideoDataset(paths, sequence_length=8, batch_size=16, clips=4, shuffle_buffer=256, crop=224,
+...                        dtype="float32_unit", layout="CFHW")
+>>> dataset.set_epoch(epoch)  # new clips (and a new order) every epoch; the same ones for the same seed
 """
 
 from __future__ import annotations
 
 import threading
 import warnings
+from itertools import chain
 from os import PathLike
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -25,6 +32,7 @@ import torch.distributed as dist
 from torch.utils.data import IterableDataset, get_worker_info
 
 import framefeed as ff
+from framefeed._shuffle import ShuffleBuffer
 
 __all__ = ["VideoDataset"]
 
@@ -36,7 +44,15 @@ class VideoDataset(IterableDataset):
         paths: the video files.
         sequence_length, batch_size: as for :class:`framefeed.VideoInput`.
         shuffle: shuffle the files every epoch (a permutation drawn from ``seed`` and the epoch).
-        seed: the shuffle's seed (the same on every rank, so that the shards partition the files).
+        seed: the shuffle's seed (the same on every rank, so that the shards partition the files), also the
+            seed of random clips (``clips=N``): each file's clips are decided by the seed, its position in
+            ``paths`` and the epoch, so :meth:`set_epoch` gives new clips and the same seed the same ones,
+            whichever worker decodes the file.
+        shuffle_buffer: 0 (default) yields framefeed's batches as they are (every batch from one video); N > 0
+            mixes sequences of several videos through a shuffle buffer of N sequences (DALI's
+            ``random_shuffle`` with ``initial_fill=N``), seeded by ``seed``, the epoch and the shard, and
+            yields batches of ``batch_size`` sequences from any of them. Each buffered sequence is a copy, so
+            memory is N sequences (plus the batch being decoded) whatever the videos.
         rank, world_size: this process's rank among ``world_size`` (default: ``torch.distributed``'s, when it
             is initialized, else 0 of 1).
         on_error: ``"warn"`` (default: a video that fails is skipped with a warning, after its decoded batches),
@@ -46,8 +62,11 @@ class VideoDataset(IterableDataset):
             comes as a list of one tensor per sequence).
 
     Yields ``(frames, info)``: the batch as a tensor (no copy), and a dict with ``video_id``, ``label`` (the
-    file's path), ``index``, ``is_last``, ``valid_frames`` (per sequence), ``first_frame`` (per sequence) and
-    ``pts`` (per sequence, seconds).
+    file's path), ``index``, ``is_last``, ``valid_frames`` (per sequence), ``first_frame`` (per sequence),
+    ``indices`` (per sequence: the display index of each real frame) and ``pts`` (per sequence, seconds). With
+    ``shuffle_buffer``, the batch is stacked from the sequences that came out of the buffer (a list of tensors
+    when they differ in shape, as a ``"partial"`` policy's last sequences do) and every entry of ``info`` is a
+    list with one item per sequence.
     """
 
     def __init__(
@@ -61,11 +80,15 @@ class VideoDataset(IterableDataset):
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
         on_error: str = "warn",
+        shuffle_buffer: int = 0,
         **keywords: Any,
     ) -> None:
         super().__init__()
         if on_error not in ("warn", "skip", "raise"):
             raise ValueError(f"on_error is {on_error!r}; allowed: 'warn', 'skip', 'raise'")
+        if shuffle_buffer:
+            ShuffleBuffer(shuffle_buffer, 0)  # checks the setting
+        self.shuffle_buffer = shuffle_buffer
         self.paths = [str(p) for p in paths]
         self.sequence_length = sequence_length
         self.batch_size = batch_size
@@ -75,13 +98,16 @@ class VideoDataset(IterableDataset):
         self.world_size = world_size
         self.on_error = on_error
         keywords.setdefault("last_sequence_policy", "pad")
+        if keywords.get("clips") is not None:
+            # Random clips follow the dataset's seed (with each file's position and the epoch).
+            keywords.setdefault("seed", seed)
         self.keywords = keywords
         self.epoch = 0
         # Checks the keywords once, here, rather than in every worker.
         ff.VideoInput(sequence_length, batch_size, **keywords).close()
 
     def set_epoch(self, epoch: int) -> None:
-        """The epoch the next iteration decodes (its shuffle and its shards)."""
+        """The epoch the next iteration decodes (its shuffle, its shards and its random clips)."""
         self.epoch = epoch
 
     def shard(self) -> Tuple[int, int]:
@@ -105,6 +131,55 @@ class VideoDataset(IterableDataset):
         return files.shuffle(self.seed) if self.shuffle else files
 
     def __iter__(self) -> Iterator[Tuple[Union[torch.Tensor, List[torch.Tensor]], Dict[str, Any]]]:
+        if not self.shuffle_buffer:
+            for batch in self._batches():
+                yield self._tensor(batch), self._info(batch)
+            return
+        shard, _ = self.shard()
+        buffer: ShuffleBuffer[Tuple[torch.Tensor, Dict[str, Any]]] = ShuffleBuffer(
+            self.shuffle_buffer, f"{self.seed}:{self.epoch}:{shard}"
+        )
+        out: List[Tuple[torch.Tensor, Dict[str, Any]]] = []
+        for item in chain(self._sequences(buffer), buffer.drain()):
+            out.append(item)
+            if len(out) == self.batch_size:
+                yield self._mixed(out)
+                out = []
+        if out:
+            yield self._mixed(out)
+
+    def _sequences(
+        self, buffer: "ShuffleBuffer[Tuple[torch.Tensor, Dict[str, Any]]]"
+    ) -> Iterator[Tuple[torch.Tensor, Dict[str, Any]]]:
+        """Every decoded sequence (a copy, which the buffer holds) through ``buffer``: what comes out."""
+        for batch in self._batches():
+            for i, seq in enumerate(batch.sequences):
+                info = {
+                    "video_id": batch.video_id,
+                    "label": batch.label,
+                    "index": batch.index,
+                    "is_last": batch.is_last and i == len(batch.sequences) - 1,
+                    "valid_frames": seq.valid_frames,
+                    "first_frame": seq.first_frame,
+                    "indices": seq.indices,
+                    "pts": seq.pts,
+                }
+                out = buffer.push((torch.from_dlpack(seq).clone(), info))
+                if out is not None:
+                    yield out
+
+    @staticmethod
+    def _mixed(items: List[Tuple[torch.Tensor, Dict[str, Any]]]) -> Tuple[Any, Dict[str, Any]]:
+        """A batch of sequences from the shuffle buffer: stacked when they have one shape, and their info as
+        lists."""
+        tensors = [t for t, _ in items]
+        frames: Union[torch.Tensor, List[torch.Tensor]] = (
+            torch.stack(tensors) if len({t.shape for t in tensors}) == 1 else tensors
+        )
+        return frames, {key: [info[key] for _, info in items] for key in items[0][1]}
+
+    def _batches(self) -> Iterator[ff.Batch]:
+        """This worker's framefeed batches for the current epoch, as they are decoded."""
         shard, shards = self.shard()
         files = self._file_list().shard(shard, shards)
         inp = ff.VideoInput(self.sequence_length, self.batch_size, **self.keywords)
@@ -131,7 +206,7 @@ class VideoDataset(IterableDataset):
                     continue
                 if batch is None:
                     break
-                yield self._tensor(batch), self._info(batch)
+                yield batch
         finally:
             del inp  # stops the decoder at once if the consumer stopped early
         feeder.join()
@@ -160,5 +235,6 @@ class VideoDataset(IterableDataset):
             "is_last": batch.is_last,
             "valid_frames": [s.valid_frames for s in sequences],
             "first_frame": [s.first_frame for s in sequences],
+            "indices": [s.indices for s in sequences],
             "pts": [s.pts for s in sequences],
         }

@@ -17,7 +17,7 @@ use std::thread::Thread;
 use std::time::Duration;
 
 use bytes::Bytes;
-use framefeed::{Error, Label, LiveVideo, TryFeedError, VideoInput};
+use framefeed::{Encoded, Error, LiveVideo, TryFeedError, VideoInput};
 use parking_lot::{Mutex, RwLock};
 use pyo3::prelude::*;
 
@@ -32,8 +32,9 @@ enum Want {
     Batch(Weak<VideoInput>),
     Feed {
         input: Weak<VideoInput>,
-        data: Bytes,
-        label: Option<Label>,
+        video: Encoded,
+        /// Its bytes in memory, which the queue must have room for.
+        len: usize,
     },
     Push {
         live: Weak<RwLock<Option<LiveVideo>>>,
@@ -58,8 +59,8 @@ impl Waiter {
                 Some(input) => Pin::new(&mut input.ready()).poll(cx),
                 None => Poll::Ready(()),
             },
-            Want::Feed { input, data, .. } => match input.upgrade() {
-                Some(input) => Pin::new(&mut input.feed_ready(data.len())).poll(cx),
+            Want::Feed { input, len, .. } => match input.upgrade() {
+                Some(input) => Pin::new(&mut input.feed_ready(*len)).poll(cx),
                 None => Poll::Ready(()),
             },
             Want::Push { live, chunk } => match live.upgrade() {
@@ -182,22 +183,19 @@ fn take(py: Python<'_>, want: Want) -> PyResult<Delivered> {
         }
         Want::Feed {
             input: weak,
-            data,
-            label,
+            video,
+            len,
         } => {
             let Some(input) = weak.upgrade() else {
                 return Ok(closed(py));
             };
-            let fed = match label.clone() {
-                Some(label) => input.try_feed((data, label)),
-                None => input.try_feed(data),
-            };
-            match fed {
+            // A clone shares the bytes: handed back whole (with its label and place) when the queue is full.
+            match input.try_feed(video.clone()) {
                 Ok(id) => Delivered::Value(id.0.into_pyobject(py)?.into_any().unbind()),
-                Err(TryFeedError::Full(data)) => Delivered::Again(Want::Feed {
+                Err(TryFeedError::Full(_)) => Delivered::Again(Want::Feed {
                     input: weak,
-                    data,
-                    label,
+                    video,
+                    len,
                 }),
                 Err(_) => closed(py),
             }
@@ -306,15 +304,15 @@ pub(crate) fn next_batch(py: Python<'_>, input: &Arc<VideoInput>) -> PyResult<Py
 pub(crate) fn feed(
     py: Python<'_>,
     input: &Arc<VideoInput>,
-    data: Bytes,
-    label: Option<Label>,
+    video: Encoded,
+    len: usize,
 ) -> PyResult<Py<PyAny>> {
     submit(
         py,
         Want::Feed {
             input: Arc::downgrade(input),
-            data,
-            label,
+            video,
+            len,
         },
     )
 }

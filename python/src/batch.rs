@@ -96,13 +96,15 @@ fn export(
                 .collect(),
         ),
     };
-    let address = address(&batch, stream)?;
+    // A sequence's first element is given by its address, with no byte offset: recent PyTorch (2.15) refuses a
+    // non-zero `byte_offset` (the DLPack standard lets a consumer do so), and every consumer reads this form.
+    let address = address(&batch, stream)? + byte_offset;
     let device = device_of(&batch);
     let capsule = dlpack::capsule(
         py,
         Export {
             address,
-            byte_offset: byte_offset as u64,
+            byte_offset: 0,
             shape,
             dtype: dlpack_dtype(batch.dtype()),
             device,

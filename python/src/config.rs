@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use framefeed::{
     ClipSampler, Config, Crop, CropPosition, DType, Device, Interpolation, LastSequencePolicy,
-    Layout, NvdecDriver, OutOfBounds, Resize, ResizeMode, Sampling, Transforms,
+    Layout, NvdecDriver, OutOfBounds, Resize, ResizeMode, Sampling, SamplingOptions, Transforms,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -63,29 +63,17 @@ pub(crate) struct SamplingArgs<'py> {
 impl SamplingArgs<'_> {
     /// The framefeed sampling, seeded by `seed` (validated with the rest of the config).
     fn sampling(&self, seed: Option<u64>) -> PyResult<Sampling> {
-        let mut s = Sampling::new().seed(seed.unwrap_or(0));
-        if let Some(n) = self.stride {
-            s = s.stride(n);
-        }
-        if let Some(n) = self.step {
-            s = s.step(n);
-        }
-        if let Some(n) = self.clips {
-            s = s.clips(n, self.clip_sampler.parse::<ClipSampler>().map_err(bad)?);
-        }
-        if let Some(fps) = self.fps {
-            s = s.fps(fps);
-        }
-        if let Some(t) = self.start {
-            s = s.start(t);
-        }
-        if let Some(t) = self.end {
-            s = s.end(t);
-        }
-        if let Some(indices) = &self.indices {
-            s = s.indices(indices.clone());
-        }
-        Ok(s)
+        Ok(Sampling::from(SamplingOptions {
+            stride: self.stride,
+            step: self.step,
+            clips: self.clips,
+            clip_sampler: Some(self.clip_sampler.parse::<ClipSampler>().map_err(bad)?),
+            seed,
+            fps: self.fps,
+            start: self.start,
+            end: self.end,
+            indices: self.indices.clone(),
+        }))
     }
 }
 

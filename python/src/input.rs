@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use framefeed::{
-    Error, FileList, Label, Reconnect, RtspTransport, Scheme, TryFeedError, UrlOptions, VideoInput,
+    Encoded, Error, FileList, Label, Reconnect, RtspTransport, Scheme, TryFeedError, UrlOptions,
+    VideoInput,
 };
 use parking_lot::RwLock;
 use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
@@ -34,6 +35,27 @@ pub(crate) fn data_bytes(data: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     }
     let (array, address, len): (Py<PyAny>, usize, usize) = view.extract()?;
     crate::ffi::buffer::borrow(array, address, len)
+}
+
+/// A fed video with its label and, when `position` is given, its place in its dataset (`position`, `epoch`:
+/// its random clips). `epoch` without `position` is refused: the clips would silently ignore it.
+pub(crate) fn placed(
+    video: Encoded,
+    label: Option<Label>,
+    position: Option<u64>,
+    epoch: u64,
+) -> PyResult<Encoded> {
+    let video = match label {
+        Some(label) => video.label(label),
+        None => video,
+    };
+    match position {
+        Some(position) => Ok(video.position(position, epoch)),
+        None if epoch != 0 => Err(PyValueError::new_err(format!(
+            "epoch is {epoch} but position is None; allowed: an epoch with the video's position in its dataset"
+        ))),
+        None => Ok(video),
+    }
 }
 
 /// A label from Python: `str`, `int` or `None`.
@@ -171,36 +193,71 @@ impl PyVideoInput {
 
     /// Queues one whole encoded video and returns its id. `bytes` and other read-only buffers are referenced,
     /// not copied; writable ones (`bytearray`, a writable NumPy array) are copied once. Waits (without the GIL)
-    /// while the queue is full.
-    #[pyo3(signature = (data, label=None))]
+    /// while the queue is full. `position` and `epoch`: the video's place in its dataset, which decides its
+    /// random clips with the seed (default: its id, epoch 0).
+    #[pyo3(signature = (data, label=None, *, position=None, epoch=0))]
     fn feed(
         &self,
         py: Python<'_>,
         data: &Bound<'_, PyAny>,
         label: Option<&Bound<'_, PyAny>>,
+        position: Option<u64>,
+        epoch: u64,
     ) -> PyResult<u64> {
-        let (data, label) = (data_bytes(data)?, self::label(label)?);
+        let video = placed(
+            Encoded::new(data_bytes(data)?),
+            self::label(label)?,
+            position,
+            epoch,
+        )?;
         let input = &self.inner;
-        let fed = py.detach(|| match label {
-            Some(label) => input.feed((data, label)),
-            None => input.feed(data),
-        });
+        let fed = py.detach(|| input.feed(video));
+        Ok(fed.py_err(py)?.0)
+    }
+
+    /// Queues the video in the file at `path`, read from disk as it is decoded (never whole in memory: a long
+    /// video costs no more memory than a short one, and clips read only what they need), and returns its id.
+    /// `label` defaults to the path. Raises `OSError` when the file cannot be opened; waits (without the GIL)
+    /// while the queue is full.
+    #[pyo3(signature = (path, label=None, *, position=None, epoch=0))]
+    fn feed_file(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        label: Option<&Bound<'_, PyAny>>,
+        position: Option<u64>,
+        epoch: u64,
+    ) -> PyResult<u64> {
+        let label = self::label(label)?.unwrap_or_else(|| Label::Text(path.display().to_string()));
+        let file = py.detach(|| Encoded::file(&path)).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err((
+                e.raw_os_error().unwrap_or(0),
+                format!("cannot open {}: {e}", path.display()),
+            ))
+        })?;
+        let video = placed(file, Some(label), position, epoch)?;
+        let input = &self.inner;
+        let fed = py.detach(|| input.feed(video));
         Ok(fed.py_err(py)?.0)
     }
 
     /// Like `feed`, but never waits: `None` when the queue is full now.
-    #[pyo3(signature = (data, label=None))]
+    #[pyo3(signature = (data, label=None, *, position=None, epoch=0))]
     fn try_feed(
         &self,
         py: Python<'_>,
         data: &Bound<'_, PyAny>,
         label: Option<&Bound<'_, PyAny>>,
+        position: Option<u64>,
+        epoch: u64,
     ) -> PyResult<Option<u64>> {
-        let (data, label) = (data_bytes(data)?, self::label(label)?);
-        let fed = match label {
-            Some(label) => self.inner.try_feed((data, label)),
-            None => self.inner.try_feed(data),
-        };
+        let video = placed(
+            Encoded::new(data_bytes(data)?),
+            self::label(label)?,
+            position,
+            epoch,
+        )?;
+        let fed = self.inner.try_feed(video);
         match fed {
             Ok(id) => Ok(Some(id.0)),
             Err(TryFeedError::Full(_)) => Ok(None),
@@ -210,14 +267,19 @@ impl PyVideoInput {
 
     /// `feed` as an awaitable (asyncio): waits for room without holding a thread; a cancelled feed feeds
     /// nothing.
-    #[pyo3(signature = (data, label=None))]
+    #[pyo3(signature = (data, label=None, *, position=None, epoch=0))]
     fn feed_async(
         &self,
         py: Python<'_>,
         data: &Bound<'_, PyAny>,
         label: Option<&Bound<'_, PyAny>>,
+        position: Option<u64>,
+        epoch: u64,
     ) -> PyResult<Py<PyAny>> {
-        aio::feed(py, &self.inner, data_bytes(data)?, self::label(label)?)
+        let data = data_bytes(data)?;
+        let len = data.len();
+        let video = placed(Encoded::new(data), self::label(label)?, position, epoch)?;
+        aio::feed(py, &self.inner, video, len)
     }
 
     /// Queues a video pulled by URL through FFmpeg's protocols (`rtsp://`, `srt://`, `rtmp://`, HLS or media

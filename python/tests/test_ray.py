@@ -229,3 +229,29 @@ def test_bad_settings_fail_at_once_with_the_operators_message(tmp_path):
         fr.read_videos([FIXTURES / "h264.mp4"], sequence_length=4, on_error="ignore")
     with pytest.raises(ValueError, match="on_error"):
         fr.Decoder(4, on_error="ignore")
+
+
+def test_a_row_per_clip_with_its_indices_the_same_clips_whichever_actor(cluster, tmp_path):
+    files = [FIXTURES / n for n in ("h264.mp4", "vp9.webm", "h264.mkv")] + [FIXTURES / "sampling_h264_open_gop.mp4"]
+    keywords = dict(clips=3, seed=4, crop=32, crop_pos=(0.5, 0.5))
+
+    def clips(epoch: int, concurrency: int) -> dict:
+        by = rows_by_path(fr.read_videos(files, sequence_length=4, concurrency=concurrency, epoch=epoch,
+                                         **keywords))
+        return {p: [list(r["indices"]) for r in rows] for p, rows in by.items()}
+
+    first = clips(0, 2)
+    assert set(first) == {str(f) for f in files} and all(len(c) == 3 for c in first.values())
+    assert clips(0, 3) == first, "the clips do not depend on the actors"
+    assert clips(1, 2) != first, "another epoch, other clips"
+    # Each row's frames are the single-process decode's at its indices, placed as the listing places it.
+    by = rows_by_path(fr.read_videos(files, sequence_length=4, concurrency=2, **keywords))
+    for position, f in enumerate(files):
+        inp = ff.VideoInput(4, 4, **keywords)
+        inp.feed(f.read_bytes(), position=position)
+        inp.close()
+        want = [(s.indices, s.numpy().copy()) for b in inp for s in b.sequences]
+        rows = by[str(f)]
+        assert [list(r["indices"]) for r in rows] == [w[0] for w in want], f.name
+        for row, (indices, frames) in zip(rows, want):
+            assert np.array_equal(row["frames"], frames) and len(row["pts"]) == len(indices)

@@ -76,3 +76,71 @@ def test_a_file_lists_epochs_give_new_random_clips(tmp_path: Path) -> None:
 
     assert epoch(0) == epoch(0)
     assert epoch(0) != epoch(1)
+
+
+def test_a_video_placed_in_its_dataset_gets_the_same_clips_fed_any_way(tmp_path: Path) -> None:
+    path = tmp_path / "sample.mp4"
+    path.write_bytes(ff.SAMPLE_MP4)
+
+    def clips(feed: str, position: int, epoch: int, before: int = 0) -> list[list[int]]:
+        inp = ff.VideoInput(4, 4, clips=3, seed=2)
+        for _ in range(before):  # other videos fed first: the feeding id is not what decides
+            inp.feed(ff.SAMPLE_MP4, position=99)
+        fed = {
+            "bytes": lambda: inp.feed(ff.SAMPLE_MP4, position=position, epoch=epoch),
+            "file": lambda: inp.feed_file(path, position=position, epoch=epoch),
+            "try": lambda: inp.try_feed(ff.SAMPLE_MP4, position=position, epoch=epoch),
+        }[feed]()
+        inp.close()
+        return [s.indices for b in inp if b.video_id == fed for s in b.sequences]
+
+    same = clips("bytes", 5, 1)
+    assert len(same) == 3
+    assert clips("file", 5, 1, before=2) == same and clips("try", 5, 1, before=1) == same
+    assert clips("bytes", 5, 2) != same, "another epoch, other clips"
+    assert clips("bytes", 6, 1) != same, "another position, other clips"
+    # The file list places its files the same way.
+    inp = ff.VideoInput(4, 4, clips=3, seed=2)
+    ff.FileList([str(path)] * 6).feed_epoch(inp, 1)
+    inp.close()
+    by_video: dict[int, list[list[int]]] = {}
+    for b in inp:
+        by_video.setdefault(b.video_id, []).extend(s.indices for s in b.sequences)
+    assert by_video[5] == same
+    with pytest.raises(ValueError, match="epoch is 3 but position is None"):
+        ff.VideoInput(4, 1).feed(ff.SAMPLE_MP4, epoch=3)
+
+
+def test_a_file_fed_by_path_decodes_as_its_bytes_and_is_labelled_with_it(tmp_path: Path) -> None:
+    path = tmp_path / "sample.mp4"
+    path.write_bytes(ff.SAMPLE_MP4)
+    inp = ff.VideoInput(8, 2, clips=2, seed=1)
+    inp.feed_file(path, position=0)
+    inp.feed(ff.SAMPLE_MP4, position=0)
+    inp.close()
+    batches = list(inp)
+    by_video: dict[int, list[tuple[list[int], bytes]]] = {}
+    for b in batches:
+        by_video.setdefault(b.video_id, []).extend((s.indices, s.numpy().tobytes()) for s in b.sequences)
+    assert by_video[0] == by_video[1] and len(by_video[0]) == 2
+    assert {b.label for b in batches if b.video_id == 0} == {str(path)}
+    with pytest.raises(FileNotFoundError, match="missing.mp4"):
+        ff.VideoInput(4, 1).feed_file(tmp_path / "missing.mp4")
+    with pytest.raises(OSError, match="not a regular file"):
+        ff.VideoInput(4, 1).feed_file(tmp_path)
+
+
+async def _feed_async_placed() -> list[list[int]]:
+    inp = ff.VideoInput(4, 4, clips=3, seed=2)
+    await inp.feed_async(ff.SAMPLE_MP4, position=5, epoch=1)
+    inp.close()
+    return [s.indices for b in inp for s in b.sequences]
+
+
+def test_feed_async_places_the_video_too() -> None:
+    import asyncio
+
+    inp = ff.VideoInput(4, 4, clips=3, seed=2)
+    inp.feed(ff.SAMPLE_MP4, position=5, epoch=1)
+    inp.close()
+    assert asyncio.run(_feed_async_placed()) == [s.indices for b in inp for s in b.sequences]

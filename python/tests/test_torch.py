@@ -72,3 +72,41 @@ def test_torch_from_dlpack_views_the_batch_without_a_copy():
     assert np.array_equal(tensor.numpy(), batch.numpy())
     del batch  # the tensor keeps the buffer alive
     assert tensor.sum() > 0
+
+
+def test_clips_per_video_per_epoch_new_each_epoch_the_same_for_the_seed():
+    def clips(epoch: int, workers: int, seed: int = 3) -> dict:
+        dataset = VideoDataset(PATHS, 4, 2, clips=3, seed=seed)
+        dataset.set_epoch(epoch)
+        loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers)
+        out: dict = collections.defaultdict(list)
+        for frames, info in loader:
+            assert frames.shape[0] == len(info["indices"])
+            for label, indices in zip([info["label"]] * len(info["indices"]), info["indices"]):
+                out[label].append(indices)
+        return dict(out)
+
+    first = clips(0, 0)
+    assert set(first) == set(PATHS) and all(len(c) == 3 for c in first.values())
+    assert clips(0, 2) == first, "the same clips whichever worker decodes the file"
+    assert clips(1, 0) != first and clips(0, 0, seed=4) != first
+
+
+def test_a_shuffle_buffer_mixes_videos_in_every_batch_and_keeps_every_sequence():
+    def run(epoch: int) -> list:
+        dataset = VideoDataset(PATHS, 4, 4, clips=4, seed=1, shuffle_buffer=12, crop=32)
+        dataset.set_epoch(epoch)
+        return list(dataset)
+
+    batches = run(0)
+    seen = [(label, tuple(idx)) for _, info in batches for label, idx in zip(info["label"], info["indices"])]
+    assert collections.Counter(label for label, _ in seen) == {p: 4 for p in PATHS}, "every clip once"
+    mixed = sum(len(set(info["label"])) > 1 for _, info in batches)
+    assert mixed >= len(batches) // 2, f"{mixed} of {len(batches)} batches mix videos"
+    frames, info = batches[0]
+    assert isinstance(frames, torch.Tensor) and frames.shape == (4, 4, 32, 32, 3)
+    assert [(label, list(i)) for label, i in zip(info["label"], info["indices"])] == [
+        (label, list(i)) for label, i in zip(run(0)[0][1]["label"], run(0)[0][1]["indices"])
+    ], "seeded: the same order again"
+    with pytest.raises(ValueError, match="shuffle_buffer is -1"):
+        VideoDataset(PATHS, 4, shuffle_buffer=-1)

@@ -1,7 +1,9 @@
 //! Opening a queued video's source, the demux stage's entry: takes what the source stage queued (a whole
 //! buffer, a live video, a URL) and hands on an [`Opened`] source, its demuxer at the first packet.
 //!
-//! - A whole buffer is demuxed from memory.
+//! - A whole buffer is demuxed from memory, a file from disk.
+//! - A live video fed to be decoded whole ([`feed_live_whole`](crate::VideoInput::feed_live_whole)) is collected
+//!   first, then demuxed as a whole buffer.
 //! - A live video is sniffed first (`mp4::sniff`): an MP4 with its index first is read as it arrives through
 //!   the box gate (`mp4::live`), one with its index at the end is buffered whole or failed per
 //!   [`MoovAtEnd`], anything else is read as it arrives. The producer learns that no more
@@ -129,6 +131,15 @@ impl Opener<'_> {
     fn open_live(&self, live: Arc<LiveShared>) -> Result<Opened, Failure> {
         let close = CloseLive(live.clone());
         let stall = self.config.stall_timeout;
+        if let Some(max_bytes) = live.whole_limit() {
+            // Collected whole, then a whole video (which sampling may seek in).
+            let data = Whole::Memory(live.collect_all(self.signals, stall, max_bytes)?);
+            drop(close);
+            return Ok(Opened {
+                demuxer: Demuxer::open(data.clone(), self.config).map_err(Failure::Video)?,
+                origin: Origin::Whole(data, ClipKey::default()),
+            });
+        }
         let reader = || LiveReader::new(live.clone(), self.signals.clone(), stall);
         let opened = match sniff_live(&live, self.signals, stall)? {
             Mp4Layout::Mp4 => Demuxer::open_live(

@@ -181,14 +181,52 @@ impl VideoInput {
         self.push_live(Some(label.into()))
     }
 
+    /// Queues a whole video whose bytes arrive in chunks (an upload, a download), pushed through the returned
+    /// [`LiveVideo`] like [`feed_live`](Self::feed_live)'s, but decoded only once they have all arrived (held
+    /// in memory, at most `max_bytes`; more fails the video): it is then a whole video, so clips
+    /// ([`Sampling::clips`](crate::Sampling::clips)) may seek in it. The stall timeout applies while it
+    /// arrives.
+    ///
+    /// ```
+    /// use framefeed::{ClipSampler, Config, Sampling, VideoInput};
+    /// let input = VideoInput::new(Config::new(4, 1).sampling(Sampling::new().clips(2, ClipSampler::Regular)))?;
+    /// let upload = input.feed_live_whole(64 << 20)?;
+    /// for chunk in framefeed::SAMPLE_MP4.chunks(4096) {
+    ///     upload.push(chunk.to_vec())?;
+    /// }
+    /// upload.finish();
+    /// input.close();
+    /// assert_eq!(input.iter().map(|b| b.unwrap().len()).sum::<usize>(), 2);
+    /// # Ok::<(), framefeed::Error>(())
+    /// ```
+    pub fn feed_live_whole(&self, max_bytes: u64) -> Result<LiveVideo> {
+        self.push_live_whole(None, max_bytes)
+    }
+
+    /// Like [`feed_live_whole`](Self::feed_live_whole), with a label.
+    pub fn feed_live_whole_with_label(
+        &self,
+        label: impl Into<Label>,
+        max_bytes: u64,
+    ) -> Result<LiveVideo> {
+        self.push_live_whole(Some(label.into()), max_bytes)
+    }
+
+    fn push_live_whole(&self, label: Option<Label>, max_bytes: u64) -> Result<LiveVideo> {
+        let live = LiveShared::new(label.clone(), self.config.live_buffer_bytes).whole(max_bytes);
+        self.queue_live(live, label)
+    }
+
     pub(super) fn push_live(&self, label: Option<Label>) -> Result<LiveVideo> {
         self.check_streamable()?;
+        let live = LiveShared::new(label.clone(), self.config.live_buffer_bytes);
+        self.queue_live(live, label)
+    }
+
+    fn queue_live(&self, live: LiveShared, label: Option<Label>) -> Result<LiveVideo> {
         // The id is given on admission; the producer's handle is returned only after it, and the decoding
         // thread reads the id only in errors it sends after taking the video from the queue.
-        let live = Arc::new(LiveShared::new(
-            label.clone(),
-            self.config.live_buffer_bytes,
-        ));
+        let live = Arc::new(live);
         let id = self.push(Source::Live(live.clone()), label)?;
         live.set_id(id);
         Ok(LiveVideo::new(live))

@@ -10,6 +10,7 @@ use super::errors::ApiError;
 use super::service::{Service, Slot};
 use crate::error::Error;
 use crate::settings::config::{Config, LastSequencePolicy, MoovAtEnd};
+use crate::settings::sampling::Sampling;
 use crate::transform::Transforms;
 
 /// Batches the operator keeps ready ahead of the response.
@@ -24,6 +25,9 @@ pub(crate) struct BatchSettings {
     pub(crate) batch_size: usize,
     pub(crate) policy: LastSequencePolicy,
     pub(crate) transforms: Transforms,
+    /// Which frames: stride, step, fps, a time range or indices on any upload; clips on an upload decoded
+    /// whole.
+    pub(crate) sampling: Sampling,
 }
 
 impl Default for BatchSettings {
@@ -33,6 +37,7 @@ impl Default for BatchSettings {
             batch_size: 1,
             policy: LastSequencePolicy::Partial,
             transforms: Transforms::new(),
+            sampling: Sampling::new(),
         }
     }
 }
@@ -61,9 +66,17 @@ pub(crate) fn operator_config(
             max_bytes: moov_bytes,
         }
     };
+    if settings.sampling.needs_whole_video() && moov_bytes == 0 {
+        return Err(bad(
+            "clips need the whole upload before decoding, and this server buffers no upload whole \
+             (--moov-at-end fail); sample with stride, step, fps or a time range instead"
+                .into(),
+        ));
+    }
     let config = Config::new(length, batch)
         .last_sequence_policy(settings.policy)
         .transforms(settings.transforms.clone())
+        .sampling(settings.sampling.clone())
         // Low latency: batches leave as soon as their frames are decoded.
         .low_latency()
         .prefetch_batches(PREFETCH)

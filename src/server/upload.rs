@@ -27,6 +27,7 @@ use super::service::{RequestCtx, Service, Slot};
 use crate::error::Error;
 use crate::operator::handle::VideoInput;
 use crate::report;
+use crate::settings::sampling::{ClipSampler, Sampling, SamplingOptions};
 use crate::source::live::LiveVideo;
 use crate::transform::Transforms;
 
@@ -39,7 +40,7 @@ const DRAIN_TIME: Duration = Duration::from_secs(5);
 const RATE_TICK: Duration = Duration::from_millis(250);
 
 /// The query parameters of `POST /videos`.
-const QUERY_KEYS: [&str; 7] = [
+const QUERY_KEYS: [&str; 16] = [
     "sequence_length",
     "batch_size",
     "last_sequence_policy",
@@ -47,6 +48,15 @@ const QUERY_KEYS: [&str; 7] = [
     "detach",
     "id",
     "label",
+    "stride",
+    "step",
+    "fps",
+    "start",
+    "end",
+    "indices",
+    "clips",
+    "clip_sampler",
+    "seed",
 ];
 
 /// The parsed query of `POST /videos`: the operator's settings, and for `detach=true` the stream's id (when
@@ -59,7 +69,9 @@ pub(crate) struct UploadQuery {
 }
 
 /// Parses `POST /videos`'s query: `sequence_length` (default 16), `batch_size` (default 1),
-/// `last_sequence_policy` (or `policy`: `partial`, the default, or `pad`), `detach` (`true`/`false`), and with `detach=true` `id` and `label`.
+/// `last_sequence_policy` (or `policy`: `partial`, the default, or `pad`), `detach` (`true`/`false`), and with `detach=true` `id` and `label`;
+/// the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as `I,J,K`; `clips` with `clip_sampler`
+/// and `seed`, which make the upload decoded whole), checked with the operator's config.
 pub(crate) fn parse_query(query: &HashMap<String, String>) -> Result<UploadQuery, ApiError> {
     let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
     if let Some(unknown) = query.keys().find(|k| !QUERY_KEYS.contains(&k.as_str())) {
@@ -75,6 +87,57 @@ pub(crate) fn parse_query(query: &HashMap<String, String>) -> Result<UploadQuery
         })
     };
     let defaults = BatchSettings::default();
+    let optional = |name: &str| -> Result<Option<usize>, ApiError> {
+        query.get(name).map(|_| number(name, 0)).transpose()
+    };
+    let real = |name: &str| -> Result<Option<f64>, ApiError> {
+        query
+            .get(name)
+            .map(|v| {
+                v.parse::<f64>()
+                    .map_err(|_| bad(format!("{name} must be a number, got '{v}'")))
+            })
+            .transpose()
+    };
+    let sampling = SamplingOptions {
+        stride: optional("stride")?,
+        step: optional("step")?,
+        clips: optional("clips")?,
+        clip_sampler: query
+            .get("clip_sampler")
+            .map(|v| v.parse::<ClipSampler>().map_err(bad))
+            .transpose()?,
+        seed: query
+            .get("seed")
+            .map(|v| {
+                v.parse::<u64>()
+                    .map_err(|_| bad(format!("seed must be a non-negative integer, got '{v}'")))
+            })
+            .transpose()?,
+        fps: real("fps")?,
+        start: real("start")?,
+        end: real("end")?,
+        indices: query
+            .get("indices")
+            .map(|v| {
+                v.split(',')
+                    .map(|i| i.trim().parse::<u64>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| {
+                        bad(format!(
+                            "indices must be frame indices separated by commas (I,J,K), got '{v}'"
+                        ))
+                    })
+            })
+            .transpose()?,
+    };
+    if sampling.clips.is_none()
+        && (query.contains_key("clip_sampler") || query.contains_key("seed"))
+    {
+        return Err(bad(
+            "clip_sampler and seed are for uploads with clips".into()
+        ));
+    }
     let policy = match query
         .get("last_sequence_policy")
         .or_else(|| query.get("policy"))
@@ -100,6 +163,7 @@ pub(crate) fn parse_query(query: &HashMap<String, String>) -> Result<UploadQuery
             batch_size: number("batch_size", defaults.batch_size)?,
             policy,
             transforms: Transforms::new(),
+            sampling: Sampling::from(sampling),
         },
         detach,
         id: query.get("id").cloned(),
@@ -173,9 +237,17 @@ async fn start(
         None
     };
     let input = VideoInput::new(config).map_err(internal);
+    let whole = parsed.settings.sampling.needs_whole_video();
     let live = input.and_then(|input| {
         let label = parsed.label.unwrap_or_else(|| "upload".into());
-        let live = input.feed_live_with_label(label).map_err(internal)?;
+        // Clips need the video's length: the upload is collected whole (within the memory its reservation
+        // holds for a moov-at-end upload), then decoded, seeking to its clips.
+        let live = if whole {
+            input.feed_live_whole_with_label(label, service.config.moov_buffer_bytes())
+        } else {
+            input.feed_live_with_label(label)
+        }
+        .map_err(internal)?;
         input.close();
         Ok((input, live))
     });

@@ -61,6 +61,53 @@ pub struct Sampling {
     pub(crate) indices: Option<Vec<u64>>,
 }
 
+/// The sampling settings as the front ends take them, each one optional and by name (the CLI's flags,
+/// Python's keywords, the service's query parameters): one place turns them into a [`Sampling`].
+///
+/// ```
+/// use framefeed::{ClipSampler, Sampling, SamplingOptions};
+/// let options = SamplingOptions { clips: Some(4), clip_sampler: Some(ClipSampler::Regular), ..Default::default() };
+/// assert_eq!(Sampling::from(options), Sampling::new().clips(4, ClipSampler::Regular));
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SamplingOptions {
+    /// [`Sampling::stride`].
+    pub stride: Option<usize>,
+    /// [`Sampling::step`].
+    pub step: Option<usize>,
+    /// The count of [`Sampling::clips`].
+    pub clips: Option<usize>,
+    /// How clips are placed (default [`ClipSampler::Random`]); only with `clips`.
+    pub clip_sampler: Option<ClipSampler>,
+    /// [`Sampling::seed`] (default 0).
+    pub seed: Option<u64>,
+    /// [`Sampling::fps`].
+    pub fps: Option<f64>,
+    /// [`Sampling::start`].
+    pub start: Option<f64>,
+    /// [`Sampling::end`].
+    pub end: Option<f64>,
+    /// [`Sampling::indices`].
+    pub indices: Option<Vec<u64>>,
+}
+
+impl From<SamplingOptions> for Sampling {
+    fn from(o: SamplingOptions) -> Self {
+        Sampling {
+            stride: o.stride,
+            step: o.step,
+            clips: o
+                .clips
+                .map(|n| (n, o.clip_sampler.unwrap_or(ClipSampler::Random))),
+            seed: o.seed.unwrap_or(0),
+            fps: o.fps,
+            start: o.start,
+            end: o.end,
+            indices: o.indices,
+        }
+    }
+}
+
 impl Sampling {
     /// Every frame (the default).
     pub fn new() -> Self {

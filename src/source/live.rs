@@ -64,6 +64,8 @@ pub(crate) struct LiveShared {
     /// Async producers waiting for room.
     pushers: WakerSet,
     max_buffered: usize,
+    /// Collected whole (up to this many bytes) before it is demuxed, as a whole video.
+    whole: Option<u64>,
 }
 
 impl LiveShared {
@@ -76,7 +78,19 @@ impl LiveShared {
             room: Condvar::new(),
             pushers: WakerSet::default(),
             max_buffered,
+            whole: None,
         }
+    }
+
+    /// Collected whole, up to `max_bytes`, before it is demuxed: a whole video that arrives in chunks.
+    pub(crate) fn whole(mut self, max_bytes: u64) -> Self {
+        self.whole = Some(max_bytes);
+        self
+    }
+
+    /// The most bytes it is collected whole up to, when it is.
+    pub(crate) fn whole_limit(&self) -> Option<u64> {
+        self.whole
     }
 
     /// Records the id the feed queue gave.
@@ -298,7 +312,10 @@ impl LiveShared {
             let chunks = std::mem::take(&mut state.chunks);
             state.buffered = 0;
             if all.len() as u64 + chunks.iter().map(|c| c.len() as u64).sum::<u64>() > max_bytes {
-                let failure = Failure::Video(VideoError::MoovAtEndTooLarge { max_bytes });
+                let failure = Failure::Video(match self.whole {
+                    Some(_) => VideoError::WholeTooLarge { max_bytes },
+                    None => VideoError::MoovAtEndTooLarge { max_bytes },
+                });
                 Self::record_failure(&mut state, &failure);
                 drop(state);
                 self.wake_pushers();
@@ -307,7 +324,10 @@ impl LiveShared {
             let more: usize = chunks.iter().map(|c| c.len()).sum();
             if all.try_reserve(more).is_err() {
                 let failure = Failure::Video(VideoError::OutOfMemory {
-                    what: "an MP4 buffered until its index arrives",
+                    what: match self.whole {
+                        Some(_) => "a video collected whole before it is decoded",
+                        None => "an MP4 buffered until its index arrives",
+                    },
                     bytes: all.len().saturating_add(more),
                 });
                 Self::record_failure(&mut state, &failure);

@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 
 use framefeed::{
     Config, Crop, CropPosition, DType, Device, Encoded, Error, LastSequencePolicy, Layout,
-    Reconnect, Resize, RtspTransport, Sampling, Transforms, UrlOptions, VideoInput,
+    Reconnect, Resize, RtspTransport, Sampling, SamplingOptions, Transforms, UrlOptions,
+    VideoInput,
 };
 
 use super::output::{batch_json, peak_rss_mib};
@@ -196,29 +197,17 @@ fn parse_normalize(s: &str) -> Result<([f32; 3], [f32; 3]), String> {
 
 impl RunArgs {
     fn sampling(&self) -> Sampling {
-        let mut s = Sampling::new().seed(self.seed);
-        if let Some(n) = self.stride {
-            s = s.stride(n);
-        }
-        if let Some(n) = self.step {
-            s = s.step(n);
-        }
-        if let Some(n) = self.clips {
-            s = s.clips(n, self.clip_sampler);
-        }
-        if let Some(fps) = self.fps {
-            s = s.fps(fps);
-        }
-        if let Some(t) = self.start {
-            s = s.start(t);
-        }
-        if let Some(t) = self.end {
-            s = s.end(t);
-        }
-        if let Some(indices) = &self.indices {
-            s = s.indices(indices.clone());
-        }
-        s
+        Sampling::from(SamplingOptions {
+            stride: self.stride,
+            step: self.step,
+            clips: self.clips,
+            clip_sampler: Some(self.clip_sampler),
+            seed: Some(self.seed),
+            fps: self.fps,
+            start: self.start,
+            end: self.end,
+            indices: self.indices.clone(),
+        })
     }
 
     fn transforms(&self) -> Transforms {
