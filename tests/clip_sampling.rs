@@ -393,8 +393,14 @@ async fn the_service_samples_uploads_by_their_query() {
     };
     let cases = [
         ("stride=2&step=10", Sampling::new().stride(2).step(10)),
-        ("fps=7.5&start=0.5&end=1.5", Sampling::new().fps(7.5).time_range(0.5, 1.5)),
-        ("indices=1,1,30,59", Sampling::new().indices(vec![1, 1, 30, 59])),
+        (
+            "fps=7.5&start=0.5&end=1.5",
+            Sampling::new().fps(7.5).time_range(0.5, 1.5),
+        ),
+        (
+            "indices=1,1,30,59",
+            Sampling::new().indices(vec![1, 1, 30, 59]),
+        ),
         (
             "clips=3&seed=5",
             Sampling::new().clips(3, ClipSampler::Random).seed(5),
@@ -425,8 +431,14 @@ async fn the_service_samples_uploads_by_their_query() {
         ("stride=0", "stride is 0; allowed: 1 to"),
         ("fps=fast", "fps must be a number"),
         ("indices=1,x", "indices must be frame indices"),
-        ("clip_sampler=regular", "clip_sampler and seed are for uploads with clips"),
-        ("clips=2&clip_sampler=uniform", "allowed: 'random', 'regular'"),
+        (
+            "clip_sampler=regular",
+            "clip_sampler and seed are for uploads with clips",
+        ),
+        (
+            "clips=2&clip_sampler=uniform",
+            "allowed: 'random', 'regular'",
+        ),
         ("start=3&end=1", "end"),
     ] {
         let sent = upload(
@@ -483,4 +495,132 @@ fn a_chunked_video_collected_whole_takes_clips_and_its_limit_holds() {
     }
     // The seed and the position decide the clips; the chunked video is at position 0, the whole one at 2.
     assert_eq!(by_video[&whole.0].len(), 3);
+}
+
+/// Serves `data` over HTTP/1.1 on loopback, honouring `Range: bytes=N-[M]` with 206 when `ranges`, else
+/// always the whole body with 200 (a server that cannot seek). Returns the port and a count of the requests
+/// for a range not at the start (seeks).
+fn serve_http(data: Vec<u8>, ranges: bool) -> (u16, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::Ordering;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = sent.clone();
+    let data = std::sync::Arc::new(data);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (data, counter) = (data.clone(), counter.clone());
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut range = None;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(spec) = lower.strip_prefix("range: bytes=") {
+                        let (from, to) = spec.trim().split_once('-').unwrap_or((spec.trim(), ""));
+                        let from: usize = from.parse().unwrap_or(0);
+                        let to: usize = to
+                            .parse()
+                            .map_or(data.len() - 1, |t: usize| t.min(data.len() - 1));
+                        range = Some((from, to));
+                    }
+                }
+                let mut stream = stream;
+                if range.is_some_and(|(from, _)| from > 0) {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+                let (status, body, extra) = match range.filter(|_| ranges) {
+                    Some((from, _)) if from >= data.len() => {
+                        let _ = write!(stream, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                        return;
+                    }
+                    Some((from, to)) => (
+                        "206 Partial Content",
+                        &data[from..=to],
+                        format!(
+                            "Content-Range: bytes {from}-{to}/{}\r\nAccept-Ranges: bytes\r\n",
+                            data.len()
+                        ),
+                    ),
+                    None => ("200 OK", &data[..], String::new()),
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(body);
+            });
+        }
+    });
+    (port, sent)
+}
+
+/// Clips of a file pulled by URL from a server that takes range requests: indexed through one read of the file,
+/// then only the clips' GOPs read again and decoded, the same clips and frames as the file fed whole. A server
+/// without ranges (or a live stream) cannot give clips: the video fails alone, saying why.
+#[test]
+fn clips_of_a_file_served_over_http_seek_like_the_file() {
+    use framefeed::{Scheme, UrlOptions};
+    let path = fixture("sampling_h264_open_gop.mp4");
+    let data = std::fs::read(&path).unwrap();
+    let sampling = Sampling::new().clips(3, ClipSampler::Random).seed(4);
+    let config = || Config::new(4, 1).sampling(sampling.clone());
+    let (whole, errors) = sample(config(), vec![Encoded::new(data.clone()).position(0, 0)]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let options = || UrlOptions::new().schemes([Scheme::Http]);
+    for ranges in [true, false] {
+        let (port, sent) = serve_http(data.clone(), ranges);
+        let input = VideoInput::new(config()).unwrap();
+        input
+            .feed_url(format!("http://127.0.0.1:{port}/clip.mp4"), options())
+            .unwrap();
+        input
+            .feed(Encoded::new(data.clone()).position(0, 0))
+            .unwrap();
+        input.close();
+        let mut by_video: BTreeMap<u64, Vec<Seq>> = BTreeMap::new();
+        let mut failed = Vec::new();
+        for result in input.iter() {
+            match result {
+                Ok(batch) => {
+                    for s in batch.sequences() {
+                        by_video.entry(s.video().id.0).or_default().push(Seq {
+                            indices: s.indices().to_vec(),
+                            frames: s.frames().map(|f| f.data().to_vec()).collect(),
+                            padded: s.padded_frames(),
+                        });
+                    }
+                }
+                Err(Error::Video { video, error }) => failed.push((video.id.0, error)),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(by_video[&1], whole[0], "the video after it decodes as ever");
+        if ranges {
+            assert!(failed.is_empty(), "{failed:?}");
+            assert_eq!(by_video[&0], whole[0], "the URL's clips are the file's");
+            let seeks = sent.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(
+                seeks >= 1,
+                "the decoder sought to its clips with range requests"
+            );
+        } else {
+            assert!(!by_video.contains_key(&0));
+            match failed.as_slice() {
+                [(0, error)] => {
+                    assert_eq!(error.code(), "bad_sampling");
+                    assert!(
+                        error.to_string().contains("this URL cannot seek"),
+                        "{error}"
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
 }

@@ -47,6 +47,12 @@ impl CpuDecoder {
     pub(crate) fn flush(&mut self) {
         self.receiver.codec.flush();
     }
+
+    /// Skips, from the next packet on, the pictures nothing refers to (H.264 only; see
+    /// `CodecContext::skip_unreferenced`): for the sampling stage, which needs only some frames.
+    pub(crate) fn skip_unreferenced(&mut self, skip: bool) -> bool {
+        self.receiver.codec.skip_unreferenced(skip)
+    }
 }
 
 impl Decoder for CpuDecoder {

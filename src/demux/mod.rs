@@ -204,6 +204,11 @@ impl Demuxer {
         &self.format
     }
 
+    /// Whether it can seek to any byte (see `FormatContext::seekable`): a buffer, a file, HTTP with ranges.
+    pub(crate) fn seekable(&self) -> bool {
+        self.format.seekable()
+    }
+
     /// Moves reading to the chosen stream's keyframe at or before `ts` (its time base), or with `bytes` to byte
     /// position `ts`; the next packet read tells where it landed.
     pub(crate) fn seek(&mut self, stream: usize, ts: i64, bytes: bool) -> Result<(), AvError> {

@@ -56,11 +56,16 @@ impl Opened {
         }
     }
 
-    /// A whole video's bytes (in memory or a file) and place in its dataset, if the source is one.
-    pub(crate) fn whole(&self) -> Option<(Whole, ClipKey)> {
+    /// Whether it is a whole video (in memory or a file), which sampling indexes and seeks in.
+    pub(crate) fn is_whole(&self) -> bool {
+        matches!(self.origin, Origin::Whole(..))
+    }
+
+    /// Its place in its dataset (a whole video's, as fed; any other's, the default).
+    pub(crate) fn clip_key(&self) -> ClipKey {
         match &self.origin {
-            Origin::Whole(data, key) => Some((data.clone(), *key)),
-            Origin::Live(_) | Origin::Url { .. } => None,
+            Origin::Whole(_, key) => *key,
+            Origin::Live(_) | Origin::Url { .. } => ClipKey::default(),
         }
     }
 
@@ -114,6 +119,23 @@ impl Opener<'_> {
                     origin: Origin::Url { source, interrupt },
                 })
             }
+        }
+    }
+
+    /// A second demuxer over the same whole video, for sampling to index while `opened`'s stays at the start:
+    /// over the same bytes or file, or the same URL opened again when it can seek (a file served over HTTP
+    /// with range requests; the index then reads it once through). `None` for a live video, or a URL that
+    /// cannot seek (a live stream).
+    pub(crate) fn open_again(&self, opened: &Opened) -> Option<Result<Demuxer, Failure>> {
+        match &opened.origin {
+            Origin::Whole(data, _) => {
+                Some(Demuxer::open(data.clone(), self.config).map_err(Failure::Video))
+            }
+            Origin::Url { source, interrupt } if opened.demuxer.seekable() => Some(
+                self.open_url(source, interrupt, true)
+                    .map(|(demuxer, _)| demuxer),
+            ),
+            Origin::Url { .. } | Origin::Live(_) => None,
         }
     }
 

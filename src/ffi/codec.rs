@@ -106,6 +106,27 @@ impl CodecContext {
         unsafe { static_str((*(*self.ctx.as_ptr()).codec).name) }
     }
 
+    /// Whether the decoder skips pictures no other picture refers to (`skip_frame = AVDISCARD_NONREF`) from the
+    /// next packet sent on, for H.264 only: there `nal_ref_idc == 0` guarantees that nothing decoded later
+    /// refers to the picture, so skipping it changes no other frame. Returns whether it applies (false for
+    /// every other codec, which decodes every picture).
+    pub(crate) fn skip_unreferenced(&mut self, skip: bool) -> bool {
+        // SAFETY: an open context has a valid `codec` pointing at a static AVCodec; `skip_frame` is a plain
+        // field the caller may change between packets (frame threads copy it with each packet sent).
+        unsafe {
+            let ctx = self.ctx.as_ptr();
+            if (*(*ctx).codec).id != sys::AVCodecID::AV_CODEC_ID_H264 {
+                return false;
+            }
+            (*ctx).skip_frame = if skip {
+                sys::AVDiscard::AVDISCARD_NONREF
+            } else {
+                sys::AVDiscard::AVDISCARD_DEFAULT
+            };
+        }
+        true
+    }
+
     /// Sends a packet, or `None` to start draining. `Ok(false)`: the decoder is full (`EAGAIN`), receive
     /// frames and send the same packet again.
     pub(crate) fn send_packet(&mut self, packet: Option<&Packet>) -> Result<bool, AvError> {

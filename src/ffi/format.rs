@@ -395,6 +395,16 @@ impl FormatContext {
         check(ret, "av_seek_frame").map(|_| ())
     }
 
+    /// Whether the container is read through I/O that can seek to any byte (memory, a file, HTTP with range
+    /// requests), as opposed to a stream read forward only (RTSP, a live playlist, a pipe).
+    pub(crate) fn seekable(&self) -> bool {
+        // SAFETY: the context is open; `pb` is NULL (a demuxer doing its own I/O) or its valid I/O context.
+        unsafe {
+            let pb = (*self.ctx.as_ptr()).pb;
+            !pb.is_null() && ((*pb).seekable & sys::AVIO_SEEKABLE_NORMAL as c_int) != 0
+        }
+    }
+
     /// Reads the next packet into `pkt`. `Ok(false)` at the end of the container.
     pub(crate) fn read(&mut self, pkt: &mut Packet) -> Result<bool, AvError> {
         pkt.unref();

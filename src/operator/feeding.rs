@@ -123,6 +123,11 @@ impl VideoInput {
     /// source that cannot be opened, or drops with no reconnect left, fails this video alone, after the frames
     /// decoded. Closing or dropping the operator ends a pull at once, even inside a network wait.
     ///
+    /// With clips ([`Sampling::clips`](crate::Sampling::clips)), a URL must name a file its server serves
+    /// with range requests: the video is indexed through one read of it, then only the clips' GOPs are read
+    /// again and decoded (a drop then fails the video, with no reopening); a URL that cannot seek (a live
+    /// stream) fails with [`VideoError::Sampling`](crate::VideoError::Sampling).
+    ///
     /// The URL's scheme is checked here, against the options' allowlist ([`Error::Config`] when refused), and
     /// the options are validated. Batching, transforms and the live settings come from the operator's
     /// [`Config`](crate::Config) ([`Config::low_latency`](crate::Config::low_latency) for the lowest latency).
@@ -163,7 +168,6 @@ impl VideoInput {
         label: Option<Label>,
     ) -> Result<VideoId> {
         options.validate()?;
-        self.check_streamable()?;
         let scheme = options.admit(&url)?;
         let label = label.unwrap_or_else(|| Label::from(crate::source::url::redact_url(&url)));
         self.push(
@@ -232,12 +236,13 @@ impl VideoInput {
         Ok(LiveVideo::new(live))
     }
 
-    /// Clips need a whole video's length, which a live or pulled video does not give in advance.
+    /// Clips need a whole video's length, which a live video does not give in advance.
     fn check_streamable(&self) -> Result<()> {
         if self.config.sampling.needs_whole_video() {
             return Err(Error::Config(
-                "clips need the whole video in advance (feed it whole, or from a file list); a live or pulled \
-                 video's length is unknown: sample it with stride, step, fps or a time range instead"
+                "clips need the whole video in advance (feed it whole, from a file, from a file list, or with \
+                 feed_live_whole); a live video's length is unknown: sample it with stride, step, fps or a time \
+                 range instead"
                     .into(),
             ));
         }

@@ -39,16 +39,35 @@ impl Worker {
             }
         };
         let mut asm = self.assembler(video, false)?;
-        let plan = match opened.whole() {
-            Some((data, key)) => {
+        // A whole video is indexed and sought in; so is a URL when clips need its length (a file served
+        // with range requests: the index reads it once through, then only the clips' GOPs are read again).
+        let needs_whole = self.config.sampling.needs_whole_video();
+        let again = if opened.is_whole() || needs_whole {
+            self.opener().open_again(&opened)
+        } else {
+            None
+        };
+        let plan = match again {
+            Some(Ok(demuxer)) => {
+                let key = opened.clip_key();
                 let key = ClipKey {
                     position: key.position.or(Some(video.id.0)),
                     ..key
                 };
-                match plan_whole(data, &self.config, key) {
+                match plan_whole(demuxer, &self.config, key) {
                     Ok(plan) => plan,
                     Err(error) => return self.end(video, asm, Some(error)),
                 }
+            }
+            Some(Err(failure)) => return self.failed(video, failure),
+            None if needs_whole => {
+                let error = VideoError::Sampling {
+                    reason: "clips need the whole video, and this URL cannot seek (a live stream, or a \
+                             server that does not take range requests): sample it with stride, step, fps or a \
+                             time range instead"
+                        .into(),
+                };
+                return self.end(video, asm, Some(error));
             }
             None => WholePlan::InOrder(Box::new(InOrder::new(
                 &self.config.sampling,

@@ -169,7 +169,7 @@ impl Worker {
     }
 
     /// The source opener, with the operator's settings and stop signal.
-    fn opener(&self) -> Opener<'_> {
+    pub(super) fn opener(&self) -> Opener<'_> {
         Opener {
             config: &self.config,
             signals: &self.shared,

@@ -27,7 +27,7 @@ use crate::demux::Demuxer;
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 use crate::settings::config::Config;
-use crate::video::{ClipKey, Whole};
+use crate::video::ClipKey;
 
 /// A whole video's sampling, planned from its index: decode the needed frames by seeking.
 pub(crate) struct Planned {
@@ -54,16 +54,15 @@ pub(crate) enum WholePlan {
     InOrder(Box<InOrder>),
 }
 
-/// Plans the sampling of the whole video in `data`: indexes it (a second demuxer over the same bytes, so
-/// the one decoding stays at its start) and plans its sequences.
+/// Plans the sampling of a whole video: indexes it through `demuxer`, a second demuxer over the same video
+/// (so that the one decoding stays at its start), and plans its sequences.
 pub(crate) fn plan_whole(
-    data: Whole,
+    mut demuxer: Demuxer,
     config: &Config,
     key: ClipKey,
 ) -> Result<WholePlan, VideoError> {
     let sampling = &config.sampling;
     let length = config.sequence_length;
-    let mut demuxer = Demuxer::open(data, config)?;
     let time_base = demuxer.stream().seconds_per_unit();
     let max = usize::try_from(config.max_container_samples).unwrap_or(usize::MAX);
     let packets = index::scan(&mut demuxer, max).map_err(VideoError::NotAVideo)?;

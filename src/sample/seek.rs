@@ -54,6 +54,7 @@ pub(crate) fn decode_needed(
         needed,
         next: 0,
         earlier: 0,
+        gave_frame: false,
         outcome: SeekOutcome::default(),
     };
     run.all(stop, deliver)?;
@@ -69,6 +70,9 @@ struct Run<'a> {
     next: usize,
     /// How many keyframes before its own the next needed frame is tried from.
     earlier: usize,
+    /// Whether the decoder gave a whole frame shown from its start keyframe on since it last started there
+    /// (it has recovered: pictures may be skipped).
+    gave_frame: bool,
     outcome: SeekOutcome,
 }
 
@@ -97,6 +101,7 @@ impl Run<'_> {
             let first_pts = self.index.packet(start).pts;
             if !reading.is_some_and(|r| start <= r && self.earlier == 0) {
                 self.decoder.flush();
+                self.gave_frame = false;
                 match self.position(start, &mut packet) {
                     Ok(()) => reading = Some(start),
                     Err(e) => {
@@ -162,6 +167,19 @@ impl Run<'_> {
         first_pts: Option<i64>,
         deliver: &mut dyn FnMut(u64, &AvFrame) -> Result<(), Stop>,
     ) -> Result<Verdict, Stop> {
+        // A picture that no needed frame is and none refers to is not decoded at all (H.264's non-reference
+        // pictures: B-frames between the start keyframe and a clip, or between strided frames). Only once the
+        // decoder gave a whole frame shown from its start keyframe on: until then its recovery from an
+        // open-GOP keyframe is pending, and libavcodec's H.264 decoder, when it drains, drops a picture decoded
+        // before that recovery was shown (which skipping pictures would bring about). Never while it drains.
+        let skip = self.gave_frame
+            && packet.is_some_and(|packet| {
+                packet
+                    .pts()
+                    .and_then(|pts| self.index.display_of(pts))
+                    .is_some_and(|d| self.needed.binary_search(&d).is_err())
+            });
+        self.decoder.skip_unreferenced(skip);
         if packet.is_some() {
             self.outcome.packets_decoded += 1;
         }
@@ -169,6 +187,7 @@ impl Run<'_> {
         let index = self.index;
         let needed = self.needed;
         let (next, earlier) = (&mut self.next, &mut self.earlier);
+        let gave_frame = &mut self.gave_frame;
         let missing = &mut self.outcome.missing;
         let rejected = self.decoder.decode(packet, &mut |_info, frame| {
             let FrameRef::Host(frame) = frame else {
@@ -183,6 +202,8 @@ impl Run<'_> {
             if first_pts.is_some_and(|k| index.pts_of(d) < k) {
                 return Ok(()); // shown before the start keyframe: a leading picture
             }
+            // The start keyframe or a frame after it came out whole: the decoder has recovered.
+            *gave_frame |= !frame.is_corrupt();
             while let Some(&n) = needed.get(*next) {
                 if d < n {
                     return Ok(());

@@ -132,8 +132,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "Sampling")]
     step: Option<usize>,
     /// Sampling: N clips per video, each one sequence (with the stride), their starts chosen by
-    /// --clip-sampler (random ones seeded by --seed). Whole files only: only the GOPs the clips need are
-    /// decoded.
+    /// --clip-sampler (random ones seeded by --seed). Files, and URLs of files served with range requests:
+    /// only the GOPs the clips need are decoded.
     #[arg(long, value_name = "N", help_heading = "Sampling")]
     clips: Option<usize>,
     /// Sampling: how clips start: random (uniform, seeded) or regular (evenly spaced).
