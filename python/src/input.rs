@@ -89,6 +89,15 @@ pub(crate) struct PyVideoInput {
     inner: Arc<VideoInput>,
 }
 
+impl PyVideoInput {
+    /// Feeds `video`, waiting without the GIL while the queue is full; its id.
+    fn feed_waiting(&self, py: Python<'_>, video: Encoded) -> PyResult<u64> {
+        let input = &self.inner;
+        let fed = py.detach(|| input.feed(video));
+        Ok(fed.py_err(py)?.0)
+    }
+}
+
 #[pymethods]
 impl PyVideoInput {
     #[new]
@@ -210,9 +219,7 @@ impl PyVideoInput {
             position,
             epoch,
         )?;
-        let input = &self.inner;
-        let fed = py.detach(|| input.feed(video));
-        Ok(fed.py_err(py)?.0)
+        self.feed_waiting(py, video)
     }
 
     /// Queues the video in the file at `path`, read from disk as it is decoded (never whole in memory: a long
@@ -235,10 +242,7 @@ impl PyVideoInput {
                 format!("cannot open {}: {e}", path.display()),
             ))
         })?;
-        let video = placed(file, Some(label), position, epoch)?;
-        let input = &self.inner;
-        let fed = py.detach(|| input.feed(video));
-        Ok(fed.py_err(py)?.0)
+        self.feed_waiting(py, placed(file, Some(label), position, epoch)?)
     }
 
     /// Like `feed`, but never waits: `None` when the queue is full now.
