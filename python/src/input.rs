@@ -58,6 +58,21 @@ pub(crate) fn placed(
     }
 }
 
+/// A buffer fed from Python, with its label and place (see [`placed`]).
+fn placed_bytes(
+    data: &Bound<'_, PyAny>,
+    label: Option<&Bound<'_, PyAny>>,
+    position: Option<u64>,
+    epoch: u64,
+) -> PyResult<Encoded> {
+    placed(
+        Encoded::new(data_bytes(data)?),
+        self::label(label)?,
+        position,
+        epoch,
+    )
+}
+
 /// A label from Python: `str`, `int` or `None`.
 fn label(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Label>> {
     let Some(value) = value.filter(|v| !v.is_none()) else {
@@ -213,12 +228,7 @@ impl PyVideoInput {
         position: Option<u64>,
         epoch: u64,
     ) -> PyResult<u64> {
-        let video = placed(
-            Encoded::new(data_bytes(data)?),
-            self::label(label)?,
-            position,
-            epoch,
-        )?;
+        let video = placed_bytes(data, label, position, epoch)?;
         self.feed_waiting(py, video)
     }
 
@@ -255,12 +265,7 @@ impl PyVideoInput {
         position: Option<u64>,
         epoch: u64,
     ) -> PyResult<Option<u64>> {
-        let video = placed(
-            Encoded::new(data_bytes(data)?),
-            self::label(label)?,
-            position,
-            epoch,
-        )?;
+        let video = placed_bytes(data, label, position, epoch)?;
         let fed = self.inner.try_feed(video);
         match fed {
             Ok(id) => Ok(Some(id.0)),
