@@ -30,7 +30,7 @@
 //! The pieces, one file each: `config` (the settings), `service` (shared state, admission, metrics), `budget` (memory accounting),
 //! `operator` (a client's settings to an operator sized to the budget), `fanout` (streams and their consumers),
 //! `streams` (the stream routes and decoding), `hosts` (the hosts a stream may be pulled from),
-//! `rate` (the upload-rate rule), `auth` (tokens and client keys), `errors` (client-facing codes),
+//! `rate` (the upload-rate rule), `requests` (the request types and their extractors), `auth` (tokens and client keys), `errors` (client-facing codes),
 //! `strict` (HTTP framing checks), `upload` (one upload: body in, lines out), `routes` (the router and its
 //! middleware), `listen` (accepting connections: TLS, caps, timeouts, shutdown).
 
@@ -47,6 +47,7 @@ mod listen;
 pub(crate) mod metrics;
 mod operator;
 mod rate;
+mod requests;
 mod routes;
 mod service;
 mod streams;

@@ -42,12 +42,6 @@ impl Default for BatchSettings {
     }
 }
 
-/// The last-sequence policy named by a client, parsed as every front end parses it.
-pub(crate) fn parse_policy(name: &str) -> Result<LastSequencePolicy, ApiError> {
-    name.parse()
-        .map_err(|message: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message))
-}
-
 /// The operator configuration for a client's settings, sized to the per-upload memory budget (and live, low
 /// latency), and the upload's [`UploadShape`]; checked before anything is reserved, so that a bad one is a
 /// 400 whatever the load.

@@ -1,20 +1,37 @@
-//! The router and its middleware: every request gets an id (the `X-Request-Id` response header, and the key
-//! of its log lines); a request carrying both `Content-Length` and `Transfer-Encoding` is refused; tokens are
-//! checked (all routes but `/health`) and the client key is set for the per-client limit.
+//! The router and its middleware, on tower-http where it has the piece:
+//! - every request gets an id of the server's own (`SetRequestIdLayer`; an id a client sends is dropped), which
+//!   every response carries back in `X-Request-Id` (`PropagateRequestIdLayer`) and which keys its log lines
+//!   (`TraceLayer`, a `request` span with the id, method, path and client);
+//! - a request carrying both `Content-Length` and `Transfer-Encoding` is refused (the strict-framing policy,
+//!   `strict.rs`);
+//! - tokens are checked on all routes but `/health`, and the client key is set for the per-client limit
+//!   (`ValidateRequestHeaderLayer` with the service's own check, `auth.rs`);
+//! - request bodies are limited per route (`RequestBodyLimitLayer`: a declared length over the limit is a 413
+//!   in the service's error format, a body growing past it ends with a `body_too_large` error line).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 use serde_json::json;
+use tower::ServiceBuilder;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::request_id::{
+    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
+use tower_http::trace::TraceLayer;
+use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
 
 use super::auth::{client_addr, ClientKey};
 use super::errors::ApiError;
+use super::requests::BodyLimit;
 use super::service::{RequestCtx, Service};
 use super::strict::Framing;
 
@@ -27,13 +44,45 @@ pub(crate) struct ConnInfo {
     pub(crate) index: u64,
 }
 
+/// The header of request ids.
+const REQUEST_ID: &str = "x-request-id";
+
 /// The routes with their middleware.
 pub(crate) fn router(service: Arc<Service>) -> Router {
+    let max_body = service.config.max_body_bytes;
+    let middleware = ServiceBuilder::new()
+        // Ids are the server's own: one a client sent would key the server's log lines.
+        .map_request(|mut request: Request| {
+            request.headers_mut().remove(REQUEST_ID);
+            request
+        })
+        .layer(SetRequestIdLayer::x_request_id(RequestIds::new()))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
+            let id = request
+                .headers()
+                .get(REQUEST_ID)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            tracing::debug_span!("request", request_id = id, method = %request.method(), path = request.uri().path(), client = tracing::field::Empty)
+        }))
+        .layer(middleware::from_fn_with_state(service.clone(), strict_framing))
+        .layer(ValidateRequestHeaderLayer::custom(Authenticate {
+            service: service.clone(),
+        }));
     Router::new()
-        .route("/videos", post(super::upload::post_video))
+        .route(
+            "/videos",
+            body_limit(post(super::upload::post_video), &service, max_body),
+        )
         .route(
             "/streams",
-            post(super::streams::create).get(super::streams::list),
+            body_limit(
+                post(super::streams::create),
+                &service,
+                super::streams::MAX_REQUEST_BYTES,
+            )
+            .get(super::streams::list),
         )
         .route(
             "/streams/{id}",
@@ -43,62 +92,167 @@ pub(crate) fn router(service: Arc<Service>) -> Router {
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .fallback(not_found)
-        .layer(middleware::from_fn_with_state(service.clone(), guard))
+        .layer(middleware)
         .with_state(service)
 }
 
-/// Request id, strict framing, authentication and the client key, for every request.
-async fn guard(State(service): State<Arc<Service>>, mut request: Request, next: Next) -> Response {
-    let id = service.request_id();
-    let mut response = match admit_request(&service, &mut request, &id) {
-        Ok(()) => next.run(request).await,
-        Err(refusal) => service.refuse(refusal, &id),
-    };
-    if let Ok(value) = HeaderValue::from_str(&id) {
-        response.headers_mut().insert("x-request-id", value);
-    }
-    response
+/// Request ids: this process's prefix and a counter (`5f0c1a2e-00000003`), unique in this process and
+/// unlikely to repeat across restarts.
+#[derive(Debug, Clone)]
+struct RequestIds {
+    boot: u32,
+    next: Arc<AtomicU64>,
 }
 
-fn admit_request(service: &Service, request: &mut Request, id: &str) -> Result<(), ApiError> {
-    let conn = request.extensions().get::<ConnInfo>().cloned();
-    let Some(conn) = conn else {
-        return Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "the request did not come through the server's listener",
-        ));
+impl RequestIds {
+    fn new() -> Self {
+        let boot = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| {
+                d.subsec_nanos() ^ (d.as_secs() as u32).rotate_left(16)
+            });
+        Self {
+            boot,
+            next: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+impl MakeRequestId for RequestIds {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        HeaderValue::from_str(&format!("{:08x}-{n:08x}", self.boot))
+            .ok()
+            .map(RequestId::new)
+    }
+}
+
+/// The request's id, as [`SetRequestIdLayer`] set it.
+fn request_id<B>(request: &axum::http::Request<B>) -> String {
+    request
+        .extensions()
+        .get::<RequestId>()
+        .and_then(|id| id.header_value().to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The strict-framing policy: a request whose connection showed both `Content-Length` and
+/// `Transfer-Encoding` for it is refused.
+async fn strict_framing(
+    State(service): State<Arc<Service>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let conflicting = match request.extensions().get::<ConnInfo>() {
+        Some(conn) => conn.framing.conflicting(conn.index),
+        None => {
+            let refusal = ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the request did not come through the server's listener",
+            );
+            return service.refuse(refusal, &request_id(&request));
+        }
     };
-    if conn.framing.conflicting(conn.index) {
-        return Err(ApiError::new(
+    if conflicting {
+        let refusal = ApiError::new(
             StatusCode::BAD_REQUEST,
             "bad_request",
             "a request may not carry both Content-Length and Transfer-Encoding",
-        ));
+        );
+        return service.refuse(refusal, &request_id(&request));
     }
-    let settings = &service.config;
-    let addr = client_addr(conn.peer.ip(), request.headers(), &settings.trusted_proxies);
-    let client = match &settings.auth_tokens {
-        Some(tokens) if request.uri().path() != "/health" => {
-            match tokens.authenticate(request.headers()) {
-                Some(name) => ClientKey::Token(name.to_owned()),
-                None => {
-                    return Err(ApiError::new(
-                        StatusCode::UNAUTHORIZED,
-                        "unauthorized",
-                        "this server needs a valid token: Authorization: Bearer <token>",
-                    ))
+    next.run(request).await
+}
+
+/// The token check (all routes but `/health`, when tokens are set) and the client key of the per-client
+/// limit: an authenticated token's name, or the client's address.
+#[derive(Clone)]
+struct Authenticate {
+    service: Arc<Service>,
+}
+
+impl<B> ValidateRequest<B> for Authenticate {
+    type ResponseBody = Body;
+
+    fn validate(&mut self, request: &mut axum::http::Request<B>) -> Result<(), Response> {
+        let id = request_id(request);
+        let settings = &self.service.config;
+        let peer = request
+            .extensions()
+            .get::<ConnInfo>()
+            .map(|conn| conn.peer.ip());
+        let client = match &settings.auth_tokens {
+            Some(tokens) if request.uri().path() != "/health" => {
+                match tokens.authenticate(request.headers()) {
+                    Some(name) => ClientKey::Token(name.to_owned()),
+                    None => {
+                        let refusal = ApiError::new(
+                            StatusCode::UNAUTHORIZED,
+                            "unauthorized",
+                            "this server needs a valid token: Authorization: Bearer <token>",
+                        );
+                        return Err(self.service.refuse(refusal, &id));
+                    }
                 }
             }
-        }
-        _ => ClientKey::Addr(addr),
+            _ => match peer {
+                Some(peer) => ClientKey::Addr(client_addr(
+                    peer,
+                    request.headers(),
+                    &settings.trusted_proxies,
+                )),
+                None => ClientKey::Addr(std::net::Ipv4Addr::UNSPECIFIED.into()),
+            },
+        };
+        tracing::Span::current().record("client", tracing::field::display(&client));
+        request.extensions_mut().insert(RequestCtx { id, client });
+        Ok(())
+    }
+}
+
+/// A route's body limit: [`RequestBodyLimitLayer`], with its refusal of a declared length over the limit
+/// answered in the service's error format (and counted), and the limit told to the handler ([`BodyLimit`]).
+fn body_limit(
+    route: MethodRouter<Arc<Service>>,
+    service: &Arc<Service>,
+    limit: u64,
+) -> MethodRouter<Arc<Service>> {
+    route.layer(
+        ServiceBuilder::new()
+            .layer(middleware::from_fn_with_state(
+                (service.clone(), limit),
+                refuse_over_limit,
+            ))
+            .layer(RequestBodyLimitLayer::new(
+                usize::try_from(limit).unwrap_or(usize::MAX),
+            )),
+    )
+}
+
+async fn refuse_over_limit(
+    State((service, limit)): State<(Arc<Service>, u64)>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let id = request_id(&request);
+    request.extensions_mut().insert(BodyLimit(limit));
+    let response = next.run(request).await;
+    if response.status() != StatusCode::PAYLOAD_TOO_LARGE {
+        return response;
+    }
+    let message = match declared {
+        Some(length) => format!("the request body is {length} bytes; the limit is {limit}"),
+        None => format!("the request body is over the limit; the limit is {limit}"),
     };
-    tracing::debug!(request_id = id, client = %client, peer = %conn.peer, method = %request.method(), path = request.uri().path(), "request");
-    request.extensions_mut().insert(RequestCtx {
-        id: id.to_owned(),
-        client,
-    });
-    Ok(())
+    let refusal = ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", message);
+    service.refuse(refusal, &id)
 }
 
 async fn not_found(State(service): State<Arc<Service>>, request: Request) -> Response {

@@ -2,7 +2,7 @@
 //! from the pool), request ids and the counters `/metrics` shows.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::http::StatusCode;
@@ -25,19 +25,11 @@ pub(crate) struct Service {
     /// Uploads in progress per client.
     clients: Mutex<HashMap<ClientKey, usize>>,
     shutting_down: AtomicBool,
-    /// Request ids: this process's prefix and a counter.
-    boot: u32,
-    requests: AtomicU64,
 }
 
 impl Service {
     pub(crate) fn new(config: ServeConfig) -> Arc<Self> {
         let memory = MemoryPool::new(config.memory_pool_bytes());
-        let boot = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| {
-                d.subsec_nanos() ^ (d.as_secs() as u32).rotate_left(16)
-            });
         Arc::new(Self {
             config,
             metrics: Metrics::default(),
@@ -45,15 +37,7 @@ impl Service {
             streams: Streams::new(),
             clients: Mutex::new(HashMap::new()),
             shutting_down: AtomicBool::new(false),
-            boot,
-            requests: AtomicU64::new(0),
         })
-    }
-
-    /// A new request id, unique in this process and unlikely to repeat across restarts.
-    pub(crate) fn request_id(&self) -> String {
-        let n = self.requests.fetch_add(1, Ordering::Relaxed);
-        format!("{:08x}-{n:08x}", self.boot)
     }
 
     pub(crate) fn begin_shutdown(&self) {

@@ -7,15 +7,12 @@
 //! back. `GET /streams` and `GET /streams/{id}` show their state and latency; `DELETE /streams/{id}` stops
 //! one.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::Response;
 use axum::Extension;
@@ -25,18 +22,17 @@ use serde_json::{json, Value};
 use super::budget::UploadShape;
 use super::errors::{describe, error_line, ApiError, CutReason};
 use super::fanout::{check_id, Stream};
-use super::operator::{operator_config, parse_policy, trim_reservation, BatchSettings};
+use super::operator::{operator_config, trim_reservation, BatchSettings};
+use super::requests::{value, ConsumeParams, JsonBody, Params, StreamBody};
 use super::service::{RequestCtx, Service, Slot};
 use crate::error::Error;
 use crate::operator::handle::VideoInput;
 use crate::report;
-use crate::source::url::{redact_url, Reconnect, RtspTransport, UrlOptions};
+use crate::source::url::{redact_url, Reconnect, UrlOptions};
 use crate::transform::{Crop, CropPosition, Resize, Transforms};
 
-/// The longest `GET /streams/{id}/batches?wait=S` waits for a stream that does not exist yet.
-const MAX_WAIT: Duration = Duration::from_secs(60);
 /// The largest `POST /streams` body.
-const MAX_REQUEST_BYTES: usize = 64 << 10;
+pub(crate) const MAX_REQUEST_BYTES: u64 = 64 << 10;
 
 /// What a stream decodes with: its operator, its admission slot (upload slot and memory), and for a detached
 /// upload the task reading its body, the bytes read and why the body was cut, if it was.
@@ -157,154 +153,62 @@ struct StreamRequest {
     options: UrlOptions,
 }
 
-/// The keys of a `POST /streams` body.
-const REQUEST_KEYS: [&str; 17] = [
-    "url",
-    "id",
-    "label",
-    "sequence_length",
-    "batch_size",
-    "last_sequence_policy",
-    "policy",
-    "resize",
-    "resize_shorter",
-    "crop",
-    "crop_pos",
-    "seed",
-    "open_timeout",
-    "read_timeout",
-    "reconnect",
-    "rtsp_transport",
-    "low_latency",
-];
-
 impl StreamRequest {
-    fn parse(body: &Value) -> Result<Self, ApiError> {
+    /// The request a body asks for, with the checks that span fields.
+    fn from_body(body: StreamBody) -> Result<Self, ApiError> {
         let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
-        let Some(object) = body.as_object() else {
-            return Err(bad("the body must be a JSON object with a \"url\"".into()));
-        };
-        if let Some(unknown) = object.keys().find(|k| !REQUEST_KEYS.contains(&k.as_str())) {
-            return Err(bad(format!(
-                "unknown field '{unknown}'; allowed: {}",
-                REQUEST_KEYS.join(", ")
-            )));
-        }
-        let string = |name: &str| -> Result<Option<String>, ApiError> {
-            match object.get(name) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(bad(format!("{name} must be a string"))),
-            }
-        };
-        let integer = |name: &str, max: u64| -> Result<Option<u64>, ApiError> {
-            match object.get(name) {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => v
-                    .as_u64()
-                    .filter(|n| *n <= max)
-                    .map(Some)
-                    .ok_or_else(|| bad(format!("{name} must be an integer from 0 to {max}"))),
-            }
-        };
-        let seconds = |name: &str| -> Result<Option<Duration>, ApiError> {
-            match object.get(name) {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => v
-                    .as_f64()
-                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
-                    .map(Some)
-                    .ok_or_else(|| bad(format!("{name} must be a number of seconds"))),
-            }
-        };
-        let size = |name: &str| -> Result<Option<(u32, u32)>, ApiError> {
-            match object.get(name) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Array(wh)) if wh.len() == 2 => {
-                    let side = |v: &Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
-                    match (side(&wh[0]), side(&wh[1])) {
-                        (Some(w), Some(h)) => Ok(Some((w, h))),
-                        _ => Err(bad(format!("{name} must be [width, height] in pixels"))),
-                    }
-                }
-                Some(_) => Err(bad(format!("{name} must be [width, height] in pixels"))),
-            }
-        };
-        let url = string("url")?.ok_or_else(|| bad("the body has no \"url\"".into()))?;
+        let url = value(body.url).ok_or_else(|| bad("the body has no \"url\"".into()))?;
         let mut settings = BatchSettings::default();
-        if let Some(n) = integer("sequence_length", u32::MAX.into())? {
+        if let Some(n) = value(body.sequence_length) {
             settings.sequence_length = n as usize;
         }
-        if let Some(n) = integer("batch_size", u32::MAX.into())? {
+        if let Some(n) = value(body.batch_size) {
             settings.batch_size = n as usize;
         }
-        if let Some(policy) = string("last_sequence_policy")?.or(string("policy")?) {
-            settings.policy = parse_policy(&policy)?;
+        if let Some(policy) = value(body.last_sequence_policy).or(value(body.policy)) {
+            settings.policy = policy;
         }
-        let mut transforms = Transforms::new().seed(integer("seed", u64::MAX)?.unwrap_or_default());
-        if let Some((width, height)) = size("resize")? {
+        let mut transforms = Transforms::new().seed(value(body.seed).unwrap_or_default());
+        let resize = value(body.resize);
+        if let Some((width, height)) = resize {
             transforms = transforms.resize(Resize::Exact { width, height });
         }
-        if let Some(side) = integer("resize_shorter", u32::MAX.into())? {
-            if object.contains_key("resize") {
+        if let Some(side) = value(body.resize_shorter) {
+            if resize.is_some() {
                 return Err(bad("resize and resize_shorter cannot both be set".into()));
             }
             transforms = transforms.resize(Resize::Shorter(side as u32));
         }
-        let position = match object.get("crop_pos") {
-            None | Some(Value::Null) => CropPosition::Center,
-            // Named (or "x,y"), as every front end parses it.
-            Some(Value::String(s)) => s.parse::<CropPosition>().map_err(bad)?,
-            Some(Value::Array(xy)) if xy.len() == 2 => match (xy[0].as_f64(), xy[1].as_f64()) {
-                (Some(x), Some(y)) => CropPosition::Fixed {
-                    x: x as f32,
-                    y: y as f32,
-                },
-                _ => {
-                    return Err(bad(
-                        "crop_pos must be \"center\", \"random\" or [x, y]".into()
-                    ))
-                }
-            },
-            Some(_) => {
-                return Err(bad(
-                    "crop_pos must be \"center\", \"random\" or [x, y]".into()
-                ))
-            }
-        };
-        if let Some((w, h)) = size("crop")? {
+        if let Some((w, h)) = value(body.crop) {
+            let position = value(body.crop_pos).unwrap_or(CropPosition::Center);
             transforms = transforms.crop(Crop::new(w, h).position(position));
         }
         settings.transforms = transforms;
         let mut options = UrlOptions::new();
-        if let Some(t) = seconds("open_timeout")? {
+        if let Some(t) = value(body.open_timeout) {
             options = options.open_timeout(t);
         }
-        if let Some(t) = seconds("read_timeout")? {
+        if let Some(t) = value(body.read_timeout) {
             options = options.read_timeout(t);
         }
-        if let Some(tries) = integer("reconnect", 1000)? {
+        if let Some(tries) = value(body.reconnect) {
             options = options.reconnect(Reconnect::tries(tries as u32));
         }
-        if let Some(transport) = string("rtsp_transport")? {
-            options = options.rtsp_transport(transport.parse::<RtspTransport>().map_err(bad)?);
+        if let Some(transport) = value(body.rtsp_transport) {
+            options = options.rtsp_transport(transport);
         }
-        match object.get("low_latency") {
-            None | Some(Value::Null) | Some(Value::Bool(true)) => {}
-            Some(Value::Bool(false)) => {
-                return Err(bad(
-                    "this server decodes streams with low_latency; it cannot be turned off".into(),
-                ))
-            }
-            Some(_) => return Err(bad("low_latency must be true or false".into())),
+        if value(body.low_latency) == Some(false) {
+            return Err(bad(
+                "this server decodes streams with low_latency; it cannot be turned off".into(),
+            ));
         }
         options
             .validate()
             .map_err(|e| bad(e.to_string().replace("UrlOptions::", "")))?;
         Ok(Self {
             url,
-            id: string("id")?,
-            label: string("label")?,
+            id: value(body.id),
+            label: value(body.label),
             settings,
             options,
         })
@@ -336,7 +240,7 @@ fn refuse_listening(url: &str) -> Result<(), ApiError> {
 pub(crate) async fn create(
     State(service): State<Arc<Service>>,
     Extension(ctx): Extension<RequestCtx>,
-    body: Body,
+    JsonBody(body): JsonBody<StreamBody>,
 ) -> Response {
     let id = ctx.id.clone();
     match start(service.clone(), ctx, body).await {
@@ -345,26 +249,12 @@ pub(crate) async fn create(
     }
 }
 
-async fn start(service: Arc<Service>, ctx: RequestCtx, body: Body) -> Result<Response, ApiError> {
-    let bytes = axum::body::to_bytes(body, MAX_REQUEST_BYTES)
-        .await
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
-                format!(
-                    "the body must be a JSON object of at most {MAX_REQUEST_BYTES} bytes, sent whole"
-                ),
-            )
-        })?;
-    let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            format!("the body is not JSON: {e}"),
-        )
-    })?;
-    let request = StreamRequest::parse(&body)?;
+async fn start(
+    service: Arc<Service>,
+    ctx: RequestCtx,
+    body: StreamBody,
+) -> Result<Response, ApiError> {
+    let request = StreamRequest::from_body(body)?;
     let (config, shape) = operator_config(&request.settings, &service)?;
     let refused = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "refused_url", m);
     let scheme = request.options.admit(&request.url).map_err(|e| match e {
@@ -466,22 +356,9 @@ pub(crate) async fn consume(
     State(service): State<Arc<Service>>,
     Extension(ctx): Extension<RequestCtx>,
     Path(id): Path<String>,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    Params(params): Params<ConsumeParams>,
 ) -> Response {
-    let wait = match query {
-        Ok(Query(query)) => match parse_wait(&query) {
-            Ok(wait) => wait,
-            Err(refusal) => return service.refuse(refusal, &ctx.id),
-        },
-        Err(_) => {
-            let refusal = ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
-                "the query string could not be parsed",
-            );
-            return service.refuse(refusal, &ctx.id);
-        }
-    };
+    let wait = value(params.wait);
     if wait.is_some() {
         if let Err(refusal) = check_id(&id) {
             return service.refuse(refusal, &ctx.id);
@@ -504,36 +381,16 @@ pub(crate) async fn consume(
         .unwrap_or_default()
 }
 
-fn parse_wait(query: &HashMap<String, String>) -> Result<Option<Duration>, ApiError> {
-    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
-    if let Some(unknown) = query.keys().find(|k| *k != "wait") {
-        return Err(bad(format!(
-            "unknown query parameter '{unknown}'; allowed: wait"
-        )));
-    }
-    query
-        .get("wait")
-        .map(|v| {
-            v.parse::<f64>()
-                .ok()
-                .and_then(|s| Duration::try_from_secs_f64(s).ok())
-                .filter(|d| *d <= MAX_WAIT)
-                .ok_or_else(|| {
-                    bad(format!(
-                        "wait must be 0 to {} seconds, got '{v}'",
-                        MAX_WAIT.as_secs()
-                    ))
-                })
-        })
-        .transpose()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::requests::{parse_json, Described};
+    use crate::source::url::RtspTransport;
 
     fn request(body: Value) -> Result<StreamRequest, String> {
-        StreamRequest::parse(&body).map_err(|e| e.message)
+        parse_json(body.to_string().as_bytes(), StreamBody::EXPECTED)
+            .and_then(StreamRequest::from_body)
+            .map_err(|e| e.message)
     }
 
     #[test]

@@ -3,16 +3,14 @@
 //! it does not grow memory) under the rate rule, and the response streams one JSON line per batch as soon as
 //! it is decoded. Uploads are isolated: one that stalls, crawls or fails ends only its own response.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::{header, StatusCode};
 use axum::response::Response;
 use axum::Extension;
 use futures_util::StreamExt;
@@ -21,13 +19,14 @@ use serde_json::{json, Value};
 
 use super::budget::UploadShape;
 use super::errors::{describe, ApiError, CutReason};
-use super::operator::{operator_config, parse_policy, trim_reservation, BatchSettings};
+use super::operator::{operator_config, trim_reservation, BatchSettings};
 use super::rate::RateRule;
+use super::requests::{value, Params, UploadParams};
 use super::service::{RequestCtx, Service, Slot};
 use crate::error::Error;
 use crate::operator::handle::VideoInput;
 use crate::report;
-use crate::settings::sampling::{ClipSampler, Sampling, SamplingOptions};
+use crate::settings::sampling::{Sampling, SamplingOptions};
 use crate::source::live::LiveVideo;
 use crate::transform::Transforms;
 
@@ -36,28 +35,11 @@ use crate::transform::Transforms;
 /// connection reset.
 const DRAIN_BYTES: u64 = 16 << 20;
 const DRAIN_TIME: Duration = Duration::from_secs(5);
+/// What a chunk read past the body limit counts for in [`DRAIN_BYTES`]: the most hyper reads at once on a
+/// connection (its buffer, `listen.rs`).
+const DRAIN_CHUNK: u64 = 64 << 10;
 /// How often the rate rule is checked while no data comes.
 const RATE_TICK: Duration = Duration::from_millis(250);
-
-/// The query parameters of `POST /videos`.
-const QUERY_KEYS: [&str; 16] = [
-    "sequence_length",
-    "batch_size",
-    "last_sequence_policy",
-    "policy",
-    "detach",
-    "id",
-    "label",
-    "stride",
-    "step",
-    "fps",
-    "start",
-    "end",
-    "indices",
-    "clips",
-    "clip_sampler",
-    "seed",
-];
 
 /// The parsed query of `POST /videos`: the operator's settings, and for `detach=true` the stream's id (when
 /// the client chose one) and label.
@@ -68,106 +50,45 @@ pub(crate) struct UploadQuery {
     pub(crate) label: Option<String>,
 }
 
-/// Parses `POST /videos`'s query: `sequence_length` (default 16), `batch_size` (default 1),
-/// `last_sequence_policy` (or `policy`: `partial`, the default, or `pad`), `detach` (`true`/`false`), and with `detach=true` `id` and `label`;
-/// the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as `I,J,K`; `clips` with `clip_sampler`
-/// and `seed`, which make the upload decoded whole), checked with the operator's config.
-pub(crate) fn parse_query(query: &HashMap<String, String>) -> Result<UploadQuery, ApiError> {
-    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
-    if let Some(unknown) = query.keys().find(|k| !QUERY_KEYS.contains(&k.as_str())) {
-        return Err(bad(format!(
-            "unknown query parameter '{unknown}'; allowed: {}",
-            QUERY_KEYS.join(", ")
-        )));
-    }
-    let number = |name: &str, default: usize| -> Result<usize, ApiError> {
-        query.get(name).map_or(Ok(default), |v| {
-            v.parse()
-                .map_err(|_| bad(format!("{name} must be a positive integer, got '{v}'")))
-        })
-    };
+/// Reads `POST /videos`'s query: `sequence_length` (default 16), `batch_size` (default 1),
+/// `last_sequence_policy` (or `policy`: `partial`, the default, or `pad`), `detach` (`true`/`false`), and with
+/// `detach=true` `id` and `label`; the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as
+/// `I,J,K`; `clips` with `clip_sampler` and `seed`, which make the upload decoded whole), checked with the
+/// operator's config.
+pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError> {
+    let bad = |m: &str| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
     let defaults = BatchSettings::default();
-    let optional = |name: &str| -> Result<Option<usize>, ApiError> {
-        query.get(name).map(|_| number(name, 0)).transpose()
-    };
-    let real = |name: &str| -> Result<Option<f64>, ApiError> {
-        query
-            .get(name)
-            .map(|v| {
-                v.parse::<f64>()
-                    .map_err(|_| bad(format!("{name} must be a number, got '{v}'")))
-            })
-            .transpose()
-    };
     let sampling = SamplingOptions {
-        stride: optional("stride")?,
-        step: optional("step")?,
-        clips: optional("clips")?,
-        clip_sampler: query
-            .get("clip_sampler")
-            .map(|v| v.parse::<ClipSampler>().map_err(bad))
-            .transpose()?,
-        seed: query
-            .get("seed")
-            .map(|v| {
-                v.parse::<u64>()
-                    .map_err(|_| bad(format!("seed must be a non-negative integer, got '{v}'")))
-            })
-            .transpose()?,
-        fps: real("fps")?,
-        start: real("start")?,
-        end: real("end")?,
-        indices: query
-            .get("indices")
-            .map(|v| {
-                v.split(',')
-                    .map(|i| i.trim().parse::<u64>())
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|_| {
-                        bad(format!(
-                            "indices must be frame indices separated by commas (I,J,K), got '{v}'"
-                        ))
-                    })
-            })
-            .transpose()?,
+        stride: value(params.stride),
+        step: value(params.step),
+        clips: value(params.clips),
+        clip_sampler: value(params.clip_sampler),
+        seed: value(params.seed),
+        fps: value(params.fps),
+        start: value(params.start),
+        end: value(params.end),
+        indices: value(params.indices),
     };
-    if sampling.clips.is_none()
-        && (query.contains_key("clip_sampler") || query.contains_key("seed"))
-    {
-        return Err(bad(
-            "clip_sampler and seed are for uploads with clips".into()
-        ));
+    if sampling.clips.is_none() && (sampling.clip_sampler.is_some() || sampling.seed.is_some()) {
+        return Err(bad("clip_sampler and seed are for uploads with clips"));
     }
-    let policy = match query
-        .get("last_sequence_policy")
-        .or_else(|| query.get("policy"))
-    {
-        None => defaults.policy,
-        Some(name) => parse_policy(name)?,
-    };
-    let detach = match query.get("detach").map(String::as_str) {
-        None | Some("false") | Some("0") => false,
-        Some("true") | Some("1") => true,
-        Some(other) => {
-            return Err(bad(format!(
-                "detach must be 'true' or 'false', got '{other}'"
-            )))
-        }
-    };
-    if !detach && (query.contains_key("id") || query.contains_key("label")) {
-        return Err(bad("id and label are for detach=true uploads".into()));
+    let detach = value(params.detach).unwrap_or(false);
+    if !detach && (params.id.is_some() || params.label.is_some()) {
+        return Err(bad("id and label are for detach=true uploads"));
     }
     Ok(UploadQuery {
         settings: BatchSettings {
-            sequence_length: number("sequence_length", defaults.sequence_length)?,
-            batch_size: number("batch_size", defaults.batch_size)?,
-            policy,
+            sequence_length: value(params.sequence_length).unwrap_or(defaults.sequence_length),
+            batch_size: value(params.batch_size).unwrap_or(defaults.batch_size),
+            policy: value(params.last_sequence_policy)
+                .or(value(params.policy))
+                .unwrap_or(defaults.policy),
             transforms: Transforms::new(),
             sampling: Sampling::from(sampling),
         },
         detach,
-        id: query.get("id").cloned(),
-        label: query.get("label").cloned(),
+        id: params.id,
+        label: params.label,
     })
 }
 
@@ -175,20 +96,11 @@ pub(crate) fn parse_query(query: &HashMap<String, String>) -> Result<UploadQuery
 pub(crate) async fn post_video(
     State(service): State<Arc<Service>>,
     Extension(ctx): Extension<RequestCtx>,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
-    headers: HeaderMap,
+    Params(params): Params<UploadParams>,
     body: Body,
 ) -> Response {
     let id = ctx.id.clone();
-    let Ok(Query(query)) = query else {
-        let refusal = ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            "the query string could not be parsed (expected name=value pairs, URL-encoded)",
-        );
-        return service.refuse(refusal, &id);
-    };
-    match start(service.clone(), ctx, query, headers, body).await {
+    match start(service.clone(), ctx, params, body).await {
         Ok(response) => response,
         Err(refusal) => service.refuse(refusal, &id),
     }
@@ -198,24 +110,11 @@ pub(crate) async fn post_video(
 async fn start(
     service: Arc<Service>,
     ctx: RequestCtx,
-    query: HashMap<String, String>,
-    headers: HeaderMap,
+    params: UploadParams,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let parsed = parse_query(&query)?;
+    let parsed = upload_query(params)?;
     let (config, shape) = operator_config(&parsed.settings, &service)?;
-    let max_body = service.config.max_body_bytes;
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if let Some(length) = declared.filter(|&l| l > max_body) {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("the request body is {length} bytes; the limit is {max_body}"),
-        ));
-    }
     let slot = service.admit(ctx.client.clone())?;
     let internal = |e: Error| {
         tracing::error!(request_id = %ctx.id, error = %e, "could not start an operator");
@@ -343,6 +242,15 @@ async fn receive(
             Err(_) => None,
             Ok(None) => break,
             Ok(Some(Ok(chunk))) => Some(chunk),
+            // The router's body limit (tower-http's `RequestBodyLimitLayer`) ends a body growing past it.
+            Ok(Some(Err(e))) if past_limit(&e) => {
+                fail(
+                    CutReason::BodyTooLarge,
+                    live,
+                    format!("the request body grew past the limit of {max} bytes"),
+                );
+                return drain(chunks, &total).await;
+            }
             Ok(Some(Err(e))) => {
                 return fail(
                     CutReason::BodyUnreadable,
@@ -355,14 +263,6 @@ async fn receive(
             received += chunk.len() as u64;
             total.store(received, Ordering::Relaxed);
             service.metrics.bytes.inc_by(chunk.len() as u64);
-        }
-        if received > max {
-            fail(
-                CutReason::BodyTooLarge,
-                live,
-                format!("the request body grew past the limit of {max} bytes"),
-            );
-            return drain(chunks, &total).await;
         }
         if let Err(slow) = rule.observe(waited, received) {
             // Nothing more is read: the slot is freed when the response ends, which it does now.
@@ -387,13 +287,32 @@ async fn receive(
     live.finish();
 }
 
+/// Whether a body error is the router's body limit (`http_body_util::LengthLimitError`, behind axum's error).
+fn past_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
 /// Reads and discards what is left of a failed upload's body, within [`DRAIN_BYTES`] and [`DRAIN_TIME`].
+/// Past the body limit each chunk read comes as a limit error whose size is not told: those count as
+/// [`DRAIN_CHUNK`] bytes each (and as progress for [`Progress::finish_receiving`]).
 async fn drain(mut chunks: axum::body::BodyDataStream, total: &AtomicU64) {
     let mut budget = DRAIN_BYTES;
     let _ = tokio::time::timeout(DRAIN_TIME, async {
-        while let Some(Ok(chunk)) = chunks.next().await {
-            total.fetch_add(chunk.len() as u64, Ordering::Relaxed);
-            match budget.checked_sub(chunk.len() as u64) {
+        while let Some(next) = chunks.next().await {
+            let bytes = match next {
+                Ok(chunk) => chunk.len() as u64,
+                Err(e) if past_limit(&e) => DRAIN_CHUNK,
+                Err(_) => return,
+            };
+            total.fetch_add(bytes, Ordering::Relaxed);
+            match budget.checked_sub(bytes) {
                 Some(left) => budget = left,
                 None => return,
             }
@@ -536,20 +455,16 @@ impl Drop for Progress {
 mod tests {
     use super::*;
     use crate::server::config::ServeConfig;
+    use crate::server::requests::parse_query;
     use crate::settings::config::Config;
 
-    fn config_for(
-        query: &HashMap<String, String>,
-        service: &Service,
-    ) -> Result<(Config, UploadShape), ApiError> {
-        operator_config(&parse_query(query)?.settings, service)
+    fn query(pairs: &[(&str, &str)]) -> String {
+        let pairs: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        pairs.join("&")
     }
 
-    fn query(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+    fn config_for(query: &str, service: &Service) -> Result<(Config, UploadShape), ApiError> {
+        operator_config(&upload_query(parse_query(query)?)?.settings, service)
     }
 
     #[test]
