@@ -4,11 +4,11 @@
 //! configured so that no video can outgrow that ceiling (its `max_batch_bytes` is derived below, so that the
 //! batches in flight, the decoder's frames, the live buffer and the moov-at-end buffer together fit). When the
 //! upload's first batch shows the real frame size, the reservation is trimmed to the real need, and the rest
-//! goes back to the pool for other uploads.
+//! goes back to the pool for other uploads. The pool is a weighted tokio semaphore counted in KiB.
 
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Frames the decoder may hold besides the output (reference frames and frames in flight), counted at 3 bytes
 /// a pixel (10-bit 4:2:0 and 8-bit 4:4:4 both are): H.264 and HEVC keep at most 16 reference frames, and at
@@ -62,71 +62,63 @@ impl UploadShape {
     }
 }
 
-/// The server-wide memory pool (`--max-memory`).
+/// The pool's unit: reservations are whole KiB (a tokio semaphore counts its permits in `u32`s per acquire).
+const UNIT: u64 = 1024;
+
+/// The server-wide memory pool (`--max-memory`): a weighted [`Semaphore`] whose permits are KiB; a
+/// reservation holds its permits, gives some back when trimmed and all when dropped.
 #[derive(Debug)]
 pub(crate) struct MemoryPool {
-    capacity: u64,
-    reserved: Mutex<u64>,
+    /// The capacity in units.
+    units: u64,
+    permits: Arc<Semaphore>,
 }
 
 impl MemoryPool {
     pub(crate) fn new(capacity: u64) -> Arc<Self> {
+        let units = (capacity / UNIT).min(Semaphore::MAX_PERMITS as u64);
         Arc::new(Self {
-            capacity,
-            reserved: Mutex::new(0),
+            units,
+            permits: Arc::new(Semaphore::new(units as usize)),
         })
     }
 
     /// Bytes reserved now.
     pub(crate) fn reserved(&self) -> u64 {
-        *self.reserved.lock()
+        (self.units - self.permits.available_permits() as u64) * UNIT
     }
 
-    /// The pool's size.
+    /// The pool's size (whole KiB).
     pub(crate) fn capacity(&self) -> u64 {
-        self.capacity
+        self.units * UNIT
     }
 
-    /// Reserves `bytes`, or returns `None` when the pool cannot cover them now.
-    pub(crate) fn reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
-        let mut reserved = self.reserved.lock();
-        let after = reserved
-            .checked_add(bytes)
-            .filter(|&r| r <= self.capacity)?;
-        *reserved = after;
-        Some(Reservation {
-            pool: self.clone(),
-            bytes,
-        })
+    /// Reserves `bytes` (rounded up to whole KiB), or returns `None` when the pool cannot cover them now.
+    pub(crate) fn reserve(&self, bytes: u64) -> Option<Reservation> {
+        let units = u32::try_from(bytes.div_ceil(UNIT)).ok()?;
+        let permit = self.permits.clone().try_acquire_many_owned(units).ok()?;
+        Some(Reservation { permit })
     }
 }
 
 /// Bytes held from a [`MemoryPool`]; given back when dropped.
 #[derive(Debug)]
 pub(crate) struct Reservation {
-    pool: Arc<MemoryPool>,
-    bytes: u64,
+    permit: OwnedSemaphorePermit,
 }
 
 impl Reservation {
     /// Bytes held.
     pub(crate) fn bytes(&self) -> u64 {
-        self.bytes
+        self.permit.num_permits() as u64 * UNIT
     }
 
-    /// Gives back what is held beyond `bytes` (never grows the reservation).
+    /// Gives back what is held beyond `bytes` (rounded up to whole KiB; never grows the reservation).
     pub(crate) fn shrink_to(&mut self, bytes: u64) {
-        if bytes < self.bytes {
-            *self.pool.reserved.lock() -= self.bytes - bytes;
-            self.bytes = bytes;
+        let keep = usize::try_from(bytes.div_ceil(UNIT)).unwrap_or(usize::MAX);
+        if let Some(extra) = self.permit.num_permits().checked_sub(keep) {
+            drop(self.permit.split(extra));
         }
-    }
-}
-
-impl Drop for Reservation {
-    fn drop(&mut self) {
-        let mut reserved = self.pool.reserved.lock();
-        *reserved = reserved.saturating_sub(self.bytes);
     }
 }
 
@@ -196,17 +188,22 @@ mod tests {
 
     #[test]
     fn reservations_are_bounded_and_given_back() {
-        let pool = MemoryPool::new(100);
-        let mut a = pool.reserve(60).unwrap();
-        assert!(pool.reserve(50).is_none(), "over the capacity");
-        a.shrink_to(30);
-        a.shrink_to(90); // never grows
-        assert_eq!(a.bytes(), 30);
-        let b = pool.reserve(70).unwrap();
-        assert_eq!(pool.reserved(), 100);
+        const K: u64 = 1024;
+        let pool = MemoryPool::new(100 * K);
+        let mut a = pool.reserve(60 * K).unwrap();
+        assert!(pool.reserve(50 * K).is_none(), "over the capacity");
+        a.shrink_to(30 * K);
+        a.shrink_to(90 * K); // never grows
+        assert_eq!(a.bytes(), 30 * K);
+        let b = pool.reserve(70 * K).unwrap();
+        assert_eq!(pool.reserved(), 100 * K);
         drop(a);
         drop(b);
         assert_eq!(pool.reserved(), 0);
+        // Whole KiB: a byte more is a KiB more; a reservation past u32 KiB is refused, not wrapped.
+        let c = pool.reserve(K + 1).unwrap();
+        assert_eq!(c.bytes(), 2 * K);
+        assert!(MemoryPool::new(u64::MAX).reserve(u64::MAX).is_none());
     }
 
     #[test]

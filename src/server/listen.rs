@@ -2,6 +2,13 @@
 //! TLS with rustls (the handshake within the header timeout), hyper's HTTP/1.1 with its header-read timer
 //! (which also closes a keep-alive connection idle between requests), the strict-framing watch, and a
 //! graceful shutdown bounded by `shutdown_grace`.
+//!
+//! This loop is the service's own, not `axum-server`'s: that crate serves every connection through
+//! hyper-util's protocol sniffing (`serve_connection_with_upgrades`), which ignores `http1_only` and waits for
+//! the client's first 24 bytes with no timer, so a connection that sends nothing (or the first bytes of the
+//! HTTP/2 preface) would be held forever, past the header timeout (tried: the half-open connections test of
+//! `tests/serve_abuse.rs` fails on it). The pieces here are libraries all the same: tokio-rustls, hyper's
+//! HTTP/1.1 connection with its header timer, and hyper-util's graceful shutdown.
 
 use std::future::Future;
 use std::net::SocketAddr;
