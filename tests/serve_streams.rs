@@ -407,3 +407,95 @@ async fn urls_to_refused_hosts_or_schemes_are_400_and_streams_need_a_token() {
     .await;
     assert_eq!(listed.status, 200, "{}", listed.body);
 }
+
+/// The request plumbing (tower-http and the serde request types): a declared body over a route's limit is a
+/// 413 in the service's error format, a chunked one growing past it a 400 naming the limit; unknown and
+/// mistyped fields name what is allowed; request ids are the server's own, and the error line carries the
+/// same id as the `X-Request-Id` header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_bodies_fields_and_ids_are_checked_by_the_routers_layers() {
+    let server = serve(&[]);
+    let addr = server.addr;
+    let big = format!("{{\"url\": \"rtsp://h/{}\"}}", "a".repeat(70_000));
+    // Refused on its header alone (no body sent, so none is left unread when the server answers).
+    let declared = request(
+        addr,
+        "POST /streams HTTP/1.1\r\n",
+        &[&format!("Content-Length: {}", big.len())],
+        b"",
+    )
+    .await;
+    assert_eq!(declared.status, 413, "{}", declared.body);
+    let error = declared.error();
+    assert_eq!(error["code"], "body_too_large", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("the limit is 65536"),
+        "{error}"
+    );
+    assert_eq!(
+        error["request_id"].as_str(),
+        declared.header("x-request-id"),
+        "the error line and the header carry one id"
+    );
+
+    let chunked = format!("{:x}\r\n{big}\r\n0\r\n\r\n", big.len());
+    let grown = request(
+        addr,
+        "POST /streams HTTP/1.1\r\n",
+        &["Transfer-Encoding: chunked"],
+        chunked.as_bytes(),
+    )
+    .await;
+    assert_eq!(grown.status, 400, "{}", grown.body);
+    assert!(grown.error()["message"]
+        .as_str()
+        .unwrap()
+        .contains("at most 65536 bytes"));
+
+    let unknown = post_json(addr, "/streams", &json!({"url": "rtsp://h/", "colour": 1})).await;
+    assert_eq!(unknown.status, 400);
+    assert!(
+        unknown.error()["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown field 'colour'; allowed: url, id, label, sequence_length"),
+        "{}",
+        unknown.body
+    );
+    let mistyped = post_json(
+        addr,
+        "/streams",
+        &json!({"url": "rtsp://h/", "batch_size": "2"}),
+    )
+    .await;
+    assert_eq!(
+        mistyped.error()["message"],
+        "batch_size must be an integer from 0 to 4294967295"
+    );
+    let query = request(
+        addr,
+        "POST /videos?batch_size=two HTTP/1.1\r\n",
+        &["Content-Length: 0"],
+        b"",
+    )
+    .await;
+    assert_eq!(
+        query.error()["message"],
+        "batch_size must be a positive integer, got 'two'"
+    );
+
+    // An id a client sends is not taken: ids key the server's log lines.
+    let health = request(
+        addr,
+        "GET /health HTTP/1.1\r\n",
+        &["X-Request-Id: forged"],
+        b"",
+    )
+    .await;
+    assert_eq!(health.status, 200);
+    let id = health.header("x-request-id").expect("an id");
+    assert!(!id.contains("forged") && id.len() == 17, "{id}");
+}

@@ -65,7 +65,11 @@ pub(crate) fn router(service: Arc<Service>) -> Router {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or_default();
             tracing::debug_span!("request", request_id = id, method = %request.method(), path = request.uri().path(), client = tracing::field::Empty)
-        }))
+        })
+        // One line per request, when it is answered (status and latency, at debug); refusals are logged
+        // by the service itself (at info), so 5xx answers are not logged twice as failures.
+        .on_request(())
+        .on_failure(()))
         .layer(middleware::from_fn_with_state(service.clone(), strict_framing))
         .layer(ValidateRequestHeaderLayer::custom(Authenticate {
             service: service.clone(),
