@@ -56,6 +56,16 @@ impl Opened {
         }
     }
 
+    /// Tells a live video's producer the frame size its stream's header gave ([`LiveVideo::frame_size`]).
+    ///
+    /// [`LiveVideo::frame_size`]: crate::source::live::LiveVideo::frame_size
+    pub(crate) fn announce_frame_size(&self) {
+        if let Origin::Live(live) = &self.origin {
+            let info = self.demuxer.stream();
+            live.0.set_frame_size(info.width, info.height);
+        }
+    }
+
     /// Whether it is a whole video (in memory or a file), which sampling indexes and seeks in.
     pub(crate) fn is_whole(&self) -> bool {
         matches!(self.origin, Origin::Whole(..))

@@ -183,6 +183,7 @@ impl Worker {
             Ok(opened) => opened,
             Err(failure) => return self.failed(&video, failure),
         };
+        opened.announce_frame_size();
         if !self.config.sampling.is_everything() {
             return self.sampled(&video, opened);
         }

@@ -1,10 +1,11 @@
 //! Memory accounting: what one upload may need, and the server-wide pool its reservation is taken from.
 //!
-//! An upload is admitted only when the pool can cover its **ceiling** (`--max-upload-memory`); the operator is
-//! configured so that no video can outgrow that ceiling (its `max_batch_bytes` is derived below, so that the
-//! batches in flight, the decoder's frames, the live buffer and the moov-at-end buffer together fit). When the
-//! upload's first batch shows the real frame size, the reservation is trimmed to the real need, and the rest
-//! goes back to the pool for other uploads. The pool is a weighted tokio semaphore counted in KiB.
+//! The operator is configured so that no video can outgrow the per-upload **ceiling** (`--max-upload-memory`:
+//! its `max_batch_bytes` is derived below, so that the batches in flight, the decoder's frames, the live
+//! buffer and the moov-at-end buffer together fit). An upload reserves what it is known to need, never more
+//! than the ceiling: a little when admitted, the body it holds as it arrives, its frames once its stream's
+//! header gives their size (`operator::known_need`), settled when its first batch is out. The pool and each
+//! client's share of it are weighted tokio semaphores counted in KiB; a reservation holds permits of both.
 
 use std::sync::Arc;
 
@@ -65,8 +66,20 @@ impl UploadShape {
 /// The pool's unit: reservations are whole KiB (a tokio semaphore counts its permits in `u32`s per acquire).
 const UNIT: u64 = 1024;
 
-/// The server-wide memory pool (`--max-memory`): a weighted [`Semaphore`] whose permits are KiB; a
-/// reservation holds its permits, gives some back when trimmed and all when dropped.
+/// Which limit a reservation could not get past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Short {
+    /// The server-wide pool.
+    Pool,
+    /// The client's share of the pool.
+    Client,
+}
+
+fn units(bytes: u64) -> Option<u32> {
+    u32::try_from(bytes.div_ceil(UNIT)).ok()
+}
+
+/// A weighted semaphore of KiB permits: the server-wide pool, or one client's share of it.
 #[derive(Debug)]
 pub(crate) struct MemoryPool {
     /// The capacity in units.
@@ -93,31 +106,73 @@ impl MemoryPool {
         self.units * UNIT
     }
 
-    /// Reserves `bytes` (rounded up to whole KiB), or returns `None` when the pool cannot cover them now.
-    pub(crate) fn reserve(&self, bytes: u64) -> Option<Reservation> {
-        let units = u32::try_from(bytes.div_ceil(UNIT)).ok()?;
-        let permit = self.permits.clone().try_acquire_many_owned(units).ok()?;
-        Some(Reservation { permit })
+    /// Reserves `bytes` (rounded up to whole KiB) from this pool and from `client`'s share of it, or says
+    /// which could not cover them now.
+    pub(crate) fn reserve(&self, client: &MemoryPool, bytes: u64) -> Result<Reservation, Short> {
+        let mut reservation = Reservation {
+            pool: self
+                .permits
+                .clone()
+                .try_acquire_many_owned(0)
+                .map_err(|_| Short::Pool)?,
+            client: client
+                .permits
+                .clone()
+                .try_acquire_many_owned(0)
+                .map_err(|_| Short::Client)?,
+        };
+        reservation.grow_to(bytes)?;
+        Ok(reservation)
     }
 }
 
-/// Bytes held from a [`MemoryPool`]; given back when dropped.
+/// Bytes held from a [`MemoryPool`] and from its client's share; given back when dropped.
 #[derive(Debug)]
 pub(crate) struct Reservation {
-    permit: OwnedSemaphorePermit,
+    pool: OwnedSemaphorePermit,
+    client: OwnedSemaphorePermit,
 }
 
 impl Reservation {
     /// Bytes held.
     pub(crate) fn bytes(&self) -> u64 {
-        self.permit.num_permits() as u64 * UNIT
+        self.pool.num_permits() as u64 * UNIT
+    }
+
+    /// Holds at least `bytes` (rounded up to whole KiB), taking the difference from the client's share and the
+    /// pool, or says which could not cover it now (then nothing more is held).
+    pub(crate) fn grow_to(&mut self, bytes: u64) -> Result<(), Short> {
+        let want = units(bytes).ok_or(Short::Client)?;
+        let Some(more) = want
+            .checked_sub(self.pool.num_permits() as u32)
+            .filter(|&m| m > 0)
+        else {
+            return Ok(());
+        };
+        // The pool first: when both are short, the server's own limit is what the client is told.
+        let pool = self
+            .pool
+            .semaphore()
+            .clone()
+            .try_acquire_many_owned(more)
+            .map_err(|_| Short::Pool)?;
+        let client = self
+            .client
+            .semaphore()
+            .clone()
+            .try_acquire_many_owned(more)
+            .map_err(|_| Short::Client)?;
+        self.client.merge(client);
+        self.pool.merge(pool);
+        Ok(())
     }
 
     /// Gives back what is held beyond `bytes` (rounded up to whole KiB; never grows the reservation).
     pub(crate) fn shrink_to(&mut self, bytes: u64) {
         let keep = usize::try_from(bytes.div_ceil(UNIT)).unwrap_or(usize::MAX);
-        if let Some(extra) = self.permit.num_permits().checked_sub(keep) {
-            drop(self.permit.split(extra));
+        if let Some(extra) = self.pool.num_permits().checked_sub(keep) {
+            drop(self.pool.split(extra));
+            drop(self.client.split(extra));
         }
     }
 }
@@ -190,20 +245,44 @@ mod tests {
     fn reservations_are_bounded_and_given_back() {
         const K: u64 = 1024;
         let pool = MemoryPool::new(100 * K);
-        let mut a = pool.reserve(60 * K).unwrap();
-        assert!(pool.reserve(50 * K).is_none(), "over the capacity");
+        let (one, two) = (MemoryPool::new(100 * K), MemoryPool::new(100 * K));
+        let mut a = pool.reserve(&one, 60 * K).unwrap();
+        assert_eq!(pool.reserve(&two, 50 * K).unwrap_err(), Short::Pool);
         a.shrink_to(30 * K);
         a.shrink_to(90 * K); // never grows
         assert_eq!(a.bytes(), 30 * K);
-        let b = pool.reserve(70 * K).unwrap();
+        assert_eq!(one.reserved(), 30 * K, "the client's share follows");
+        let b = pool.reserve(&two, 70 * K).unwrap();
         assert_eq!(pool.reserved(), 100 * K);
         drop(a);
         drop(b);
         assert_eq!(pool.reserved(), 0);
+        assert_eq!(one.reserved() + two.reserved(), 0);
         // Whole KiB: a byte more is a KiB more; a reservation past u32 KiB is refused, not wrapped.
-        let c = pool.reserve(K + 1).unwrap();
+        let c = pool.reserve(&one, K + 1).unwrap();
         assert_eq!(c.bytes(), 2 * K);
-        assert!(MemoryPool::new(u64::MAX).reserve(u64::MAX).is_none());
+        assert!(MemoryPool::new(u64::MAX)
+            .reserve(&MemoryPool::new(u64::MAX), u64::MAX)
+            .is_err());
+    }
+
+    #[test]
+    fn a_reservation_grows_within_its_clients_share_and_the_pool() {
+        const K: u64 = 1024;
+        let pool = MemoryPool::new(100 * K);
+        let share = MemoryPool::new(40 * K);
+        let mut a = pool.reserve(&share, K).unwrap();
+        a.grow_to(30 * K).unwrap();
+        a.grow_to(10 * K).unwrap(); // never shrinks
+        assert_eq!(a.bytes(), 30 * K);
+        let mut b = pool.reserve(&share, K).unwrap();
+        assert_eq!(b.grow_to(20 * K), Err(Short::Client));
+        assert_eq!(b.bytes(), K, "a refused growth holds nothing more");
+        let other = MemoryPool::new(100 * K);
+        let mut c = pool.reserve(&other, 60 * K).unwrap();
+        assert_eq!(c.grow_to(80 * K), Err(Short::Pool));
+        assert_eq!(share.reserved(), 31 * K);
+        assert_eq!(pool.reserved(), 91 * K);
     }
 
     #[test]

@@ -47,10 +47,16 @@ pub struct ServeConfig {
     /// one-pixel video get 400; a video whose real frame size does not fit fails with the error code
     /// `over_memory_budget`.
     pub max_upload_memory: u64,
-    /// Memory all uploads together may take (`None`, the default: half of the machine's memory). An upload is
-    /// admitted only when `max_upload_memory` of it is free (else 503 with `Retry-After`); its reservation is
-    /// trimmed to its real need when its first batch is out.
+    /// Memory all uploads together may take (`None`, the default: half of the machine's memory). An upload
+    /// reserves what it is known to need: almost nothing when admitted ([`ADMISSION_BYTES`]; 503 with
+    /// `Retry-After` when even that is not free), then the body it holds as it arrives, then, once its
+    /// stream's header gives the frame size, its batches, decoder frames and buffers at that size (never more
+    /// than `max_upload_memory`). An upload whose growth the pool cannot cover fails with `server_busy`.
     pub max_memory: Option<u64>,
+    /// Memory one client's uploads may hold together (`None`, the default: half of `max_memory`), so that no
+    /// client (an address, or a token's name) takes the whole pool. At least `max_upload_memory`. An upload
+    /// growing past its client's share fails with `too_many_uploads`.
+    pub max_client_memory: Option<u64>,
     /// What a moov-at-end MP4 upload does (default: buffered within the budget).
     pub moov_at_end: MoovAtEndUploads,
     /// Time a connection has to send a request's headers (default 10 s), also the longest a keep-alive
@@ -59,9 +65,13 @@ pub struct ServeConfig {
     /// Open connections at most (default 1024); beyond it new connections are closed at once.
     pub max_connections: usize,
     /// Slowest upload accepted, in bytes a second averaged over `upload_rate_window` of time spent waiting
-    /// for the client (default 16 KiB/s; 0: no rule). Checked once the window has passed.
+    /// for the client (default 500 B/s, Apache mod_reqtimeout's `MinRate`; 0: no rule). Checked once the
+    /// window has passed. With the default window, a camera sending at 16 kbit/s (2,000 B/s) or more is never
+    /// cut while its pauses add up to less than 45 s in any minute (a pause under the 30 s stall timeout
+    /// included); a client dripping bytes to hold a slot is cut after a minute, holds almost no memory
+    /// meanwhile, and holds at most `max_streams_per_client` slots.
     pub min_upload_rate: u64,
-    /// The window of the rate rule (default 10 s).
+    /// The window of the rate rule (default 60 s, nginx's `client_body_timeout`).
     pub upload_rate_window: Duration,
     /// Bearer tokens; `None`: no authentication (loopback only, unless `insecure_no_auth`).
     pub auth_tokens: Option<Tokens>,
@@ -88,11 +98,12 @@ impl Default for ServeConfig {
             stall_timeout: Duration::from_secs(30),
             max_upload_memory: 512 << 20,
             max_memory: None,
+            max_client_memory: None,
             moov_at_end: MoovAtEndUploads::Buffer,
             header_timeout: Duration::from_secs(10),
             max_connections: 1024,
-            min_upload_rate: 16 << 10,
-            upload_rate_window: Duration::from_secs(10),
+            min_upload_rate: 500,
+            upload_rate_window: Duration::from_secs(60),
             auth_tokens: None,
             insecure_no_auth: false,
             tls: None,
@@ -102,6 +113,9 @@ impl Default for ServeConfig {
         }
     }
 }
+
+/// What an upload reserves when admitted, before its body says anything: the connection's read buffer.
+pub const ADMISSION_BYTES: u64 = 64 << 10;
 
 /// The smallest `max_upload_memory`: the body buffered ahead of the decoder takes 8 MiB.
 pub const MIN_UPLOAD_MEMORY: u64 = 16 << 20;
@@ -157,6 +171,13 @@ impl ServeConfig {
                 self.max_upload_memory
             ));
         }
+        let share = self.client_memory_bytes();
+        if !(self.max_upload_memory..=pool).contains(&share) {
+            return bad(format!(
+                "max_client_memory is {share}; allowed: max_upload_memory ({}) to max_memory ({pool})",
+                self.max_upload_memory
+            ));
+        }
         if self.max_connections == 0 {
             return bad("max_connections is 0; allowed: at least 1".into());
         }
@@ -174,6 +195,13 @@ impl ServeConfig {
     pub fn memory_pool_bytes(&self) -> u64 {
         self.max_memory
             .unwrap_or_else(|| budget::machine_memory().map_or(8 << 30, |m| m / 2))
+    }
+
+    /// One client's share of the pool: `max_client_memory`, or half of the pool (and never less than
+    /// `max_upload_memory`).
+    pub fn client_memory_bytes(&self) -> u64 {
+        self.max_client_memory
+            .unwrap_or_else(|| (self.memory_pool_bytes() / 2).max(self.max_upload_memory))
     }
 
     /// The most samples an upload's MP4 index may claim: a sixteenth of `max_upload_memory` covers the

@@ -10,6 +10,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
+use super::budget::Short;
 use crate::error::{Error, VideoError};
 
 /// Why an upload's body was cut by the server (the video then fails with [`VideoError::LiveAborted`]).
@@ -21,6 +22,8 @@ pub(crate) enum CutReason {
     TooSlow,
     /// The body could not be read (the client went away, or broke the chunked encoding).
     BodyUnreadable,
+    /// What the upload became known to need was more than the pool, or the client's share of it, had free.
+    NoMemory(Short),
 }
 
 /// A client-facing error: the HTTP status for a refusal, the code and the message.
@@ -130,6 +133,14 @@ pub(crate) fn describe(
             Some(CutReason::TooSlow) => (
                 "too_slow",
                 format!("the upload was slower than this server's minimum rate (after {received} bytes)"),
+            ),
+            Some(CutReason::NoMemory(Short::Pool)) => (
+                "server_busy",
+                format!("the server's memory for uploads was taken when this upload's video needed it (after {received} bytes); retry later"),
+            ),
+            Some(CutReason::NoMemory(Short::Client)) => (
+                "too_many_uploads",
+                format!("this client's uploads held their share of the server's memory when this one's video needed more (after {received} bytes); retry later"),
             ),
             Some(CutReason::BodyUnreadable) | None => (
                 "body_unreadable",

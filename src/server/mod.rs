@@ -55,6 +55,6 @@ mod strict;
 mod upload;
 
 pub use auth::{Tokens, MIN_TOKEN_LEN};
-pub use config::{MoovAtEndUploads, ServeConfig, MIN_UPLOAD_MEMORY};
+pub use config::{MoovAtEndUploads, ServeConfig, ADMISSION_BYTES, MIN_UPLOAD_MEMORY};
 pub use hosts::AllowHosts;
 pub use listen::{Server, ServerHandle};

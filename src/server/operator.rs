@@ -4,8 +4,8 @@
 
 use axum::http::StatusCode;
 
-use super::budget::UploadShape;
-use super::config::LIVE_BUFFER_BYTES;
+use super::budget::{Short, UploadShape};
+use super::config::{ADMISSION_BYTES, LIVE_BUFFER_BYTES};
 use super::errors::ApiError;
 use super::service::{Service, Slot};
 use crate::error::Error;
@@ -102,24 +102,45 @@ pub(crate) fn operator_config(
     Ok((config, shape))
 }
 
-/// Trims an upload's memory reservation to what its video needs, now that its frame size is known: its
-/// batches and decoder at this size, the body buffered ahead and the index, and the moov-at-end buffer only
-/// as far as the `received` body bytes could fill it.
-pub(crate) fn trim_reservation(
-    slot: &mut Slot,
+/// What an upload is known to need once `received` body bytes came: before its stream's header gave the
+/// frame size, [`ADMISSION_BYTES`] and the body it may hold (buffered ahead of the decoder, or collected for
+/// a moov-at-end MP4); after, its batches and decoder at that size, the body buffered ahead and the index,
+/// and the moov-at-end buffer only as far as the received bytes could fill it. Never more than
+/// `max_upload_memory`.
+pub(crate) fn known_need(
     shape: &UploadShape,
     service: &Service,
     received: u64,
-    frame_shape: [usize; 3],
-) {
-    let pixels = (frame_shape[0] as u64).saturating_mul(frame_shape[1] as u64);
+    frame_size: Option<(u64, u64)>,
+) -> u64 {
     let settings = &service.config;
+    let ceiling = settings.max_upload_memory;
     let moov = settings.moov_buffer_bytes().min(received);
     let shape = UploadShape {
         fixed_bytes: settings.held_bytes(moov),
         ..*shape
     };
-    if let Some(need) = shape.need(pixels) {
-        slot.memory.shrink_to(need);
-    }
+    let need = match frame_size {
+        Some((width, height)) => shape.need(width.saturating_mul(height)),
+        None => ADMISSION_BYTES.checked_add(received.min(shape.fixed_bytes)),
+    };
+    need.unwrap_or(ceiling).min(ceiling)
+}
+
+/// Sets an upload's memory reservation to what its video needs, now that its first batch shows the frame
+/// size ([`known_need`]): trimmed, or grown if the body's reader has not grown it yet; `Err` when the pool or
+/// the client's share cannot cover that (the upload then fails; its batch is not sent).
+pub(crate) fn settle_reservation(
+    slot: &mut Slot,
+    shape: &UploadShape,
+    service: &Service,
+    received: u64,
+    frame_shape: [usize; 3],
+) -> Result<(), Short> {
+    let size = (frame_shape[0] as u64, frame_shape[1] as u64);
+    let need = known_need(shape, service, received, Some(size));
+    let mut memory = slot.memory.lock();
+    memory.grow_to(need)?;
+    memory.shrink_to(need);
+    Ok(())
 }

@@ -1,8 +1,8 @@
 //! The upload-rate rule: an upload must average at least `min_rate` bytes a second over a sliding window of the
 //! time the server spends **waiting for the client**. Time the upload is held up by the server itself (the
-//! decoder applying backpressure) does not count, so a slow decoder never fails a client; an honest live
-//! stream sending in real time stays far above the rule, while a client dripping a byte every few seconds to
-//! hold a slot fails after the grace period.
+//! decoder applying backpressure) does not count, so a slow decoder never fails a client. The defaults (500
+//! B/s over 60 s, `config.rs`) keep every camera sending in real time at 16 kbit/s or more, through pauses
+//! under the stall timeout, while a client dripping bytes to hold a slot fails after the window.
 
 use std::collections::VecDeque;
 use std::time::Duration;

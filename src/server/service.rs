@@ -9,11 +9,17 @@ use axum::http::StatusCode;
 use parking_lot::Mutex;
 
 use super::auth::ClientKey;
-use super::budget::{MemoryPool, Reservation};
+use super::budget::{MemoryPool, Reservation, Short};
 use super::config::ServeConfig;
 use super::errors::ApiError;
 use super::fanout::Streams;
 use super::metrics::{Metrics, Snapshot};
+
+/// A client's uploads in progress and its share of the memory pool.
+struct Client {
+    uploads: usize,
+    memory: Arc<MemoryPool>,
+}
 
 /// The shared state of a running service.
 pub(crate) struct Service {
@@ -22,8 +28,8 @@ pub(crate) struct Service {
     pub(crate) memory: Arc<MemoryPool>,
     /// Streams with consumers of their own (pulled by URL, or detached uploads).
     pub(crate) streams: Streams,
-    /// Uploads in progress per client.
-    clients: Mutex<HashMap<ClientKey, usize>>,
+    /// Uploads in progress per client, and the client's share of the memory pool.
+    clients: Mutex<HashMap<ClientKey, Client>>,
     shutting_down: AtomicBool,
 }
 
@@ -54,8 +60,9 @@ impl Service {
         self.metrics.streams_active()
     }
 
-    /// Takes an upload slot for `client` and reserves the upload's memory ceiling, or says why not.
-    pub(crate) fn admit(self: &Arc<Self>, client: ClientKey) -> Result<Slot, ApiError> {
+    /// Takes an upload slot for `client` and reserves `bytes` of memory for it (from the pool and the client's
+    /// share of it), or says why not.
+    pub(crate) fn admit(self: &Arc<Self>, client: ClientKey, bytes: u64) -> Result<Slot, ApiError> {
         let mut clients = self.clients.lock();
         if self.is_shutting_down() {
             return Err(ApiError::new(
@@ -64,8 +71,8 @@ impl Service {
                 "the server is shutting down",
             ));
         }
-        let active: usize = clients.values().sum();
-        let mine = clients.get(&client).copied().unwrap_or(0);
+        let active: usize = clients.values().map(|c| c.uploads).sum();
+        let mine = clients.get(&client).map_or(0, |c| c.uploads);
         if mine >= self.config.max_streams_per_client {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
@@ -83,21 +90,48 @@ impl Service {
                 format!("the server is decoding {active} uploads, its limit; retry later"),
             ));
         }
-        let Some(memory) = self.memory.reserve(self.config.max_upload_memory) else {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "server_busy",
-                "the server's memory for uploads is taken; retry later",
-            ));
+        let share = self.config.client_memory_bytes();
+        let entry = clients.entry(client.clone()).or_insert_with(|| Client {
+            uploads: 0,
+            memory: MemoryPool::new(share),
+        });
+        let reserved = self.memory.reserve(&entry.memory, bytes);
+        let memory = match reserved {
+            Ok(memory) => memory,
+            Err(short) => {
+                if entry.uploads == 0 {
+                    clients.remove(&client);
+                }
+                return Err(self.short_of_memory(short));
+            }
         };
-        *clients.entry(client.clone()).or_default() += 1;
+        entry.uploads += 1;
         self.metrics.streams_active.inc();
         self.metrics.streams_total.inc();
         Ok(Slot {
             service: self.clone(),
             client,
-            memory,
+            memory: Arc::new(Mutex::new(memory)),
         })
+    }
+
+    /// The refusal for a reservation the pool or the client's share could not cover.
+    pub(crate) fn short_of_memory(&self, short: Short) -> ApiError {
+        match short {
+            Short::Pool => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_busy",
+                "the server's memory for uploads is taken; retry later",
+            ),
+            Short::Client => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_uploads",
+                format!(
+                    "this client's uploads hold their share of the server's memory ({} bytes); retry later",
+                    self.config.client_memory_bytes()
+                ),
+            ),
+        }
     }
 
     /// Counts a refusal by status.
@@ -136,15 +170,19 @@ impl Service {
 pub(crate) struct Slot {
     service: Arc<Service>,
     client: ClientKey,
-    pub(crate) memory: Reservation,
+    /// Its reservation, shared with the task reading its body (which grows it as the video becomes known).
+    pub(crate) memory: SlotMemory,
 }
+
+/// An upload's memory reservation, shared by the tasks that grow and trim it.
+pub(crate) type SlotMemory = Arc<Mutex<Reservation>>;
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut clients = self.service.clients.lock();
-        if let Some(n) = clients.get_mut(&self.client) {
-            *n -= 1;
-            if *n == 0 {
+        if let Some(c) = clients.get_mut(&self.client) {
+            c.uploads -= 1;
+            if c.uploads == 0 {
                 clients.remove(&self.client);
             }
         }

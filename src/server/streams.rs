@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use super::budget::UploadShape;
 use super::errors::{describe, error_line, ApiError, CutReason};
 use super::fanout::{check_id, Stream};
-use super::operator::{operator_config, trim_reservation, BatchSettings};
+use super::operator::{operator_config, settle_reservation, BatchSettings};
 use super::requests::{value, ConsumeParams, JsonBody, Params, StreamBody};
 use super::service::{RequestCtx, Service, Slot};
 use crate::error::Error;
@@ -76,7 +76,21 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
                     let received = upload
                         .as_ref()
                         .map_or(0, |(_, bytes, _)| bytes.load(Ordering::Relaxed));
-                    trim_reservation(&mut slot, &shape, &service, received, batch.frame_shape());
+                    let settled = settle_reservation(
+                        &mut slot,
+                        &shape,
+                        &service,
+                        received,
+                        batch.frame_shape(),
+                    );
+                    if let Err(short) = settled {
+                        let refusal = service.short_of_memory(short);
+                        tracing::warn!(stream = %stream.id, code = refusal.code, "stream failed: memory");
+                        let line = refusal.line(&stream.id);
+                        errors.push(line["error"].clone());
+                        stream.publish_error(line);
+                        break None;
+                    }
                 }
                 let frames = batch.valid_frames() as u64;
                 let latency = batch.latency().map(|d| d.as_secs_f64() * 1000.0);
@@ -268,7 +282,8 @@ async fn start(
         .check(&request.url, scheme)
         .await
         .map_err(refused)?;
-    let slot = service.admit(ctx.client.clone())?;
+    // A pulled stream's frame size is not known before it is opened: its ceiling, trimmed at its first batch.
+    let slot = service.admit(ctx.client.clone(), service.config.max_upload_memory)?;
     let source = redact_url(&request.url);
     let stream = service.streams.insert(
         request.id,

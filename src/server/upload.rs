@@ -17,12 +17,14 @@ use futures_util::StreamExt;
 use parking_lot::Mutex;
 use serde_json::{json, Value};
 
+use super::budget::Short;
 use super::budget::UploadShape;
+use super::config::ADMISSION_BYTES;
 use super::errors::{describe, ApiError, CutReason};
-use super::operator::{operator_config, trim_reservation, BatchSettings};
+use super::operator::{known_need, operator_config, settle_reservation, BatchSettings};
 use super::rate::RateRule;
 use super::requests::{value, Params, UploadParams};
-use super::service::{RequestCtx, Service, Slot};
+use super::service::{RequestCtx, Service, Slot, SlotMemory};
 use crate::error::Error;
 use crate::operator::handle::VideoInput;
 use crate::report;
@@ -115,7 +117,8 @@ async fn start(
 ) -> Result<Response, ApiError> {
     let parsed = upload_query(params)?;
     let (config, shape) = operator_config(&parsed.settings, &service)?;
-    let slot = service.admit(ctx.client.clone())?;
+    // Almost nothing until the body says what the video needs (`receive` grows it).
+    let slot = service.admit(ctx.client.clone(), ADMISSION_BYTES)?;
     let internal = |e: Error| {
         tracing::error!(request_id = %ctx.id, error = %e, "could not start an operator");
         ApiError::new(
@@ -167,6 +170,7 @@ async fn start(
         service.clone(),
         received.clone(),
         cut.clone(),
+        (slot.memory.clone(), shape),
     ));
     if let Some(stream) = stream {
         // The uploader gets the stream's id at once; the body goes on being read by `receive`, and the
@@ -211,13 +215,16 @@ async fn start(
 }
 
 /// Pushes the request body into the live video as it arrives, then finishes it; aborts it if the body fails,
-/// grows past the limit or comes more slowly than the rate rule allows.
+/// grows past the limit or comes more slowly than the rate rule allows. The upload's memory reservation
+/// grows with what it is known to need ([`known_need`]: the body it holds, then its frames once the stream's
+/// header gives their size); the upload is cut when the pool or its client's share cannot cover that.
 async fn receive(
     body: Body,
     live: LiveVideo,
     service: Arc<Service>,
     total: Arc<AtomicU64>,
     cut: Arc<Mutex<Option<CutReason>>>,
+    (memory, shape): (SlotMemory, UploadShape),
 ) {
     let settings = &service.config;
     let max = settings.max_body_bytes;
@@ -263,6 +270,22 @@ async fn receive(
             received += chunk.len() as u64;
             total.store(received, Ordering::Relaxed);
             service.metrics.bytes.inc_by(chunk.len() as u64);
+        }
+        let need = known_need(
+            &shape,
+            &service,
+            received,
+            live.frame_size().map(|(w, h)| (u64::from(w), u64::from(h))),
+        );
+        let grown = memory.lock().grow_to(need);
+        if let Err(short) = grown {
+            tracing::info!(need, ?short, "an upload's memory could not grow");
+            fail(
+                CutReason::NoMemory(short),
+                live,
+                format!("{need} bytes of memory were not free"),
+            );
+            return drain(chunks, &total).await;
         }
         if let Err(slow) = rule.observe(waited, received) {
             // Nothing more is read: the slot is freed when the response ends, which it does now.
@@ -359,14 +382,17 @@ impl Progress {
                 if !self.trimmed {
                     self.trimmed = true;
                     let received = self.received.load(Ordering::Relaxed);
-                    trim_reservation(
+                    let settled = settle_reservation(
                         &mut self.slot,
                         &self.shape,
                         &service,
                         received,
                         batch.frame_shape(),
                     );
-                    tracing::debug!(request_id = %self.ctx.id, reserved = self.slot.memory.bytes(), "memory reservation trimmed");
+                    if let Err(short) = settled {
+                        return Some(self.short_of_memory(short));
+                    }
+                    tracing::debug!(request_id = %self.ctx.id, reserved = self.slot.memory.lock().bytes(), "memory reservation settled");
                 }
                 let frames = batch.valid_frames() as u64;
                 self.frames += frames;
@@ -427,6 +453,20 @@ impl Progress {
             }
         }
         upload.abort();
+    }
+
+    /// The error line of an upload whose video needs more memory than is free, and the end of its decoding.
+    fn short_of_memory(&mut self, short: Short) -> String {
+        *self.cut.lock() = Some(CutReason::NoMemory(short));
+        let refusal = self.service.short_of_memory(short);
+        tracing::warn!(request_id = %self.ctx.id, client = %self.ctx.client, code = refusal.code, "upload failed: memory");
+        let line = refusal.line(&self.ctx.id);
+        self.errors.push(line["error"].clone());
+        self.stop_decoding();
+        if let Some(upload) = self.upload.take() {
+            upload.abort();
+        }
+        format!("{line}\n")
     }
 
     fn stop_decoding(&mut self) {

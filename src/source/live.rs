@@ -55,6 +55,8 @@ pub(crate) enum Failure {
 pub(crate) struct LiveShared {
     /// The id given when the feed queue admits the video.
     id: AtomicU64,
+    /// The frame size its stream's header gave (`width << 32 | height`), 0 until the demuxer read it.
+    frame_size: AtomicU64,
     label: Option<Label>,
     state: Mutex<State>,
     /// Signalled when data arrives or the producer finishes or aborts.
@@ -72,6 +74,7 @@ impl LiveShared {
     pub(crate) fn new(label: Option<Label>, max_buffered: usize) -> Self {
         Self {
             id: AtomicU64::new(u64::MAX),
+            frame_size: AtomicU64::new(0),
             label,
             state: Mutex::new(State::default()),
             data: Condvar::new(),
@@ -96,6 +99,14 @@ impl LiveShared {
     /// Records the id the feed queue gave.
     pub(crate) fn set_id(&self, id: VideoId) {
         self.id.store(id.0, Ordering::Release);
+    }
+
+    /// Records the frame size the stream's header gave (ignored when either side is 0).
+    pub(crate) fn set_frame_size(&self, width: u32, height: u32) {
+        if width > 0 && height > 0 {
+            let packed = u64::from(width) << 32 | u64::from(height);
+            self.frame_size.store(packed, Ordering::Release);
+        }
     }
 
     fn video(&self) -> VideoRef {
@@ -423,6 +434,15 @@ impl LiveVideo {
     /// Bytes pushed so far.
     pub fn received(&self) -> u64 {
         self.shared.state.lock().received
+    }
+
+    /// The video's frame size (width, height) as its stream's header gives it, once the demuxer has read it
+    /// (before any frame is decoded); `None` until then. A service sizes what it reserves for the video by it.
+    pub fn frame_size(&self) -> Option<(u32, u32)> {
+        match self.shared.frame_size.load(Ordering::Acquire) {
+            0 => None,
+            packed => Some(((packed >> 32) as u32, packed as u32)),
+        }
     }
 
     /// Queues the next chunk, waiting while the live buffer is full. Fails with [`Error::LiveEnded`] when the

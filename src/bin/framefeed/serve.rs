@@ -53,6 +53,9 @@ pub(crate) struct ServeArgs {
     /// Memory all uploads may take together (default: half of the machine's memory). K/M/G/T.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     max_memory: Option<u64>,
+    /// Memory one client's uploads may hold together (default: half of --max-memory). K/M/G/T.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    max_client_memory: Option<u64>,
     /// What an MP4 upload with its index at the end does.
     #[arg(long, value_enum, default_value = "buffer")]
     moov_at_end: MoovArg,
@@ -64,10 +67,10 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
     /// Slowest upload accepted, bytes/s averaged over --upload-rate-window (0: no rule). K/M/G suffixes.
-    #[arg(long, value_name = "BYTES", default_value = "16K", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", default_value = "500", value_parser = parse_bytes)]
     min_upload_rate: u64,
     /// Seconds over which the upload rate is averaged (and before which it is not checked).
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     upload_rate_window: f64,
     /// Seconds without data after which an upload fails.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
@@ -100,6 +103,7 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     config.max_body_bytes = args.max_body_bytes;
     config.max_upload_memory = args.max_upload_memory;
     config.max_memory = args.max_memory;
+    config.max_client_memory = args.max_client_memory;
     config.moov_at_end = match args.moov_at_end {
         MoovArg::Buffer => framefeed::server::MoovAtEndUploads::Buffer,
         MoovArg::Fail => framefeed::server::MoovAtEndUploads::Fail,
