@@ -1,7 +1,6 @@
 //! The service's parsers for the `service_request` fuzz target (feature `fuzzing`): strict HTTP framing over
 //! any bytes cut anywhere, the query string of `POST /videos`, and the tokens file.
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use super::config::ServeConfig;
@@ -41,15 +40,11 @@ fn query(bytes: &[u8]) {
     static SERVICE: OnceLock<Arc<Service>> = OnceLock::new();
     let service = SERVICE.get_or_init(|| Service::new(ServeConfig::default()));
     let text = String::from_utf8_lossy(bytes);
-    let Ok(uri) = format!("/videos?{text}").parse::<axum::http::Uri>() else {
+    // As the `Params` extractor reads it: the serde request type, then the cross-field rules.
+    let Ok(params) = super::requests::parse_query::<super::requests::UploadParams>(&text) else {
         return;
     };
-    let Ok(axum::extract::Query(pairs)) =
-        axum::extract::Query::<HashMap<String, String>>::try_from_uri(&uri)
-    else {
-        return;
-    };
-    let Ok(parsed) = super::upload::parse_query(&pairs) else {
+    let Ok(parsed) = super::upload::upload_query(params) else {
         return;
     };
     if let Ok((config, _)) = super::operator::operator_config(&parsed.settings, service) {
