@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use common::read_fixture;
 use common::serve::{
-    exchange, metric_value, parse_response, request, serve, Response, Serve, BOUND,
+    exchange, metric, metric_value, parse_response, request, serve, wait_for_metric, Response,
+    Serve, BOUND,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -125,33 +126,6 @@ async fn settings_that_would_abort_or_hold_gigabytes_are_refused_and_the_server_
         "the server's peak memory was {} MiB",
         peak >> 20
     );
-}
-
-/// A value of the server's `/metrics`.
-async fn metric(addr: SocketAddr, name: &str) -> u64 {
-    metric_with(addr, &[], name).await
-}
-
-/// A value of `/metrics` read with `headers` (a token, where the server wants one).
-async fn metric_with(addr: SocketAddr, headers: &[&str], name: &str) -> u64 {
-    let metrics = request(addr, "GET /metrics HTTP/1.1\r\n", headers, b"").await;
-    metric_value(&metrics.body, name)
-}
-
-/// Polls `/metrics` (with `headers`) until `name` reads `value`, within the bound.
-async fn wait_for_metric(addr: SocketAddr, headers: &[&str], name: &str, value: u64) {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let now = metric_with(addr, headers, name).await;
-        if now == value {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{name} stayed {now}, never {value}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

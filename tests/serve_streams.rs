@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::serve::{exchange, metric_value, parse_response, request, serve, Response, BOUND};
+use common::serve::{exchange, metric, parse_response, request, serve, Response, BOUND};
 use common::{live_ts_clip, skip_without_ffmpeg};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -65,11 +65,6 @@ async fn post_json(addr: SocketAddr, path: &str, body: &Value) -> Response {
 
 async fn get(addr: SocketAddr, path: &str) -> Response {
     request(addr, &format!("GET {path} HTTP/1.1\r\n"), &[], b"").await
-}
-
-/// A metric's value.
-async fn metric(addr: SocketAddr, name: &str) -> u64 {
-    metric_value(&get(addr, "/metrics").await.body, name)
 }
 
 /// Waits (bounded) until `check` holds.

@@ -131,7 +131,7 @@ pub(crate) fn known_need(
 /// size ([`known_need`]): trimmed, or grown if the body's reader has not grown it yet; `Err` when the pool or
 /// the client's share cannot cover that (the upload then fails; its batch is not sent).
 pub(crate) fn settle_reservation(
-    slot: &mut Slot,
+    slot: &Slot,
     shape: &UploadShape,
     service: &Service,
     received: u64,

@@ -30,18 +30,22 @@ pub(crate) struct Service {
     pub(crate) streams: Streams,
     /// Uploads in progress per client, and the client's share of the memory pool.
     clients: Mutex<HashMap<ClientKey, Client>>,
+    /// The size of each client's share, in bytes (worked out once: the default reads the machine's memory).
+    client_share: u64,
     shutting_down: AtomicBool,
 }
 
 impl Service {
     pub(crate) fn new(config: ServeConfig) -> Arc<Self> {
         let memory = MemoryPool::new(config.memory_pool_bytes());
+        let client_share = config.client_memory_bytes();
         Arc::new(Self {
             config,
             metrics: Metrics::default(),
             memory,
             streams: Streams::new(),
             clients: Mutex::new(HashMap::new()),
+            client_share,
             shutting_down: AtomicBool::new(false),
         })
     }
@@ -90,10 +94,9 @@ impl Service {
                 format!("the server is decoding {active} uploads, its limit; retry later"),
             ));
         }
-        let share = self.config.client_memory_bytes();
         let entry = clients.entry(client.clone()).or_insert_with(|| Client {
             uploads: 0,
-            memory: MemoryPool::new(share),
+            memory: MemoryPool::new(self.client_share),
         });
         let reserved = self.memory.reserve(&entry.memory, bytes);
         let memory = match reserved {
@@ -128,7 +131,7 @@ impl Service {
                 "too_many_uploads",
                 format!(
                     "this client's uploads hold their share of the server's memory ({} bytes); retry later",
-                    self.config.client_memory_bytes()
+                    self.client_share
                 ),
             ),
         }

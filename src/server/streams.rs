@@ -54,7 +54,7 @@ pub(crate) struct Decoding {
 pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: Decoding) {
     let Decoding {
         input,
-        mut slot,
+        slot,
         shape,
         upload,
     } = decoding;
@@ -76,13 +76,8 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
                     let received = upload
                         .as_ref()
                         .map_or(0, |(_, bytes, _)| bytes.load(Ordering::Relaxed));
-                    let settled = settle_reservation(
-                        &mut slot,
-                        &shape,
-                        &service,
-                        received,
-                        batch.frame_shape(),
-                    );
+                    let settled =
+                        settle_reservation(&slot, &shape, &service, received, batch.frame_shape());
                     if let Err(short) = settled {
                         let refusal = service.short_of_memory(short);
                         tracing::warn!(stream = %stream.id, code = refusal.code, "stream failed: memory");

@@ -17,8 +17,7 @@ use futures_util::StreamExt;
 use parking_lot::Mutex;
 use serde_json::{json, Value};
 
-use super::budget::Short;
-use super::budget::UploadShape;
+use super::budget::{Short, UploadShape};
 use super::config::ADMISSION_BYTES;
 use super::errors::{describe, ApiError, CutReason};
 use super::operator::{known_need, operator_config, settle_reservation, BatchSettings};
@@ -383,7 +382,7 @@ impl Progress {
                     self.trimmed = true;
                     let received = self.received.load(Ordering::Relaxed);
                     let settled = settle_reservation(
-                        &mut self.slot,
+                        &self.slot,
                         &self.shape,
                         &service,
                         received,

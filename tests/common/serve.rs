@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -165,4 +165,31 @@ pub async fn request(
 ) -> Response {
     let stream = TcpStream::connect(addr).await.unwrap();
     exchange(stream, start_line, headers, body).await
+}
+
+/// A value of the server's `/metrics`.
+pub async fn metric(addr: SocketAddr, name: &str) -> u64 {
+    metric_with(addr, &[], name).await
+}
+
+/// A value of `/metrics` read with `headers` (a token, where the server wants one).
+pub async fn metric_with(addr: SocketAddr, headers: &[&str], name: &str) -> u64 {
+    let metrics = request(addr, "GET /metrics HTTP/1.1\r\n", headers, b"").await;
+    metric_value(&metrics.body, name)
+}
+
+/// Polls `/metrics` (with `headers`) until `name` reads `value`, within the bound.
+pub async fn wait_for_metric(addr: SocketAddr, headers: &[&str], name: &str, value: u64) {
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let now = metric_with(addr, headers, name).await;
+        if now == value {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} stayed {now}, never {value}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
