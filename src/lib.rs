@@ -98,6 +98,7 @@ mod ffi;
 #[doc(hidden)]
 pub mod fuzzing;
 mod info;
+mod mux;
 mod operator;
 #[cfg(feature = "json")]
 pub mod report;
@@ -118,6 +119,10 @@ pub use error::{AvError, Error, Result, TryFeedError, VideoError};
 /// The 16-bit float type of [`DType::F16`] output (from the `half` crate).
 pub use half::f16;
 pub use info::{ContainerInfo, MediaKind, StreamInfo};
+pub use mux::{
+    CameraId, CameraStats, Mux, MuxBatch, MuxConfig, MuxEntry, MuxEvent, MuxEvents, MuxPolicy,
+    NextEvent,
+};
 pub use operator::epoch_feed::EpochFeed;
 pub use operator::feeding::FeedVideo;
 pub use operator::futures::{BatchStream, FeedReady, NextBatch, Ready};

@@ -368,6 +368,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("transform", &["src/transform/"]),
     ("assembly", &["src/assembly/"]),
     ("operator", &["src/operator/"]),
+    ("mux", &["src/mux/"]),
     (
         "front ends",
         &[

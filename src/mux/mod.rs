@@ -1,0 +1,615 @@
+//! Many live cameras, one model: [`Mux`] takes several live sources (pulled URLs, [`LiveVideo`]s the
+//! application pushes, any [`VideoInput`] of one sequence a batch) and yields [`MuxBatch`]es whose entries are
+//! sequences from any of them, the way DeepStream's `nvstreammux` (`batched-push-timeout`) and Triton's
+//! dynamic batching (`max_queue_delay_microseconds`) batch cameras for one model.
+//!
+//! - A batch goes out when it holds `max_batch_size` entries or once the **deadline** has passed since its
+//!   oldest entry was ready, whichever comes first: a slow, stalled or dead camera never holds it longer.
+//! - Each entry names its camera, and its sequence carries its frame indices, pts and arrival times.
+//! - [`MuxPolicy::EveryFrame`] loses nothing (backpressure reaches each camera's source within its buffers);
+//!   [`MuxPolicy::LatestOnly`] gives a consumer that falls behind each camera's newest sequence and counts
+//!   what it dropped, per camera ([`Mux::stats`]).
+//! - Cameras join ([`Mux::add_url`], [`Mux::add_live`], [`Mux::add_input`]) and leave ([`Mux::remove`])
+//!   while it runs; a camera that ends or fails ends alone, reported by a [`MuxEvent::Ended`] after its last
+//!   sequence. A pulled URL reconnects by its own [`UrlOptions`].
+//! - A batch holds one sequence shape: frames of different sizes never share a batch tensor (a resize in
+//!   every camera's transforms makes them one shape); the others go in the next batch.
+//! - Fairness is oldest first: entries leave in the order they became ready, across cameras.
+//!
+//! The rule itself is pure state in `gather`; each camera's feeder thread is in `camera`.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use framefeed::{Config, Mux, MuxConfig, MuxEvent, UrlOptions};
+//!
+//! let mux = Mux::new(MuxConfig::new(16, Duration::from_millis(33)))?;
+//! for url in ["rtsp://cam1/stream", "rtsp://cam2/stream"] {
+//!     mux.add_url(url, UrlOptions::new(), Config::new(1, 1))?;
+//! }
+//! mux.close(); // no more cameras: polls end once every camera has ended
+//! while let Some(event) = mux.next_event()? {
+//!     match event {
+//!         MuxEvent::Batch(batch) => println!("{} sequences", batch.len()),
+//!         MuxEvent::Ended { camera, error, .. } => println!("camera {} ended: {error:?}", camera.0),
+//!     }
+//! }
+//! # Ok::<(), framefeed::Error>(())
+//! ```
+
+mod camera;
+mod gather;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+pub use gather::MuxPolicy;
+use gather::{Gather, Pick};
+
+use crate::assembly::batch::{Batch, Sequence};
+use crate::error::{Error, Result};
+use crate::operator::handle::VideoInput;
+use crate::settings::config::Config;
+use crate::signal::WakerSet;
+use crate::source::live::LiveVideo;
+use crate::source::url::UrlOptions;
+use crate::video::Label;
+
+/// The longest deadline.
+const MAX_DEADLINE: Duration = Duration::from_secs(3600);
+
+/// A [`Mux`]'s settings, checked by [`Mux::new`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MuxConfig {
+    max_batch_size: usize,
+    deadline: Duration,
+    policy: MuxPolicy,
+}
+
+impl MuxConfig {
+    /// Batches of up to `max_batch_size` sequences (1 to 65536), each out at most `deadline` (1 µs to 1 h)
+    /// after its oldest sequence was ready; every frame kept.
+    pub fn new(max_batch_size: usize, deadline: Duration) -> Self {
+        Self {
+            max_batch_size,
+            deadline,
+            policy: MuxPolicy::EveryFrame,
+        }
+    }
+
+    /// What happens to sequences a slow consumer has not taken yet (default [`MuxPolicy::EveryFrame`]).
+    pub fn policy(mut self, policy: MuxPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Checks every value, naming the allowed range of a wrong one.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=65_536).contains(&self.max_batch_size) {
+            return Err(Error::Config(format!(
+                "mux max_batch_size is {}; allowed: 1 to 65536",
+                self.max_batch_size
+            )));
+        }
+        if self.deadline.is_zero() || self.deadline > MAX_DEADLINE {
+            return Err(Error::Config(format!(
+                "mux deadline is {:?}; allowed: more than 0, at most 1 hour",
+                self.deadline
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A camera of a [`Mux`], numbered in the order cameras were added (from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CameraId(pub u64);
+
+/// One sequence of one camera in a [`MuxBatch`].
+#[derive(Debug)]
+pub struct MuxEntry {
+    camera: CameraId,
+    label: Label,
+    batch: Batch,
+    ready: Instant,
+}
+
+impl MuxEntry {
+    /// Its camera.
+    pub fn camera(&self) -> CameraId {
+        self.camera
+    }
+
+    /// Its camera's label.
+    pub fn label(&self) -> &Label {
+        &self.label
+    }
+
+    /// The sequence: its frames, frame indices ([`Sequence::indices`]), pts and arrival times.
+    pub fn sequence(&self) -> Sequence<'_> {
+        self.batch.sequence(0)
+    }
+
+    /// The camera's batch of this one sequence (its latency, device, element type).
+    pub fn batch(&self) -> &Batch {
+        &self.batch
+    }
+
+    /// When it was ready for the mux (decoded and converted).
+    pub fn ready_at(&self) -> Instant {
+        self.ready
+    }
+}
+
+/// A batch across cameras: up to `max_batch_size` sequences of one shape, oldest first.
+#[derive(Debug)]
+pub struct MuxBatch {
+    entries: Vec<MuxEntry>,
+}
+
+impl MuxBatch {
+    /// Its sequences, oldest first.
+    pub fn entries(&self) -> &[MuxEntry] {
+        &self.entries
+    }
+
+    /// Sequences in it (at least one).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it is empty (never, for a batch a [`Mux`] gives).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The shape every sequence in it has (frames, then the layout's three dimensions).
+    pub fn sequence_shape(&self) -> [usize; 4] {
+        self.entries
+            .first()
+            .map_or([0; 4], |e| e.sequence().shape())
+    }
+
+    /// The batch as one tensor: its sequences' bytes, one after the other (N x the sequence shape). For
+    /// host batches; a sequence on a GPU gives no bytes here (copy it with [`Batch::to_host`] first).
+    pub fn to_contiguous(&self) -> Vec<u8> {
+        let mut out =
+            Vec::with_capacity(self.entries.iter().map(|e| e.sequence().byte_len()).sum());
+        for e in &self.entries {
+            out.extend_from_slice(e.sequence().data());
+        }
+        out
+    }
+
+    /// Its entries, by value.
+    pub fn into_entries(self) -> Vec<MuxEntry> {
+        self.entries
+    }
+}
+
+/// What a [`Mux`] poll gives.
+#[derive(Debug)]
+pub enum MuxEvent {
+    /// A batch across cameras.
+    Batch(MuxBatch),
+    /// A camera ended, after its last sequence: its video ended (`error` is `None`) or failed.
+    Ended {
+        /// The camera.
+        camera: CameraId,
+        /// Its label.
+        label: Label,
+        /// Why it failed, if it did.
+        error: Option<Error>,
+    },
+}
+
+/// What a camera has done so far ([`Mux::stats`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CameraStats {
+    /// The camera.
+    pub camera: CameraId,
+    /// Its label.
+    pub label: Label,
+    /// Sequences it gave the mux.
+    pub sequences: u64,
+    /// Sequences dropped for a newer one ([`MuxPolicy::LatestOnly`]).
+    pub dropped: u64,
+    /// Whether it has ended (its [`MuxEvent::Ended`] was given), or was removed.
+    pub ended: bool,
+}
+
+/// A camera's record.
+struct CameraInfo {
+    label: Label,
+    sequences: u64,
+    dropped: u64,
+    ended: bool,
+    stop: Arc<AtomicBool>,
+}
+
+/// The state the feeders and the polls share.
+struct State {
+    gather: Gather<Batch>,
+    cameras: BTreeMap<u64, CameraInfo>,
+    /// Cameras that ended, with their error, in the order they ended (given once their queue is empty).
+    ended: VecDeque<(u64, Option<Error>)>,
+    /// Feeder threads still running.
+    live: usize,
+    next_id: u64,
+    closed: bool,
+    /// When an async poll waits for a deadline: the clock wakes the pollers then.
+    wake_at: Option<Instant>,
+}
+
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    /// Signalled on every change: a sequence queued or taken, a camera ended, close, stop.
+    changed: Condvar,
+    /// The clock thread's wake-up.
+    clock: Condvar,
+    wakers: WakerSet,
+    stop: AtomicBool,
+}
+
+impl Shared {
+    fn notify(&self) {
+        self.changed.notify_all();
+        self.wakers.wake_all();
+    }
+}
+
+/// Cross-camera batching with a deadline: cameras join and leave while it runs, and each poll gives a
+/// [`MuxBatch`] (full, or out at its deadline; one sequence shape; oldest first) or a camera's
+/// [`MuxEvent::Ended`]. Blocking ([`next_event`](Self::next_event)) and async
+/// ([`next_event_async`](Self::next_event_async), [`events`](Self::events)) polls on one object; dropping it
+/// stops every camera and joins their threads.
+pub struct Mux {
+    shared: Arc<Shared>,
+    config: MuxConfig,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Mux {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mux").field("config", &self.config).finish()
+    }
+}
+
+impl Mux {
+    /// A mux with no cameras yet.
+    pub fn new(config: MuxConfig) -> Result<Self> {
+        config.validate()?;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                gather: Gather::new(config.max_batch_size, config.deadline, config.policy),
+                cameras: BTreeMap::new(),
+                ended: VecDeque::new(),
+                live: 0,
+                next_id: 0,
+                closed: false,
+                wake_at: None,
+            }),
+            changed: Condvar::new(),
+            clock: Condvar::new(),
+            wakers: WakerSet::default(),
+            stop: AtomicBool::new(false),
+        });
+        let clock = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("framefeed-mux-clock".into())
+                .spawn(move || run_clock(&shared))
+                .map_err(|e| Error::Config(format!("cannot start the mux's clock thread: {e}")))?
+        };
+        Ok(Self {
+            shared,
+            config,
+            threads: Mutex::new(vec![clock]),
+        })
+    }
+
+    /// Adds a camera pulled from `url` (reconnecting by `options`), decoded by an operator of `config`, whose
+    /// batches must hold one sequence (`max_batch_size` 1).
+    pub fn add_url(
+        &self,
+        url: impl Into<String>,
+        options: UrlOptions,
+        config: Config,
+    ) -> Result<CameraId> {
+        let url = url.into();
+        let label = Label::from(crate::source::url::redact_url(&url));
+        let input = VideoInput::new(one_sequence(config)?)?;
+        input.feed_url(url, options.label(label.clone()))?;
+        input.close();
+        self.add_input(label, input)
+    }
+
+    /// Adds a camera the application pushes chunks to (the returned [`LiveVideo`]), decoded by an operator of
+    /// `config` (`max_batch_size` 1).
+    pub fn add_live(
+        &self,
+        label: impl Into<Label>,
+        config: Config,
+    ) -> Result<(CameraId, LiveVideo)> {
+        let label = label.into();
+        let input = VideoInput::new(one_sequence(config)?)?;
+        let live = input.feed_live_with_label(label.clone())?;
+        input.close();
+        Ok((self.add_input(label, input)?, live))
+    }
+
+    /// Adds a camera decoded by `input`, an operator whose batches hold one sequence and which is closed
+    /// (or will be) once its videos are fed: the camera ends when `input` has no more batches.
+    pub fn add_input(&self, label: impl Into<Label>, input: VideoInput) -> Result<CameraId> {
+        one_sequence(input.config().clone())?;
+        let label = label.into();
+        let mut state = self.shared.state.lock();
+        if state.closed {
+            return Err(Error::Config(
+                "the mux is closed: no camera may be added".into(),
+            ));
+        }
+        let id = state.next_id;
+        let stop = Arc::new(AtomicBool::new(false));
+        let feeder = {
+            let (shared, stop) = (self.shared.clone(), stop.clone());
+            std::thread::Builder::new()
+                .name(format!("framefeed-mux-camera-{id}"))
+                .spawn(move || camera::feed(shared, id, input, stop))
+                .map_err(|e| Error::Config(format!("cannot start a camera's thread: {e}")))?
+        };
+        state.next_id += 1;
+        state.live += 1;
+        state.gather.add(id);
+        state.cameras.insert(
+            id,
+            CameraInfo {
+                label,
+                sequences: 0,
+                dropped: 0,
+                ended: false,
+                stop,
+            },
+        );
+        drop(state);
+        self.threads.lock().push(feeder);
+        Ok(CameraId(id))
+    }
+
+    /// Stops a camera and forgets what it queued; it gives no [`MuxEvent::Ended`]. `false` if there is no such
+    /// camera (or it ended).
+    pub fn remove(&self, camera: CameraId) -> bool {
+        let mut state = self.shared.state.lock();
+        let State {
+            cameras,
+            gather,
+            ended,
+            ..
+        } = &mut *state;
+        let Some(info) = cameras.get_mut(&camera.0).filter(|i| !i.ended) else {
+            return false;
+        };
+        info.stop.store(true, Ordering::Relaxed);
+        info.ended = true;
+        info.dropped += gather.dropped(camera.0);
+        gather.remove(camera.0);
+        ended.retain(|(c, _)| *c != camera.0);
+        drop(state);
+        self.shared.notify();
+        true
+    }
+
+    /// No more cameras: polls end (`Ok(None)`) once every camera has ended and its sequences are delivered.
+    pub fn close(&self) {
+        self.shared.state.lock().closed = true;
+        self.shared.notify();
+    }
+
+    /// What each camera has done so far, by camera.
+    pub fn stats(&self) -> Vec<CameraStats> {
+        let state = self.shared.state.lock();
+        state
+            .cameras
+            .iter()
+            .map(|(&id, info)| CameraStats {
+                camera: CameraId(id),
+                label: info.label.clone(),
+                sequences: info.sequences,
+                dropped: info.dropped + state.gather.dropped(id),
+                ended: info.ended,
+            })
+            .collect()
+    }
+
+    /// The next batch or camera end, waiting for it; `Ok(None)` once closed and every camera has ended.
+    pub fn next_event(&self) -> Result<Option<MuxEvent>> {
+        let mut state = self.shared.state.lock();
+        loop {
+            match self.poll_state(&mut state) {
+                Step::Event(event) => {
+                    drop(state);
+                    self.shared.notify();
+                    return Ok(event);
+                }
+                Step::Until(at) => {
+                    self.shared.changed.wait_until(&mut state, at);
+                }
+                Step::Wait => self.shared.changed.wait(&mut state),
+            }
+        }
+    }
+
+    /// [`next_event`](Self::next_event) as a future: it parks the task, not a thread (a clock thread wakes it
+    /// at a batch's deadline). Cancel-safe: an event is taken only in the poll that returns it.
+    pub fn next_event_async(&self) -> NextEvent<'_> {
+        NextEvent { mux: self }
+    }
+
+    /// The events as a [`futures_core::Stream`], ending once closed and every camera has ended.
+    pub fn events(&self) -> MuxEvents<'_> {
+        MuxEvents { mux: self }
+    }
+
+    fn poll_event(&self, cx: &mut Context<'_>) -> Poll<Result<Option<MuxEvent>>> {
+        let mut state = self.shared.state.lock();
+        match self.poll_state(&mut state) {
+            Step::Event(event) => {
+                drop(state);
+                self.shared.notify();
+                Poll::Ready(Ok(event))
+            }
+            Step::Until(at) => {
+                self.shared.wakers.register(cx.waker());
+                if state.wake_at.is_none_or(|t| at < t) {
+                    state.wake_at = Some(at);
+                    self.shared.clock.notify_all();
+                }
+                Poll::Pending
+            }
+            Step::Wait => {
+                self.shared.wakers.register(cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+
+    /// One look at the state: an event to give, or how to wait.
+    fn poll_state(&self, state: &mut State) -> Step {
+        // A camera's end is told once its queued sequences are out.
+        if let Some(i) = state
+            .ended
+            .iter()
+            .position(|(c, _)| state.gather.queued_for(*c) == 0)
+        {
+            if let Some((camera, error)) = state.ended.remove(i) {
+                let dropped = state.gather.dropped(camera);
+                state.gather.remove(camera);
+                let label = state
+                    .cameras
+                    .get_mut(&camera)
+                    .map_or(Label::from(camera), |info| {
+                        info.ended = true;
+                        info.dropped += dropped;
+                        info.label.clone()
+                    });
+                return Step::Event(Some(MuxEvent::Ended {
+                    camera: CameraId(camera),
+                    label,
+                    error,
+                }));
+            }
+        }
+        match state.gather.pick(Instant::now()) {
+            Pick::Now => {
+                let entries = state
+                    .gather
+                    .take()
+                    .into_iter()
+                    .map(|(camera, ready)| MuxEntry {
+                        camera: CameraId(camera),
+                        label: state
+                            .cameras
+                            .get(&camera)
+                            .map_or(Label::from(camera), |i| i.label.clone()),
+                        batch: ready.item,
+                        ready: ready.at,
+                    })
+                    .collect();
+                Step::Event(Some(MuxEvent::Batch(MuxBatch { entries })))
+            }
+            Pick::Until(at) => Step::Until(at),
+            Pick::Empty if state.closed && state.live == 0 && state.ended.is_empty() => {
+                Step::Event(None)
+            }
+            Pick::Empty => Step::Wait,
+        }
+    }
+}
+
+/// What one look at the state says.
+enum Step {
+    Event(Option<MuxEvent>),
+    Until(Instant),
+    Wait,
+}
+
+/// A camera's operator must give batches of one sequence: the mux batches across cameras.
+fn one_sequence(config: Config) -> Result<Config> {
+    if config.max_batch_size != 1 {
+        return Err(Error::Config(format!(
+            "a mux camera's max_batch_size is {}; allowed: 1 (the mux makes the batches)",
+            config.max_batch_size
+        )));
+    }
+    Ok(config)
+}
+
+/// The clock thread: wakes the async pollers at the deadline one of them waits for.
+fn run_clock(shared: &Shared) {
+    let mut state = shared.state.lock();
+    while !shared.stop.load(Ordering::Relaxed) {
+        match state.wake_at {
+            Some(at) if Instant::now() >= at => {
+                state.wake_at = None;
+                drop(state);
+                shared.wakers.wake_all();
+                state = shared.state.lock();
+            }
+            Some(at) => {
+                shared.clock.wait_until(&mut state, at);
+            }
+            None => shared.clock.wait(&mut state),
+        }
+    }
+}
+
+impl Drop for Mux {
+    fn drop(&mut self) {
+        {
+            let state = self.shared.state.lock();
+            self.shared.stop.store(true, Ordering::Relaxed);
+            for info in state.cameras.values() {
+                info.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        self.shared.notify();
+        self.shared.clock.notify_all();
+        // Each feeder sees its stop within its poll interval; dropping its operator stops its decoding.
+        for thread in self.threads.lock().drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The future of [`Mux::next_event_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct NextEvent<'a> {
+    mux: &'a Mux,
+}
+
+impl Future for NextEvent<'_> {
+    type Output = Result<Option<MuxEvent>>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.mux.poll_event(cx)
+    }
+}
+
+/// The stream of [`Mux::events`].
+#[must_use = "streams do nothing unless polled"]
+pub struct MuxEvents<'a> {
+    mux: &'a Mux,
+}
+
+impl futures_core::Stream for MuxEvents<'_> {
+    type Item = Result<MuxEvent>;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.mux.poll_event(cx).map(Result::transpose)
+    }
+}
