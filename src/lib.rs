@@ -44,6 +44,8 @@
 //!    buffers (`pool`), the reference arithmetic ([`BatchOutline`], `outline`).
 //! 6. `operator`: the handle, [`VideoInput`] (blocking, non-blocking, timeout, iterator, async future and
 //!    stream), and its decoding thread (`worker`, whose module doc walks one frame through the stages).
+//! 7. `mux`: batching across live cameras ([`Mux`]): a deadline, one shape a batch, oldest first, every frame
+//!    or latest only.
 //!
 //! Below the stages: leaf types every stage may use (`settings`: [`Config`], [`Transforms`], [`Device`], the
 //! one vocabulary of settings the front ends parse; `error`; `video`: ids and labels; `signal`: stop and wake

@@ -378,3 +378,62 @@ fn batches_over_the_memory_budget_exit_with_the_limit_named() {
         "16 x 4 frames of even 1 pixel (192 bytes) can never fit in 100"
     );
 }
+
+/// `run --mux`: batches across the sources, each sequence naming its source's position (`"video"`); every
+/// camera's frames once and in order (the MD5s of a plain run of the same file); a camera that fails (an
+/// audio-only file) fails alone, in the summary's errors, after the others' batches; `-B` bounds a batch.
+#[test]
+fn mux_batches_across_sources_and_a_failing_one_fails_alone() {
+    let sources = ["h264_live.ts", "audio_only.m4a", "h264.ts"];
+    let out = framefeed()
+        .args([
+            "run",
+            "--mux",
+            "--deadline",
+            "20",
+            "-L",
+            "2",
+            "-B",
+            "3",
+            "--json",
+            "--md5",
+        ])
+        .args(sources.iter().map(|s| fixture(s)))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a failed camera exits 1");
+    let lines = json_lines(&out.stdout);
+    let (summary, batches) = lines.split_last().unwrap();
+    let mut md5s: [Vec<String>; 3] = Default::default();
+    for batch in batches {
+        let sequences = batch["sequences"].as_array().unwrap();
+        assert!((1..=3).contains(&sequences.len()), "{batch}");
+        for s in sequences {
+            let video = s["video"].as_u64().unwrap() as usize;
+            md5s[video].extend(s["md5"].as_array().unwrap().iter().map(|m| m.to_string()));
+        }
+    }
+    for (i, name) in sources.iter().enumerate() {
+        if i == 1 {
+            assert!(md5s[1].is_empty());
+            continue;
+        }
+        let alone: Vec<String> = run_json(
+            ["run", "-L", "2", "-B", "1", "--json", "--md5"]
+                .iter()
+                .map(std::ffi::OsString::from)
+                .chain([fixture(name).into_os_string()]),
+        )
+        .iter()
+        .filter_map(|l| l["sequences"].as_array())
+        .flatten()
+        .flat_map(|s| s["md5"].as_array().unwrap().iter().map(|m| m.to_string()))
+        .collect::<Vec<_>>();
+        assert_eq!(md5s[i], alone, "{name}: every frame once, in order");
+    }
+    let summary = &summary["summary"];
+    let errors = summary["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{summary}");
+    assert_eq!(errors[0]["video"], 1);
+    assert_eq!(summary["cameras"].as_array().unwrap().len(), 3);
+}

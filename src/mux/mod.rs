@@ -430,18 +430,39 @@ impl Mux {
 
     /// The next batch or camera end, waiting for it; `Ok(None)` once closed and every camera has ended.
     pub fn next_event(&self) -> Result<Option<MuxEvent>> {
+        self.wait_event(None)
+    }
+
+    /// Like [`next_event`](Self::next_event), waiting at most `timeout`: [`Error::Timeout`] when nothing came.
+    pub fn next_event_timeout(&self, timeout: Duration) -> Result<Option<MuxEvent>> {
+        self.wait_event(Some((Instant::now() + timeout, timeout)))
+    }
+
+    fn wait_event(&self, limit: Option<(Instant, Duration)>) -> Result<Option<MuxEvent>> {
         let mut state = self.shared.state.lock();
         loop {
-            match self.poll_state(&mut state) {
+            let wait_until = match self.poll_state(&mut state) {
                 Step::Event(event) => {
                     drop(state);
                     self.shared.notify();
                     return Ok(event);
                 }
-                Step::Until(at) => {
+                Step::Until(at) => Some(at),
+                Step::Wait => None,
+            };
+            let wait_until = match (wait_until, limit) {
+                (_, Some((end, timeout))) if Instant::now() >= end => {
+                    return Err(Error::Timeout(timeout))
+                }
+                (Some(at), Some((end, _))) => Some(at.min(end)),
+                (at, None) => at,
+                (None, Some((end, _))) => Some(end),
+            };
+            match wait_until {
+                Some(at) => {
                     self.shared.changed.wait_until(&mut state, at);
                 }
-                Step::Wait => self.shared.changed.wait(&mut state),
+                None => self.shared.changed.wait(&mut state),
             }
         }
     }

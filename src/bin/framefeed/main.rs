@@ -7,6 +7,7 @@
 //! and Python parse them.
 
 mod info;
+mod mux;
 mod output;
 mod run;
 mod serve;

@@ -23,10 +23,10 @@ use super::parse_bytes;
 pub(crate) struct RunArgs {
     /// Video files, decoded in order, or URLs pulled through FFmpeg's protocols: rtsp://, srt://, rtmp://,
     /// http(s):// (progressive media or HLS).
-    files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Stop after the batch that reaches N frames in all (for live sources).
     #[arg(long, value_name = "N")]
-    frames: Option<u64>,
+    pub(crate) frames: Option<u64>,
     /// Stop after S seconds (for live sources): the pull ends at once.
     #[arg(long, value_name = "S")]
     duration: Option<f64>,
@@ -51,7 +51,7 @@ pub(crate) struct RunArgs {
     sequence_length: usize,
     /// Sequences per batch.
     #[arg(short = 'B', long, default_value_t = 4)]
-    batch_size: usize,
+    pub(crate) batch_size: usize,
     /// What the last, incomplete sequence of a video becomes: partial (shorter) or pad (zero frames).
     #[arg(
         long,
@@ -65,12 +65,33 @@ pub(crate) struct RunArgs {
     /// Batches decoded ahead of the consumer.
     #[arg(long, default_value_t = 1)]
     prefetch: usize,
+    /// Batch across the sources (live cameras): each batch holds up to -B sequences of any of them, and goes
+    /// out when full or --deadline after its oldest sequence was ready.
+    #[arg(long, help_heading = "Cameras")]
+    pub(crate) mux: bool,
+    /// With --mux: the most a batch waits for more sequences, in milliseconds.
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 33.0,
+        help_heading = "Cameras"
+    )]
+    pub(crate) deadline: f64,
+    /// With --mux: every_frame (nothing lost; backpressure reaches the sources) or latest_only (a slow
+    /// consumer gets each camera's newest sequence; drops are counted per camera).
+    #[arg(
+        long,
+        value_name = "POLICY",
+        default_value = "every_frame",
+        help_heading = "Cameras"
+    )]
+    pub(crate) mux_policy: framefeed::MuxPolicy,
     /// Print one JSON object per batch, then a summary object.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// With --json: the MD5 of each real frame's RGB bytes.
     #[arg(long)]
-    md5: bool,
+    pub(crate) md5: bool,
     /// Write the bytes of every output tensor (each batch's buffer, padding included, in the chosen layout and
     /// type, f32 as native-endian bytes) to this file.
     #[arg(long, value_name = "FILE")]
@@ -230,21 +251,21 @@ impl RunArgs {
 }
 
 /// One input: a file, a URL or the built-in sample.
-enum Source {
+pub(crate) enum Source {
     File(PathBuf),
     Url(String),
     Sample,
 }
 
 impl Source {
-    fn new(path: &std::path::Path) -> Self {
+    pub(crate) fn new(path: &std::path::Path) -> Self {
         match path.to_str() {
             Some(s) if s.contains("://") => Source::Url(s.to_owned()),
             _ => Source::File(path.to_owned()),
         }
     }
 
-    fn label(&self) -> Option<String> {
+    pub(crate) fn label(&self) -> Option<String> {
         match self {
             Source::File(p) => Some(p.display().to_string()),
             // The operator labels it with the URL without its credentials.
@@ -261,8 +282,9 @@ struct Totals {
     errors: Vec<Value>,
 }
 
-pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
-    let config = Config::new(args.sequence_length, args.batch_size)
+/// The operator configuration the arguments ask for, with batches of `batch_size` sequences.
+fn operator_config(args: &RunArgs, batch_size: usize) -> Config {
+    let config = Config::new(args.sequence_length, batch_size)
         .last_sequence_policy(args.policy)
         .decoder_threads(args.threads)
         .prefetch_batches(args.prefetch)
@@ -282,11 +304,39 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
         )
         .transforms(args.transforms())
         .sampling(args.sampling());
-    let config = if args.low_latency {
+    if args.low_latency {
         config.low_latency()
     } else {
         config
+    }
+}
+
+pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
+    let seconds_arg = |name: &str, s: f64| {
+        Duration::try_from_secs_f64(s)
+            .map_err(|_| format!("--{name} {s} is not a number of seconds"))
     };
+    let url_options = UrlOptions::new()
+        .open_timeout(seconds_arg("open-timeout", args.open_timeout)?)
+        .read_timeout(seconds_arg("read-timeout", args.read_timeout)?)
+        .reconnect(Reconnect::tries(args.reconnect))
+        .rtsp_transport(args.rtsp_transport);
+    url_options.validate().map_err(|e| e.to_string())?;
+    let stop_after = args
+        .duration
+        .map(|s| seconds_arg("duration", s))
+        .transpose()?;
+    if args.mux {
+        let deadline = seconds_arg("deadline", args.deadline / 1000.0)?;
+        return super::mux::run(
+            &args,
+            operator_config(&args, 1),
+            url_options,
+            deadline,
+            stop_after,
+        );
+    }
+    let config = operator_config(&args, args.batch_size);
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
     let mut raw_out = match &args.raw_out {
         Some(path) => {
@@ -304,20 +354,6 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
     let video_count = sources.len() as u64;
     let pulled = sources.iter().any(|s| matches!(s, Source::Url(_)));
 
-    let seconds_arg = |name: &str, s: f64| {
-        Duration::try_from_secs_f64(s)
-            .map_err(|_| format!("--{name} {s} is not a number of seconds"))
-    };
-    let url_options = UrlOptions::new()
-        .open_timeout(seconds_arg("open-timeout", args.open_timeout)?)
-        .read_timeout(seconds_arg("read-timeout", args.read_timeout)?)
-        .reconnect(Reconnect::tries(args.reconnect))
-        .rtsp_transport(args.rtsp_transport);
-    url_options.validate().map_err(|e| e.to_string())?;
-    let stop_after = args
-        .duration
-        .map(|s| seconds_arg("duration", s))
-        .transpose()?;
     // Files are opened one at a time, at most two ahead of decoding (one decoding, one in the feed queue, whose
     // limit makes `feed` wait), each read from disk as it is decoded: memory holds no encoded video whole.
     let feeder = {
