@@ -316,3 +316,31 @@ fn bad_settings_name_what_is_allowed() {
         .to_string();
     assert!(err.contains("max_batch_size is 2; allowed: 1"), "{err}");
 }
+
+#[test]
+fn a_removed_camera_stops_and_tells_nothing_while_the_others_go_on() {
+    let mux = Mux::new(MuxConfig::new(4, DEADLINE)).unwrap();
+    let video = read_fixture("h264_live.ts");
+    let expected = file_frames(&video, Config::new(1, 1));
+    let (gone, gone_live) = mux.add_live("gone", Config::new(1, 1)).unwrap();
+    let (kept, live) = mux.add_live("kept", Config::new(1, 1)).unwrap();
+    assert!(mux.remove(gone));
+    assert!(!mux.remove(gone), "removed once");
+    // The removed camera's decoder is dropped: pushing to it fails (within the bound).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while gone_live.push(video[..1000].to_vec()).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "the removed camera still takes data"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    let feeder = push_paced(live, video, 4000, Duration::from_millis(1));
+    mux.close();
+    let seen = drain(&mux);
+    feeder.join().unwrap();
+    assert_eq!(seen.frames[&kept], expected);
+    assert!(!seen.ended.contains_key(&gone), "{:?}", seen.ended);
+    assert!(!seen.frames.contains_key(&gone));
+    assert!(mux.stats().iter().all(|s| s.ended));
+}

@@ -56,7 +56,12 @@ pub(super) fn feed(shared: Arc<Shared>, camera: u64, input: VideoInput, stop: Ar
         }
     };
     if let Some(error) = ended {
-        shared.state.lock().ended.push_back((camera, error));
+        // A removed camera tells nothing (its stop is set under the same lock).
+        let mut state = shared.state.lock();
+        if !stop.load(Ordering::Relaxed) {
+            state.ended.push_back((camera, error));
+        }
+        drop(state);
         shared.notify();
     }
     finish(&shared, input);
