@@ -123,7 +123,7 @@ pub use half::f16;
 pub use info::{ContainerInfo, MediaKind, StreamInfo};
 pub use mux::{
     CameraId, CameraStats, Mux, MuxBatch, MuxConfig, MuxEntry, MuxEvent, MuxEvents, MuxPolicy,
-    NextEvent,
+    MuxReady, NextEvent,
 };
 pub use operator::epoch_feed::EpochFeed;
 pub use operator::feeding::FeedVideo;

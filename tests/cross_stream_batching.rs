@@ -271,6 +271,45 @@ fn the_async_stream_gives_what_the_blocking_polls_give() {
     assert!(seen.ended.values().all(Option::is_none));
 }
 
+/// The bridge's path (Python's asyncio): wait for readiness, which takes nothing, then take without waiting.
+#[test]
+fn readiness_then_a_try_gives_what_the_blocking_polls_give() {
+    let video = read_fixture("h264_live.ts");
+    let expected = file_frames(&video, Config::new(2, 1));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mux = Mux::new(MuxConfig::new(3, DEADLINE)).unwrap();
+    assert!(matches!(mux.try_next_event(), Err(Error::NotReady)));
+    let mut feeders = Vec::new();
+    for name in ["a", "b"] {
+        let (_, live) = mux.add_live(name, Config::new(2, 1)).unwrap();
+        feeders.push(push_paced(
+            live,
+            video.clone(),
+            3000,
+            Duration::from_millis(2),
+        ));
+    }
+    mux.close();
+    let mut seen = Seen::default();
+    loop {
+        runtime.block_on(mux.ready());
+        match mux.try_next_event() {
+            Ok(Some(event)) => seen.record(event),
+            Ok(None) => break,
+            Err(e) => panic!("ready, then {e}"),
+        }
+    }
+    for f in feeders {
+        f.join().unwrap();
+    }
+    assert_eq!(seen.frames.len(), 2);
+    assert!(seen.frames.values().all(|f| *f == expected));
+    assert_eq!(seen.ended.len(), 2);
+}
+
 #[test]
 fn dropping_the_mux_mid_batch_frees_every_camera() {
     let mux = Mux::new(MuxConfig::new(64, Duration::from_secs(3600))).unwrap();

@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, List, Optional, Tuple, Uni
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 from . import exceptions, types
 from .exceptions import (
     ClosedError,
@@ -42,7 +45,21 @@ from .types import (
     OutOfBounds,
     ResizeMode,
 )
-from ._framefeed import SAMPLE_MP4, Batch, FileList, LiveVideo, Sequence, __version__, cuda_status, probe
+from ._framefeed import (
+    SAMPLE_MP4,
+    Batch,
+    CameraEnded,
+    FileList,
+    LiveVideo,
+    MuxBatch,
+    MuxEntry,
+    Sequence,
+    __version__,
+    cuda_status,
+    probe,
+    redact_url,
+)
+from ._framefeed import Mux as _NativeMux
 from ._framefeed import VideoInput as _NativeVideoInput
 
 __all__ = [
@@ -51,8 +68,14 @@ __all__ = [
     "Batch",
     "Sequence",
     "FileList",
+    "Mux",
+    "MuxBatch",
+    "MuxEntry",
+    "CameraEnded",
+    "MuxEvent",
     "probe",
     "cuda_status",
+    "redact_url",
     "SAMPLE_MP4",
     "FramefeedError",
     "VideoError",
@@ -136,6 +159,115 @@ class VideoInput(_NativeVideoInput):
             yield batch
 
     def __enter__(self) -> "VideoInput":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+MuxEvent = Union[MuxBatch, CameraEnded]
+"""What a ``Mux`` poll gives: a batch across cameras, or a camera's end."""
+
+
+class Mux(_NativeMux):
+    """Many live cameras, one model: batches of up to ``batch_size`` sequences from any of the cameras, each out
+    when full or ``deadline`` seconds after its oldest sequence was ready (DeepStream's ``nvstreammux``, Triton's
+    dynamic batching). One sequence shape a batch (give every camera a ``resize`` to make them one), oldest first.
+
+    ``policy``: ``"every_frame"`` (nothing lost; a consumer that falls behind holds the cameras back within their
+    buffers) or ``"latest_only"`` (each camera's newest sequence; ``stats()`` counts what was dropped).
+
+    The cameras' operators take ``sequence_length`` (1 for per-frame models) and any other keyword of
+    :class:`VideoInput` (``camera``), checked here; their batch size is 1. Cameras join with :meth:`add_url`,
+    :meth:`add_live` or :meth:`add_input` and leave with :meth:`remove` while the mux runs; each ends alone,
+    with a :class:`CameraEnded` after its last sequence.
+
+    >>> import framefeed as ff
+    >>> mux = ff.Mux(4, 0.033, resize=(64, 64))
+    >>> camera, live = mux.add_live("front door")
+    >>> live.push(ff.SAMPLE_MP4); live.finish()
+    >>> mux.close()
+    >>> events = list(mux)
+    >>> events[0].sequence_shape, events[-1]
+    ((1, 64, 64, 3), <framefeed.CameraEnded camera 0>)
+    """
+
+    if TYPE_CHECKING:
+
+        def __new__(
+            cls,
+            batch_size: int,
+            deadline: float,
+            *,
+            policy: types.MuxPolicy = "every_frame",
+            sequence_length: int = 1,
+            **camera: Unpack[types.CameraSettings],
+        ) -> "Mux": ...
+
+    else:
+
+        def __new__(cls, batch_size, deadline, *, policy="every_frame", sequence_length=1, **camera):
+            self = super().__new__(cls, batch_size, deadline, policy=policy)
+            # The cameras' settings are checked now, not at the first camera.
+            VideoInput(sequence_length, 1, **camera).close()
+            self._camera = dict(camera, sequence_length=sequence_length, batch_size=1)
+            return self
+
+    def _operator(self) -> VideoInput:
+        return VideoInput(**self._camera)
+
+    def add_url(
+        self,
+        url: str,
+        label: Optional[Union[str, int]] = None,
+        *,
+        schemes: Optional[List[str]] = None,
+        open_timeout: float = 10.0,
+        read_timeout: float = 5.0,
+        reconnect: int = 5,
+        reconnect_initial: float = 0.5,
+        reconnect_max: float = 4.0,
+        rtsp_transport: types.RtspTransport = "tcp",
+    ) -> int:
+        """Adds a camera pulled from ``url`` (the keywords as for :meth:`VideoInput.feed_url`: a drop reconnects
+        by them); its number. The label defaults to the URL without its credentials."""
+        camera = self._operator()
+        if label is None:
+            label = redact_url(url)
+        camera.feed_url(
+            url,
+            label,
+            schemes=schemes,
+            open_timeout=open_timeout,
+            read_timeout=read_timeout,
+            reconnect=reconnect,
+            reconnect_initial=reconnect_initial,
+            reconnect_max=reconnect_max,
+            rtsp_transport=rtsp_transport,
+        )
+        camera.close()
+        return self.add_input(camera, label)
+
+    def add_live(self, label: Union[str, int]) -> Tuple[int, LiveVideo]:
+        """Adds a camera the application pushes chunks to: its number and its :class:`LiveVideo`."""
+        camera = self._operator()
+        live = camera.feed_live(label)
+        camera.close()
+        return self.add_input(camera, label), live
+
+    async def events(self) -> AsyncIterator[MuxEvent]:
+        """Every event, as an async iterator, until close and every camera's end (``async for event in mux``
+        does the same)."""
+        while True:
+            event = await self.next_event_async()
+            if event is None:
+                return
+            yield event
+
+    def __aiter__(self) -> AsyncIterator[MuxEvent]:
+        return self.events()
+
+    def __enter__(self) -> "Mux":
         return self
 
     def __exit__(self, *exc: object) -> None:

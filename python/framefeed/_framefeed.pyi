@@ -6,6 +6,7 @@ from typing import Any, Awaitable, Dict, Iterator, List, Optional, Tuple, Union
 from typing_extensions import Self, disjoint_base, final
 
 from .types import (
+    CameraStats,
     ClipSampler,
     ContainerInfo,
     CropPosition,
@@ -15,6 +16,7 @@ from .types import (
     Interpolation,
     LastSequencePolicy,
     Layout,
+    MuxPolicy,
     NvdecDriver,
     OutOfBounds,
     ResizeMode,
@@ -24,7 +26,22 @@ from .types import (
 _Label = Union[str, int]
 _Buffer = Any  # bytes, bytearray, memoryview, a NumPy array: anything with the buffer protocol
 
-__all__ = ["VideoInput", "LiveVideo", "FileList", "Batch", "Sequence", "probe", "cuda_status", "SAMPLE_MP4", "__version__"]
+__all__ = [
+    "VideoInput",
+    "LiveVideo",
+    "FileList",
+    "Batch",
+    "Sequence",
+    "Mux",
+    "MuxBatch",
+    "MuxEntry",
+    "CameraEnded",
+    "probe",
+    "cuda_status",
+    "redact_url",
+    "SAMPLE_MP4",
+    "__version__",
+]
 SAMPLE_MP4: bytes
 __version__: str
 
@@ -33,6 +50,9 @@ def probe(data: _Buffer) -> ContainerInfo:
 
 def cuda_status() -> Tuple[bool, str]:
     """Whether this build can decode on a GPU, and why not if it cannot."""
+
+def redact_url(url: str) -> str:
+    """``url`` without its credentials, as framefeed labels and logs URLs."""
 
 @final
 class Sequence:
@@ -252,3 +272,67 @@ class VideoInput:
     def sequence_length(self) -> int: ...
     @property
     def batch_size(self) -> int: ...
+
+@final
+class MuxEntry:
+    """One camera's sequence in a ``MuxBatch``."""
+
+    @property
+    def camera(self) -> int: ...
+    @property
+    def label(self) -> _Label: ...
+    @property
+    def sequence(self) -> Sequence: ...
+    @property
+    def batch(self) -> Batch: ...
+    @property
+    def waited(self) -> float: ...
+
+@final
+class MuxBatch:
+    """A batch across cameras: sequences of one shape, oldest first."""
+
+    @property
+    def entries(self) -> List[MuxEntry]: ...
+    @property
+    def cameras(self) -> List[int]: ...
+    @property
+    def sequence_shape(self) -> Tuple[int, int, int, int]: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int, /) -> MuxEntry: ...
+    def numpy(self) -> Any:
+        """``(N, *sequence_shape)``, a copy."""
+
+@final
+class CameraEnded:
+    """A camera ended after its last sequence: its video ended (``error`` is ``None``) or failed."""
+
+    @property
+    def camera(self) -> int: ...
+    @property
+    def label(self) -> _Label: ...
+    @property
+    def error(self) -> Optional[BaseException]: ...
+
+_MuxEvent = Union[MuxBatch, CameraEnded]
+
+@disjoint_base
+class Mux:
+    """Cross-camera batching with a deadline."""
+
+    def __new__(cls, batch_size: int, deadline: float, *, policy: MuxPolicy = "every_frame") -> Self: ...
+    def add_input(self, input: VideoInput, label: _Label) -> int: ...
+    def remove(self, camera: int) -> bool: ...
+    def close(self) -> None: ...
+    def stats(self) -> List[CameraStats]: ...
+    def next_event(self, timeout: Optional[float] = None) -> Optional[_MuxEvent]: ...
+    def try_next_event(self) -> Optional[_MuxEvent]: ...
+    def next_event_async(self) -> Awaitable[Optional[_MuxEvent]]: ...
+    def __iter__(self) -> Iterator[_MuxEvent]: ...
+    def __next__(self) -> _MuxEvent: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def deadline(self) -> float: ...
+    @property
+    def policy(self) -> MuxPolicy: ...

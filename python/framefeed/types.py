@@ -1,6 +1,6 @@
 """The types of framefeed's Python surface, for type checkers: the names every string setting accepts (the Rust
-core's one vocabulary, also the CLI's and the service's), and the dictionaries ``probe()``, ``Batch.gap`` and
-``FileList.feed_epoch`` return.
+core's one vocabulary, also the CLI's and the service's), and the dictionaries ``probe()``, ``Batch.gap``,
+``FileList.feed_epoch`` and ``Mux.stats`` return.
 
 The native module also takes any case and the CLI's aliases (``"f32"``, ``"fhwc"``); checkers hold code to the
 canonical names below.
@@ -9,7 +9,10 @@ canonical names below.
 from __future__ import annotations
 
 from os import PathLike
-from typing import List, Literal, Optional, Tuple, TypedDict, Union
+from typing import TYPE_CHECKING, Any, List, Literal, Optional, Tuple, TypedDict, Union
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "LastSequencePolicy",
@@ -22,10 +25,13 @@ __all__ = [
     "NvdecDriver",
     "ClipSampler",
     "RtspTransport",
+    "MuxPolicy",
     "StreamInfo",
     "ContainerInfo",
     "Gap",
     "EpochFeed",
+    "CameraStats",
+    "CameraSettings",
 ]
 
 LastSequencePolicy = Literal["partial", "pad"]
@@ -48,6 +54,9 @@ ClipSampler = Literal["random", "regular"]
 """How clips' start frames are chosen."""
 RtspTransport = Literal["tcp", "udp"]
 """RTSP's media transport."""
+MuxPolicy = Literal["every_frame", "latest_only"]
+"""What a ``Mux`` does with sequences a slow consumer has not taken: keep every one (backpressure reaches the
+cameras) or keep each camera's newest (counting the dropped)."""
 
 
 class StreamInfo(TypedDict):
@@ -91,3 +100,57 @@ class EpochFeed(TypedDict):
 
     fed: int
     unreadable: List[Tuple[PathLike[str], str]]
+
+
+class CameraStats(TypedDict):
+    """One row of ``Mux.stats()``: what a camera has done so far."""
+
+    camera: int
+    label: Union[str, int]
+    sequences: int
+    dropped: int
+    ended: bool
+
+
+_Rgb = Tuple[float, float, float]
+
+
+class CameraSettings(TypedDict, total=False):
+    """The keywords of a ``Mux``'s camera operators: every keyword of ``VideoInput`` but ``sequence_length``
+    (the mux's own keyword) and ``batch_size`` (1: the mux makes the batches)."""
+
+    last_sequence_policy: LastSequencePolicy
+    blocking: bool
+    decoder_threads: Optional[int]
+    prefetch_batches: int
+    device: str
+    cpu_fallback: bool
+    nvdec_driver: NvdecDriver
+    resize: Optional[Tuple[int, int]]
+    resize_shorter: Optional[int]
+    resize_mode: ResizeMode
+    interpolation: Interpolation
+    crop: Optional[Union[int, Tuple[int, int]]]
+    crop_pos: Optional[CropPosition]
+    out_of_bounds: OutOfBounds
+    fill: _Rgb
+    seed: Optional[int]
+    dtype: Union[DType, "np.dtype[Any]", type]
+    normalize: Optional[Tuple[_Rgb, _Rgb]]
+    layout: Layout
+    pack: bool
+    huge_pages: bool
+    low_latency: bool
+    max_queued: Optional[Tuple[int, int]]
+    max_batch_bytes: Optional[int]
+    max_container_samples: Optional[int]
+    live_buffer_bytes: Optional[int]
+    stall_timeout: Optional[float]
+    stride: Optional[int]
+    step: Optional[int]
+    clips: Optional[int]
+    clip_sampler: ClipSampler
+    fps: Optional[float]
+    start: Optional[float]
+    end: Optional[float]
+    indices: Optional[List[int]]

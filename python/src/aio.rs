@@ -1,9 +1,11 @@
-//! asyncio support: `next_batch_async`, `feed_async` and `push_async` as `asyncio.Future`s, with one thread for
+//! asyncio support: `next_batch_async`, `feed_async`, `push_async` and `Mux.next_event_async` as
+//! `asyncio.Future`s, with one thread for
 //! the whole process (not one per waiting task).
 //!
 //! The bridge thread only waits for *readiness* (framefeed's `ready`, `feed_ready` and `push_ready`, which take
-//! nothing) for every waiting task at once. When one is ready it schedules a delivery on the task's event loop
-//! (`call_soon_threadsafe`), and the delivery, on the loop's thread, takes the batch (`try_next_batch`) or
+//! nothing; the mux's `ready`) for every waiting task at once. When one is ready it schedules a delivery on the
+//! task's event loop (`call_soon_threadsafe`), and the delivery, on the loop's thread, takes the batch
+//! (`try_next_batch`, the mux's `try_next_event`) or
 //! queues the data (`try_feed`, `try_push`) only if the task's future is not cancelled. Cancellation and taking
 //! both happen on the loop's thread, so a cancelled `next_batch_async` never loses a batch and a cancelled
 //! `feed_async` never feeds. If another poller took the batch or the room first, the task waits again.
@@ -17,7 +19,7 @@ use std::thread::Thread;
 use std::time::Duration;
 
 use bytes::Bytes;
-use framefeed::{Encoded, Error, LiveVideo, TryFeedError, VideoInput};
+use framefeed::{Encoded, Error, LiveVideo, Mux, TryFeedError, VideoInput};
 use parking_lot::{Mutex, RwLock};
 use pyo3::prelude::*;
 
@@ -40,6 +42,8 @@ enum Want {
         live: Weak<RwLock<Option<LiveVideo>>>,
         chunk: Bytes,
     },
+    /// A mux's next batch or camera end.
+    Event(Weak<Mux>),
 }
 
 /// One awaiting task: what it wants, its future and the loop to deliver on.
@@ -68,6 +72,10 @@ impl Waiter {
                     Some(live) => Pin::new(&mut live.push_ready(chunk.len())).poll(cx),
                     None => Poll::Ready(()),
                 },
+                None => Poll::Ready(()),
+            },
+            Want::Event(mux) => match mux.upgrade() {
+                Some(mux) => Pin::new(&mut mux.ready()).poll(cx),
                 None => Poll::Ready(()),
             },
         }
@@ -221,6 +229,17 @@ fn take(py: Python<'_>, want: Want) -> PyResult<Delivered> {
                 )),
             }
         }
+        Want::Event(weak) => {
+            let Some(mux) = weak.upgrade() else {
+                return Ok(closed(py));
+            };
+            match mux.try_next_event() {
+                Ok(event) => Delivered::Value(crate::mux::event_object(py, event)?),
+                // Taken by another poller since it was ready.
+                Err(Error::NotReady) => Delivered::Again(Want::Event(weak)),
+                Err(e) => Delivered::Failed(to_py(py, e)),
+            }
+        }
     })
 }
 
@@ -326,4 +345,9 @@ pub(crate) fn push(py: Python<'_>, live: &LiveSlot, chunk: Bytes) -> PyResult<Py
             chunk,
         },
     )
+}
+
+/// `Mux.next_event_async()`.
+pub(crate) fn next_event(py: Python<'_>, mux: &Arc<Mux>) -> PyResult<Py<PyAny>> {
+    submit(py, Want::Event(Arc::downgrade(mux)))
 }

@@ -333,8 +333,8 @@ impl PyBatch {
 /// real frames in `valid_frames`).
 #[pyclass(module = "framefeed", name = "Sequence", frozen)]
 pub(crate) struct PySequence {
-    batch: Shared,
-    index: usize,
+    pub(crate) batch: Shared,
+    pub(crate) index: usize,
 }
 
 #[pymethods]

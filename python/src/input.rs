@@ -101,7 +101,7 @@ fn batch(
 /// every keyword.
 #[pyclass(module = "framefeed._framefeed", name = "VideoInput", frozen, subclass)]
 pub(crate) struct PyVideoInput {
-    inner: Arc<VideoInput>,
+    pub(crate) inner: Arc<VideoInput>,
 }
 
 impl PyVideoInput {

@@ -3,7 +3,7 @@
 //! exceptions, the buffer helper, `framefeed.torch` and the type stubs.
 //!
 //! Layers: `config` (keywords → `framefeed::Config`), `input` (the operator, live videos, file lists; the GIL
-//! released around every wait), `batch` (batches and sequences, exported through DLPack), `aio` (asyncio, one
+//! released around every wait), `mux` (batches across cameras), `batch` (batches and sequences, exported through DLPack), `aio` (asyncio, one
 //! thread for all waiting tasks), `errors` (framefeed's errors as the package's exceptions), `cuda` (GPU
 //! batches; `cuda_none.rs` without the feature), and `ffi`, the only module with `unsafe` code.
 #![deny(unsafe_code)]
@@ -16,6 +16,7 @@ mod cuda;
 mod errors;
 mod ffi;
 mod input;
+mod mux;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -76,6 +77,13 @@ fn cuda_status() -> (bool, String) {
     }
 }
 
+/// `url` without its credentials (`rtsp://admin:pw@cam/1` → `rtsp://…@cam/1`), as framefeed labels and logs
+/// URLs.
+#[pyfunction]
+fn redact_url(url: &str) -> String {
+    framefeed::redact_url(url)
+}
+
 #[pymodule]
 fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<input::PyVideoInput>()?;
@@ -83,6 +91,11 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<input::PyFileList>()?;
     m.add_class::<batch::PyBatch>()?;
     m.add_class::<batch::PySequence>()?;
+    m.add_class::<mux::PyMux>()?;
+    m.add_class::<mux::PyMuxBatch>()?;
+    m.add_class::<mux::PyMuxEntry>()?;
+    m.add_class::<mux::PyCameraEnded>()?;
+    m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_status, m)?)?;
     m.add("SAMPLE_MP4", PyBytes::new(m.py(), framefeed::SAMPLE_MP4))?;

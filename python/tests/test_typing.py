@@ -1,7 +1,7 @@
 """The typed surface as a user's type checker sees it: a snippet using every kind of setting passes
 ``mypy --strict``; each keyword misspelt or given a value outside its choices is reported on its own line; the
-wrapper ``VideoInput`` declares the native keywords exactly; a star import shadows no builtin. The mypy checks
-are skipped, with the reason printed, where mypy is absent."""
+wrapper ``VideoInput`` declares the native keywords exactly, and ``Mux`` the cameras' keywords; a star import
+shadows no builtin. The mypy checks are skipped, with the reason printed, where mypy is absent."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ PACKAGE = Path(ff.__file__).parent
 GOOD = """
 import numpy as np
 import framefeed as ff
-from framefeed.types import ContainerInfo, Gap
+from framefeed.types import CameraStats, ContainerInfo, Gap
 
 inp = ff.VideoInput(
     16, 2, last_sequence_policy="pad", dtype="float32", layout="CFHW", resize_shorter=256,
@@ -40,6 +40,21 @@ except ff.exceptions.VideoError as error:
     code: str = error.code
 except ff.FramefeedTimeoutError:
     pass
+
+mux = ff.Mux(16, 0.033, policy="latest_only", resize=(640, 360), dtype=np.float32, layout="FCHW")
+camera: int = mux.add_url("rtsp://cam/1", reconnect=3)
+door, live = mux.add_live("door")
+live.push(ff.SAMPLE_MP4)
+mux.close()
+for event in mux:
+    if isinstance(event, ff.MuxBatch):
+        stacked = event.numpy()
+        first: int = event.entries[0].camera
+        waited: float = event[0].waited
+    elif event.error is not None:
+        failed: BaseException = event.error
+stats: list[CameraStats] = mux.stats()
+dropped: int = stats[0]["dropped"]
 """
 
 # One mistake per line; every line must be reported.
@@ -56,6 +71,10 @@ BAD = [
     'ff.VideoInput("4", 1)',
     'ff.VideoInput(4, 1, pack="yes")',
     'ff.probe(ff.SAMPLE_MP4)["stream"]',
+    'ff.Mux(4, 0.03, policy="newest")',
+    'ff.Mux(4, 0.03, layuot="FCHW")',
+    'ff.Mux(4, 0.03, batch_size=2)',
+    'ff.Mux(4, 0.03).add_live(1.5)',
 ]
 
 
@@ -99,6 +118,12 @@ def test_the_wrapper_declares_exactly_the_native_keywords() -> None:
     stub = _new_keywords(ast.parse((PACKAGE / "_framefeed.pyi").read_text()))
     wrapper = _new_keywords(ast.parse((PACKAGE / "__init__.py").read_text()))
     assert wrapper == stub
+
+
+def test_the_mux_takes_exactly_the_cameras_keywords() -> None:
+    stub = _new_keywords(ast.parse((PACKAGE / "_framefeed.pyi").read_text()))
+    camera = list(ff.types.CameraSettings.__annotations__)
+    assert camera == [k for k in stub if k not in ("cls", "sequence_length", "batch_size")]
 
 
 def test_a_star_import_shadows_no_builtin() -> None:

@@ -22,7 +22,12 @@ fn shape_key(batch: &Batch) -> super::gather::ShapeKey {
 }
 
 /// Runs camera `camera` until its video ends, fails, or it is stopped (removed, or the mux dropped).
-pub(super) fn feed(shared: Arc<Shared>, camera: u64, input: VideoInput, stop: Arc<AtomicBool>) {
+pub(super) fn feed(
+    shared: Arc<Shared>,
+    camera: u64,
+    input: Arc<VideoInput>,
+    stop: Arc<AtomicBool>,
+) {
     let stopped = || stop.load(Ordering::Relaxed) || shared.stop.load(Ordering::Relaxed);
     let ended = loop {
         if stopped() {
@@ -67,9 +72,9 @@ pub(super) fn feed(shared: Arc<Shared>, camera: u64, input: VideoInput, stop: Ar
     finish(&shared, input);
 }
 
-/// The camera's operator is dropped off the mux's lock (dropping it joins its decoding thread), and the
-/// camera no longer counts as live.
-fn finish(shared: &Shared, input: VideoInput) {
+/// The camera's operator is dropped off the mux's lock (dropping its last owner joins its decoding thread),
+/// and the camera no longer counts as live.
+fn finish(shared: &Shared, input: Arc<VideoInput>) {
     drop(input);
     shared.state.lock().live -= 1;
     shared.notify();

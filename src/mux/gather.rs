@@ -143,7 +143,6 @@ impl<T> Gather<T> {
     }
 
     /// Entries queued in all.
-    #[cfg(test)]
     pub(crate) fn queued(&self) -> usize {
         self.queues.values().map(|q| q.ready.len()).sum()
     }

@@ -146,6 +146,11 @@ impl MuxEntry {
     pub fn ready_at(&self) -> Instant {
         self.ready
     }
+
+    /// The camera's batch of this one sequence, by value.
+    pub fn into_batch(self) -> Batch {
+        self.batch
+    }
 }
 
 /// A batch across cameras: up to `max_batch_size` sequences of one shape, oldest first.
@@ -346,8 +351,15 @@ impl Mux {
     }
 
     /// Adds a camera decoded by `input`, an operator whose batches hold one sequence and which is closed
-    /// (or will be) once its videos are fed: the camera ends when `input` has no more batches.
-    pub fn add_input(&self, label: impl Into<Label>, input: VideoInput) -> Result<CameraId> {
+    /// (or will be) once its videos are fed: the camera ends when `input` has no more batches. An input
+    /// shared (an `Arc` another owner keeps) is only polled by the mux; its decoding stops when its last
+    /// owner drops it.
+    pub fn add_input(
+        &self,
+        label: impl Into<Label>,
+        input: impl Into<Arc<VideoInput>>,
+    ) -> Result<CameraId> {
+        let input = input.into();
         one_sequence(input.config().clone())?;
         let label = label.into();
         let mut state = self.shared.state.lock();
@@ -467,6 +479,28 @@ impl Mux {
         }
     }
 
+    /// The next batch or camera end if one is due now; never waits. `Ok(None)` once closed and every camera
+    /// has ended; [`Error::NotReady`] while nothing is due (no batch full or at its deadline, no end to tell).
+    pub fn try_next_event(&self) -> Result<Option<MuxEvent>> {
+        let mut state = self.shared.state.lock();
+        match self.poll_state(&mut state) {
+            Step::Event(event) => {
+                drop(state);
+                self.shared.notify();
+                Ok(event)
+            }
+            Step::Until(_) | Step::Wait => Err(Error::NotReady),
+        }
+    }
+
+    /// A future that completes when a poll would not wait: a batch is full or at its deadline, a camera's end
+    /// is due, or nothing more will come. It takes nothing: for bridges to other event loops, which then take
+    /// the event with [`try_next_event`](Self::try_next_event) where their own cancellation cannot
+    /// interleave (the Python package does so on the asyncio loop). Another poller may take it first.
+    pub fn ready(&self) -> MuxReady<'_> {
+        MuxReady { mux: self }
+    }
+
     /// [`next_event`](Self::next_event) as a future: it parks the task, not a thread (a clock thread wakes it
     /// at a batch's deadline). Cancel-safe: an event is taken only in the poll that returns it.
     pub fn next_event_async(&self) -> NextEvent<'_> {
@@ -486,72 +520,110 @@ impl Mux {
                 self.shared.notify();
                 Poll::Ready(Ok(event))
             }
-            Step::Until(at) => {
-                self.shared.wakers.register(cx.waker());
-                if state.wake_at.is_none_or(|t| at < t) {
-                    state.wake_at = Some(at);
-                    self.shared.clock.notify_all();
-                }
-                Poll::Pending
-            }
-            Step::Wait => {
-                self.shared.wakers.register(cx.waker());
-                Poll::Pending
-            }
+            Step::Until(at) => self.park(&mut state, cx, Some(at)),
+            Step::Wait => self.park(&mut state, cx, None),
         }
     }
 
-    /// One look at the state: an event to give, or how to wait.
-    fn poll_state(&self, state: &mut State) -> Step {
-        // A camera's end is told once its queued sequences are out.
-        if let Some(i) = state
-            .ended
-            .iter()
-            .position(|(c, _)| state.gather.queued_for(*c) == 0)
-        {
-            if let Some((camera, error)) = state.ended.remove(i) {
-                let dropped = state.gather.dropped(camera);
-                state.gather.remove(camera);
-                let label = state
-                    .cameras
-                    .get_mut(&camera)
-                    .map_or(Label::from(camera), |info| {
-                        info.ended = true;
-                        info.dropped += dropped;
-                        info.label.clone()
-                    });
-                return Step::Event(Some(MuxEvent::Ended {
-                    camera: CameraId(camera),
-                    label,
-                    error,
-                }));
-            }
-        }
-        match state.gather.pick(Instant::now()) {
-            Pick::Now => {
-                let entries = state
-                    .gather
-                    .take()
-                    .into_iter()
-                    .map(|(camera, ready)| MuxEntry {
-                        camera: CameraId(camera),
-                        label: state
-                            .cameras
-                            .get(&camera)
-                            .map_or(Label::from(camera), |i| i.label.clone()),
-                        batch: ready.item,
-                        ready: ready.at,
-                    })
-                    .collect();
-                Step::Event(Some(MuxEvent::Batch(MuxBatch { entries })))
-            }
-            Pick::Until(at) => Step::Until(at),
-            Pick::Empty if state.closed && state.live == 0 && state.ended.is_empty() => {
-                Step::Event(None)
-            }
-            Pick::Empty => Step::Wait,
+    fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut state = self.shared.state.lock();
+        match look(&state, Instant::now()) {
+            Look::Give => Poll::Ready(()),
+            Look::Until(at) => self.park(&mut state, cx, Some(at)),
+            Look::Wait => self.park(&mut state, cx, None),
         }
     }
+
+    /// Registers the task for a wake-up on a change, and with the clock at `at` (a batch's deadline).
+    fn park<T>(&self, state: &mut State, cx: &mut Context<'_>, at: Option<Instant>) -> Poll<T> {
+        self.shared.wakers.register(cx.waker());
+        if let Some(at) = at {
+            if state.wake_at.is_none_or(|t| at < t) {
+                state.wake_at = Some(at);
+                self.shared.clock.notify_all();
+            }
+        }
+        Poll::Pending
+    }
+
+    /// One look at the state: an event to give (taken), or how to wait.
+    fn poll_state(&self, state: &mut State) -> Step {
+        match look(state, Instant::now()) {
+            Look::Give => Step::Event(take_event(state)),
+            Look::Until(at) => Step::Until(at),
+            Look::Wait => Step::Wait,
+        }
+    }
+}
+
+/// Whether an event is due (a camera's end once its queued sequences are out, a batch full or at its
+/// deadline, or the end of everything), or how to wait for one.
+fn look(state: &State, now: Instant) -> Look {
+    if state
+        .ended
+        .iter()
+        .any(|(c, _)| state.gather.queued_for(*c) == 0)
+    {
+        return Look::Give;
+    }
+    match state.gather.pick(now) {
+        Pick::Now => Look::Give,
+        Pick::Until(at) => Look::Until(at),
+        Pick::Empty if state.closed && state.live == 0 && state.ended.is_empty() => Look::Give,
+        Pick::Empty => Look::Wait,
+    }
+}
+
+/// Takes the event [`look`] said is due: a camera's end first, then a batch; `None` is the end of
+/// everything.
+fn take_event(state: &mut State) -> Option<MuxEvent> {
+    if let Some(i) = state
+        .ended
+        .iter()
+        .position(|(c, _)| state.gather.queued_for(*c) == 0)
+    {
+        let (camera, error) = state.ended.remove(i)?;
+        let dropped = state.gather.dropped(camera);
+        state.gather.remove(camera);
+        let label = state
+            .cameras
+            .get_mut(&camera)
+            .map_or(Label::from(camera), |info| {
+                info.ended = true;
+                info.dropped += dropped;
+                info.label.clone()
+            });
+        return Some(MuxEvent::Ended {
+            camera: CameraId(camera),
+            label,
+            error,
+        });
+    }
+    if state.gather.queued() == 0 {
+        return None;
+    }
+    let entries = state
+        .gather
+        .take()
+        .into_iter()
+        .map(|(camera, ready)| MuxEntry {
+            camera: CameraId(camera),
+            label: state
+                .cameras
+                .get(&camera)
+                .map_or(Label::from(camera), |i| i.label.clone()),
+            batch: ready.item,
+            ready: ready.at,
+        })
+        .collect();
+    Some(MuxEvent::Batch(MuxBatch { entries }))
+}
+
+/// Whether an event is due, or how to wait for one.
+enum Look {
+    Give,
+    Until(Instant),
+    Wait,
 }
 
 /// What one look at the state says.
@@ -619,6 +691,19 @@ impl Future for NextEvent<'_> {
     type Output = Result<Option<MuxEvent>>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         self.mux.poll_event(cx)
+    }
+}
+
+/// The future of [`Mux::ready`].
+#[must_use = "futures do nothing unless polled"]
+pub struct MuxReady<'a> {
+    mux: &'a Mux,
+}
+
+impl Future for MuxReady<'_> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.mux.poll_ready(cx)
     }
 }
 

@@ -1,0 +1,389 @@
+//! `Mux`: batches across live cameras with a deadline (framefeed's [`Mux`]), and what its polls give:
+//! `MuxBatch` (of `MuxEntry`s) and `CameraEnded`. Every wait releases the GIL; `next_event_async` goes through
+//! the asyncio bridge (`aio`). The cameras' operators are `VideoInput`s of one sequence a batch; the package's
+//! Python `Mux` adds `add_url` and `add_live`, which make them.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use framefeed::{Label, Mux, MuxConfig, MuxEvent, MuxPolicy};
+use pyo3::exceptions::{PyIndexError, PyStopIteration, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::aio;
+use crate::batch::{PyBatch, PySequence};
+use crate::errors::{label_object, to_py, IntoPyResult};
+use crate::input::PyVideoInput;
+
+/// Seconds as a `Duration`, or the `ValueError` naming the setting.
+fn seconds(name: &str, value: f64, allowed: &str) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| PyValueError::new_err(format!("{name} is {value}; allowed: {allowed}")))
+}
+
+/// A camera's label from Python: `str` or a non-negative `int`.
+fn camera_label(value: &Bound<'_, PyAny>) -> PyResult<Label> {
+    if let Ok(n) = value.extract::<u64>() {
+        return Ok(Label::Number(n));
+    }
+    if let Ok(s) = value.extract::<String>() {
+        return Ok(Label::Text(s));
+    }
+    Err(PyTypeError::new_err(
+        "a camera's label is a str or a non-negative int",
+    ))
+}
+
+/// A mux event as its Python object: a `MuxBatch`, a `CameraEnded`, or `None` (the end of everything).
+pub(crate) fn event_object(py: Python<'_>, event: Option<MuxEvent>) -> PyResult<Py<PyAny>> {
+    let now = Instant::now();
+    Ok(match event {
+        None => py.None(),
+        Some(MuxEvent::Batch(batch)) => {
+            let entries = batch
+                .into_entries()
+                .into_iter()
+                .map(|entry| {
+                    let waited = now
+                        .saturating_duration_since(entry.ready_at())
+                        .as_secs_f64();
+                    PyMuxEntry {
+                        camera: entry.camera().0,
+                        label: entry.label().clone(),
+                        waited,
+                        batch: Arc::new(entry.into_batch()),
+                    }
+                })
+                .map(|entry| Py::new(py, entry))
+                .collect::<PyResult<Vec<_>>>()?;
+            Py::new(py, PyMuxBatch { entries })?.into_any()
+        }
+        Some(MuxEvent::Ended {
+            camera,
+            label,
+            error,
+        }) => {
+            let error = error.map(|error| to_py(py, error).into_value(py).into_any());
+            Py::new(
+                py,
+                PyCameraEnded {
+                    camera: camera.0,
+                    label,
+                    error,
+                },
+            )?
+            .into_any()
+        }
+    })
+}
+
+/// Cross-camera batching with a deadline: each poll gives a `MuxBatch` (up to `batch_size` sequences from any
+/// cameras, of one shape, oldest first; out when full or `deadline` seconds after its oldest sequence was
+/// ready) or a `CameraEnded`; `None` once closed and every camera has ended.
+#[pyclass(module = "framefeed._framefeed", name = "Mux", frozen, subclass)]
+pub(crate) struct PyMux {
+    inner: Arc<Mux>,
+    batch_size: usize,
+    deadline: f64,
+    policy: MuxPolicy,
+}
+
+#[pymethods]
+impl PyMux {
+    #[new]
+    #[pyo3(signature = (batch_size, deadline, *, policy="every_frame"))]
+    fn new(py: Python<'_>, batch_size: usize, deadline: f64, policy: &str) -> PyResult<Self> {
+        let policy = policy.parse::<MuxPolicy>().map_err(PyValueError::new_err)?;
+        let wait = seconds("deadline", deadline, "seconds, more than 0, at most 3600")?;
+        let mux = py
+            .detach(|| Mux::new(MuxConfig::new(batch_size, wait).policy(policy)))
+            .py_err(py)?;
+        Ok(Self {
+            inner: Arc::new(mux),
+            batch_size,
+            deadline,
+            policy,
+        })
+    }
+
+    /// Adds a camera decoded by `input`, a `VideoInput` with `batch_size=1` that is (or will be) closed once its
+    /// video is fed; returns its camera number. The mux polls it from now on; it ends when `input` has no more
+    /// batches.
+    fn add_input(
+        &self,
+        py: Python<'_>,
+        input: &Bound<'_, PyVideoInput>,
+        label: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        let label = camera_label(label)?;
+        let input = input.get().inner.clone();
+        let mux = &self.inner;
+        Ok(py.detach(|| mux.add_input(label, input)).py_err(py)?.0)
+    }
+
+    /// Stops camera `camera` and forgets what it queued; it gives no `CameraEnded`. `False` if there is no such
+    /// camera (or it ended).
+    fn remove(&self, camera: u64) -> bool {
+        self.inner.remove(framefeed::CameraId(camera))
+    }
+
+    /// No more cameras: polls end (`None`) once every camera has ended and its sequences are delivered.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// What each camera has done so far: `camera`, `label`, `sequences` given, `dropped` (latest-only) and
+    /// `ended`.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let rows = self
+            .inner
+            .stats()
+            .into_iter()
+            .map(|s| {
+                let row = PyDict::new(py);
+                row.set_item("camera", s.camera.0)?;
+                row.set_item("label", label_object(py, Some(&s.label))?)?;
+                row.set_item("sequences", s.sequences)?;
+                row.set_item("dropped", s.dropped)?;
+                row.set_item("ended", s.ended)?;
+                Ok(row)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, rows)
+    }
+
+    /// The next batch or camera end; `None` once closed and every camera has ended. `timeout` (seconds):
+    /// raise `TimeoutError` after waiting that long.
+    #[pyo3(signature = (timeout=None))]
+    fn next_event(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
+        let mux = &self.inner;
+        let event = match timeout {
+            None => py.detach(|| mux.next_event()),
+            Some(t) => {
+                let wait = seconds("timeout", t.max(0.0), "seconds")?;
+                py.detach(|| mux.next_event_timeout(wait))
+            }
+        };
+        event_object(py, event.py_err(py)?)
+    }
+
+    /// The next batch or camera end if one is due now; raises `NotReadyError` while none is; `None` once
+    /// closed and every camera has ended.
+    fn try_next_event(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        event_object(py, self.inner.try_next_event().py_err(py)?)
+    }
+
+    /// `next_event` as an awaitable (asyncio), waiting without holding a thread. Cancelling it loses nothing.
+    fn next_event_async(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        aio::next_event(py, &self.inner)
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let mux = &self.inner;
+        match py.detach(|| mux.next_event()) {
+            Ok(None) => Err(PyStopIteration::new_err(())),
+            Ok(event) => event_object(py, event),
+            Err(e) => Err(to_py(py, e)),
+        }
+    }
+
+    /// The most sequences a batch holds.
+    #[getter]
+    fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
+    /// Seconds a batch waits at most after its oldest sequence was ready.
+    #[getter]
+    fn deadline(&self) -> f64 {
+        self.deadline
+    }
+
+    /// `"every_frame"` or `"latest_only"`.
+    #[getter]
+    fn policy(&self) -> &'static str {
+        match self.policy {
+            MuxPolicy::LatestOnly => "latest_only",
+            _ => "every_frame",
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<framefeed.Mux batch_size {} deadline {}s {} with {} cameras>",
+            self.batch_size,
+            self.deadline,
+            self.policy(),
+            self.inner.stats().len()
+        )
+    }
+}
+
+/// One camera's sequence in a `MuxBatch`.
+#[pyclass(module = "framefeed", name = "MuxEntry", frozen)]
+pub(crate) struct PyMuxEntry {
+    camera: u64,
+    label: Label,
+    waited: f64,
+    batch: Arc<framefeed::Batch>,
+}
+
+#[pymethods]
+impl PyMuxEntry {
+    /// Its camera's number.
+    #[getter]
+    fn camera(&self) -> u64 {
+        self.camera
+    }
+
+    /// Its camera's label.
+    #[getter]
+    fn label(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        label_object(py, Some(&self.label))
+    }
+
+    /// The sequence: its frames (`numpy()`, DLPack), `indices`, `pts` and `arrivals`.
+    #[getter]
+    fn sequence(&self) -> PySequence {
+        PySequence {
+            batch: self.batch.clone(),
+            index: 0,
+        }
+    }
+
+    /// The camera's batch of this one sequence (its `latency`, `device`, `dtype`, `gap`).
+    #[getter]
+    fn batch(&self) -> PyBatch {
+        PyBatch {
+            inner: self.batch.clone(),
+        }
+    }
+
+    /// Seconds from when it was ready (decoded and converted) to when its batch was given.
+    #[getter]
+    fn waited(&self) -> f64 {
+        self.waited
+    }
+
+    fn __repr__(&self) -> String {
+        let seq = self.batch.sequence(0);
+        format!(
+            "<framefeed.MuxEntry camera {} first frame {} shape {:?}>",
+            self.camera,
+            seq.first_frame(),
+            seq.shape()
+        )
+    }
+}
+
+/// A batch across cameras: up to `batch_size` sequences of one shape, oldest first.
+#[pyclass(module = "framefeed", name = "MuxBatch", frozen)]
+pub(crate) struct PyMuxBatch {
+    entries: Vec<Py<PyMuxEntry>>,
+}
+
+#[pymethods]
+impl PyMuxBatch {
+    /// Its sequences with their cameras, oldest first.
+    #[getter]
+    fn entries(&self, py: Python<'_>) -> Vec<Py<PyMuxEntry>> {
+        self.entries.iter().map(|e| e.clone_ref(py)).collect()
+    }
+
+    /// The camera of each entry, in order.
+    #[getter]
+    fn cameras(&self) -> Vec<u64> {
+        self.entries.iter().map(|e| e.get().camera).collect()
+    }
+
+    /// The shape every sequence in it has (frames, then the layout's three dimensions).
+    #[getter]
+    fn sequence_shape(&self) -> (usize, usize, usize, usize) {
+        let [a, b, c, d] = self.entries[0].get().batch.sequence(0).shape();
+        (a, b, c, d)
+    }
+
+    fn __len__(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn __getitem__(&self, py: Python<'_>, index: isize) -> PyResult<Py<PyMuxEntry>> {
+        let n = self.entries.len() as isize;
+        let i = if index < 0 { index + n } else { index };
+        if !(0..n).contains(&i) {
+            return Err(PyIndexError::new_err(format!(
+                "entry {index} of a mux batch of {n}"
+            )));
+        }
+        Ok(self.entries[i as usize].clone_ref(py))
+    }
+
+    /// The batch as one NumPy array, `(N, *sequence_shape)`: a copy (the cameras' sequences live in their own
+    /// buffers). For GPU sequences, stack their DLPack exports instead (`torch.stack`, `cupy.stack`).
+    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let arrays = self
+            .entries
+            .iter()
+            .map(|e| {
+                let sequence = Bound::new(py, e.get().sequence())?;
+                sequence.call_method0("numpy")
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        py.import("numpy")?.call_method1("stack", (arrays,))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<framefeed.MuxBatch {} sequences of shape {:?} from cameras {:?}>",
+            self.entries.len(),
+            self.sequence_shape(),
+            self.cameras()
+        )
+    }
+}
+
+/// A camera ended, after its last sequence: its video ended (`error` is `None`) or failed (`error` is the
+/// exception, e.g. a `VideoError` naming the URL).
+#[pyclass(module = "framefeed", name = "CameraEnded", frozen)]
+pub(crate) struct PyCameraEnded {
+    camera: u64,
+    label: Label,
+    error: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl PyCameraEnded {
+    /// The camera's number.
+    #[getter]
+    fn camera(&self) -> u64 {
+        self.camera
+    }
+
+    /// The camera's label.
+    #[getter]
+    fn label(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        label_object(py, Some(&self.label))
+    }
+
+    /// Why it failed (the exception), or `None` if its video ended.
+    #[getter]
+    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.error.as_ref().map(|e| e.clone_ref(py))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        match &self.error {
+            None => format!("<framefeed.CameraEnded camera {}>", self.camera),
+            Some(error) => format!(
+                "<framefeed.CameraEnded camera {} failed: {}>",
+                self.camera,
+                error.bind(py)
+            ),
+        }
+    }
+}
