@@ -6,12 +6,15 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use common::serve::{exchange, metric, parse_response, request, serve, Response, BOUND};
+use common::serve::{
+    camera, exchange, get, metric, parse_response, post_json, request, serve, until, Response,
+    BOUND,
+};
 use common::{live_ts_clip, skip_without_ffmpeg};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -29,55 +32,6 @@ fn clip(dir: &Path, frames: u32, size: &str, rate: u32) -> PathBuf {
         &format!("testsrc2=size={size}:rate={rate}"),
         frames,
     )
-}
-
-/// A camera: the `ffmpeg` CLI serving `path` over RTMP (`-listen 1`), at real-time pace. Its URL.
-fn camera(path: &Path) -> (Child, String) {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("rtmp://127.0.0.1:{port}/live/cam");
-    let child = Command::new("ffmpeg")
-        .args(["-v", "error", "-re", "-i"])
-        .arg(path)
-        .args(["-c", "copy", "-f", "flv", "-listen", "1"])
-        .arg(&url)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("run ffmpeg");
-    (child, url)
-}
-
-/// A request with a JSON body.
-async fn post_json(addr: SocketAddr, path: &str, body: &Value) -> Response {
-    let body = body.to_string();
-    let length = format!("Content-Length: {}", body.len());
-    request(
-        addr,
-        &format!("POST {path} HTTP/1.1\r\n"),
-        &["Content-Type: application/json", &length],
-        body.as_bytes(),
-    )
-    .await
-}
-
-async fn get(addr: SocketAddr, path: &str) -> Response {
-    request(addr, &format!("GET {path} HTTP/1.1\r\n"), &[], b"").await
-}
-
-/// Waits (bounded) until `check` holds.
-async fn until<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let start = Instant::now();
-    while !check().await {
-        assert!(start.elapsed() < BOUND, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// A consumer connected now, reading its whole response when it ends.

@@ -16,7 +16,8 @@
 //!   every camera's transforms makes them one shape); the others go in the next batch.
 //! - Fairness is oldest first: entries leave in the order they became ready, across cameras.
 //!
-//! The rule itself is pure state in `gather`; each camera's feeder thread is in `camera`.
+//! The rule itself is pure state in `gather` (the service's `GET /mux` applies it to its streams' lines);
+//! each camera's feeder thread is in `camera`.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -37,7 +38,7 @@
 //! ```
 
 mod camera;
-mod gather;
+pub(crate) mod gather;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;

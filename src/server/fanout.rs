@@ -414,17 +414,33 @@ impl Consumer {
 
     /// The consumer's next line (with its newline), `None` after the summary.
     pub(crate) async fn next_line(&mut self) -> Option<String> {
+        let line = self.next_shared().await?;
+        let text = match self.annotate(&line) {
+            None => line.text.clone(),
+            Some(value) => value.to_string(),
+        };
+        Some(text + "\n")
+    }
+
+    /// The consumer's next line as a JSON value (with the same `missed` counts as [`next_line`](Self::next_line)), `None` after
+    /// the summary.
+    pub(crate) async fn next_value(&mut self) -> Option<Value> {
+        let line = self.next_shared().await?;
+        Some(self.annotate(&line).unwrap_or_else(|| line.value.clone()))
+    }
+
+    /// The next line as published (counting what was dropped before it), `None` after the summary.
+    async fn next_shared(&mut self) -> Option<Arc<Line>> {
         if self.done {
             return None;
         }
         let Some(receiver) = &mut self.receiver else {
             self.done = true;
-            let last = self.last.take()?;
-            return Some(self.render(&last));
+            return self.last.take();
         };
-        let line = loop {
+        loop {
             match receiver.recv().await {
-                Ok(line) => break line,
+                Ok(line) => return Some(line),
                 Err(broadcast::error::RecvError::Lagged(n)) => {
                     // Too slow: drop to the latest line.
                     self.pending += n;
@@ -439,30 +455,29 @@ impl Consumer {
                 Err(broadcast::error::RecvError::Closed) => {
                     // The summary is always sent before the fan-out closes; this is for safety.
                     self.done = true;
-                    let last = self.stream.state.lock().last.clone()?;
-                    return Some(self.render(&last));
+                    return self.stream.state.lock().last.clone();
                 }
             }
-        };
-        Some(self.render(&line))
+        }
     }
 
-    fn render(&mut self, line: &Line) -> String {
+    /// Counts `line` as sent: the summary carries this consumer's `missed` in all, and a line after dropped
+    /// ones says how many; `None` when the line goes as published.
+    fn annotate(&mut self, line: &Line) -> Option<Value> {
         self.missed += self.pending;
         let pending = std::mem::take(&mut self.pending);
-        let text = if line.last {
+        if line.last {
             self.done = true;
             let mut value = line.value.clone();
             value["summary"]["missed"] = json!(self.missed);
-            value.to_string()
+            Some(value)
         } else if pending > 0 {
             let mut value = line.value.clone();
             value["missed"] = json!(pending);
-            value.to_string()
+            Some(value)
         } else {
-            line.text.clone()
-        };
-        text + "\n"
+            None
+        }
     }
 }
 

@@ -20,6 +20,9 @@
 //!   `application/x-ndjson`) has one line per batch (the fields of `framefeed run --json`), an
 //!   `{"error":{"code","message","request_id"}}` line if the video fails, and a last
 //!   `{"summary":{"frames","batches","seconds","errors"}}` line.
+//! - `POST /streams` (pull a URL), `POST /videos?detach=true` (an upload others consume), `GET
+//!   /streams/{id}/batches` (a stream's consumer), and `GET /mux?streams=a,b&batch_size=B&deadline=MS`
+//!   (batches across streams, by the mux's rule).
 //! - `GET /health` (open to all), `GET /metrics` (Prometheus text; needs a token when tokens are set).
 //!
 //! Refusals carry one error line and the `X-Request-Id` header every response has: 400 (bad query, settings
@@ -29,7 +32,7 @@
 //!
 //! The pieces, one file each: `config` (the settings), `service` (shared state, admission, metrics), `budget` (memory accounting),
 //! `operator` (a client's settings to an operator sized to the budget), `fanout` (streams and their consumers),
-//! `streams` (the stream routes and decoding), `hosts` (the hosts a stream may be pulled from),
+//! `streams` (the stream routes and decoding), `mux` (batches across streams), `hosts` (the hosts a stream may be pulled from),
 //! `rate` (the upload-rate rule), `requests` (the request types and their extractors), `auth` (tokens and client keys), `errors` (client-facing codes),
 //! `strict` (HTTP framing checks), `upload` (one upload: body in, lines out), `routes` (the router and its
 //! middleware), `listen` (accepting connections: TLS, caps, timeouts, shutdown).
@@ -45,6 +48,7 @@ pub mod fuzzing;
 mod hosts;
 mod listen;
 pub(crate) mod metrics;
+mod mux;
 mod operator;
 mod rate;
 mod requests;

@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use super::errors::ApiError;
 use super::service::{RequestCtx, Service};
+use crate::mux::MuxPolicy;
 use crate::settings::config::LastSequencePolicy;
 use crate::settings::sampling::ClipSampler;
 use crate::source::url::RtspTransport;
@@ -284,6 +285,46 @@ pub(crate) const MAX_WAIT_SECONDS: u64 = 60;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConsumeParams {
+    pub(crate) wait: Option<Field<WaitSeconds<MAX_WAIT_SECONDS>>>,
+}
+
+/// Stream ids in a query: `a,b,c`.
+pub(crate) struct IdList;
+impl Rule for IdList {
+    type Raw = String;
+    type Value = Vec<String>;
+    fn check(raw: String) -> Result<Vec<String>, String> {
+        let ids: Vec<String> = raw.split(',').map(|id| id.trim().to_string()).collect();
+        if ids.iter().any(String::is_empty) {
+            return Err(format!(
+                "must be stream ids separated by commas (a,b,c), got '{raw}'"
+            ));
+        }
+        Ok(ids)
+    }
+}
+
+/// Milliseconds in a query (`deadline=33`, `deadline=12.5`).
+pub(crate) struct Millis;
+impl Rule for Millis {
+    type Raw = String;
+    type Value = Duration;
+    fn check(raw: String) -> Result<Duration, String> {
+        raw.parse::<f64>()
+            .ok()
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+            .ok_or_else(|| format!("must be milliseconds, got '{raw}'"))
+    }
+}
+
+/// The query of `GET /mux` (see `mux.rs` for what each does).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MuxParams {
+    pub(crate) streams: Option<Field<IdList>>,
+    pub(crate) batch_size: Option<Field<Count>>,
+    pub(crate) deadline: Option<Field<Millis>>,
+    pub(crate) policy: Option<Field<Choice<MuxPolicy>>>,
     pub(crate) wait: Option<Field<WaitSeconds<MAX_WAIT_SECONDS>>>,
 }
 

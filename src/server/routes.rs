@@ -93,6 +93,7 @@ pub(crate) fn router(service: Arc<Service>) -> Router {
             get(super::streams::show).delete(super::streams::delete),
         )
         .route("/streams/{id}/batches", get(super::streams::consume))
+        .route("/mux", get(super::mux::consume_mux))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .fallback(not_found)

@@ -15,9 +15,10 @@ use super::errors::ApiError;
 use super::fanout::Streams;
 use super::metrics::{Metrics, Snapshot};
 
-/// A client's uploads in progress and its share of the memory pool.
+/// A client's uploads in progress, its other holders of memory (mux consumers), and its share of the pool.
 struct Client {
     uploads: usize,
+    others: usize,
     memory: Arc<MemoryPool>,
 }
 
@@ -94,27 +95,66 @@ impl Service {
                 format!("the server is decoding {active} uploads, its limit; retry later"),
             ));
         }
-        let entry = clients.entry(client.clone()).or_insert_with(|| Client {
-            uploads: 0,
-            memory: MemoryPool::new(self.client_share),
-        });
-        let reserved = self.memory.reserve(&entry.memory, bytes);
-        let memory = match reserved {
-            Ok(memory) => memory,
-            Err(short) => {
-                if entry.uploads == 0 {
-                    clients.remove(&client);
-                }
-                return Err(self.short_of_memory(short));
-            }
-        };
-        entry.uploads += 1;
+        let memory = self.reserve_locked(&mut clients, &client, bytes)?;
+        if let Some(entry) = clients.get_mut(&client) {
+            entry.uploads += 1; // made by the reservation
+        }
         self.metrics.streams_active.inc();
         self.metrics.streams_total.inc();
         Ok(Slot {
             service: self.clone(),
             client,
             memory: Arc::new(Mutex::new(memory)),
+        })
+    }
+
+    /// Reserves `bytes` for `client` from the pool and its share (its entry made if need be, and removed again
+    /// if the reservation fails and it holds nothing else).
+    fn reserve_locked(
+        &self,
+        clients: &mut HashMap<ClientKey, Client>,
+        client: &ClientKey,
+        bytes: u64,
+    ) -> Result<Reservation, ApiError> {
+        let entry = clients.entry(client.clone()).or_insert_with(|| Client {
+            uploads: 0,
+            others: 0,
+            memory: MemoryPool::new(self.client_share),
+        });
+        match self.memory.reserve(&entry.memory, bytes) {
+            Ok(memory) => Ok(memory),
+            Err(short) => {
+                if entry.uploads == 0 && entry.others == 0 {
+                    clients.remove(client);
+                }
+                Err(self.short_of_memory(short))
+            }
+        }
+    }
+
+    /// Reserves `bytes` for `client` without an upload slot (a consumer's bounded queue), from the pool and
+    /// the client's share, or says why not (503 `server_busy`, 429 `too_many_uploads`, or shutting down).
+    pub(crate) fn reserve_memory(
+        self: &Arc<Self>,
+        client: ClientKey,
+        bytes: u64,
+    ) -> Result<ClientMemory, ApiError> {
+        let mut clients = self.clients.lock();
+        if self.is_shutting_down() {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                "the server is shutting down",
+            ));
+        }
+        let memory = self.reserve_locked(&mut clients, &client, bytes)?;
+        if let Some(entry) = clients.get_mut(&client) {
+            entry.others += 1;
+        }
+        Ok(ClientMemory {
+            service: self.clone(),
+            client,
+            _memory: memory,
         })
     }
 
@@ -185,10 +225,29 @@ impl Drop for Slot {
         let mut clients = self.service.clients.lock();
         if let Some(c) = clients.get_mut(&self.client) {
             c.uploads -= 1;
-            if c.uploads == 0 {
+            if c.uploads == 0 && c.others == 0 {
                 clients.remove(&self.client);
             }
         }
         self.service.metrics.streams_active.dec();
+    }
+}
+
+/// Memory a client holds without an upload slot (a mux consumer's queue); given back when dropped.
+pub(crate) struct ClientMemory {
+    service: Arc<Service>,
+    client: ClientKey,
+    _memory: Reservation,
+}
+
+impl Drop for ClientMemory {
+    fn drop(&mut self) {
+        let mut clients = self.service.clients.lock();
+        if let Some(c) = clients.get_mut(&self.client) {
+            c.others -= 1;
+            if c.uploads == 0 && c.others == 0 {
+                clients.remove(&self.client);
+            }
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! client sends, for the tests of hostile and streaming clients).
 
 use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -190,6 +191,56 @@ pub async fn wait_for_metric(addr: SocketAddr, headers: &[&str], name: &str, val
             Instant::now() < deadline,
             "{name} stayed {now}, never {value}"
         );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A camera: the `ffmpeg` CLI serving `path` over RTMP (`-listen 1`), at real-time pace. Its URL.
+pub fn camera(path: &Path) -> (Child, String) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("rtmp://127.0.0.1:{port}/live/cam");
+    let child = Command::new("ffmpeg")
+        .args(["-v", "error", "-re", "-i"])
+        .arg(path)
+        .args(["-c", "copy", "-f", "flv", "-listen", "1"])
+        .arg(&url)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("run ffmpeg");
+    (child, url)
+}
+
+/// A request with a JSON body.
+pub async fn post_json(addr: SocketAddr, path: &str, body: &Value) -> Response {
+    let body = body.to_string();
+    let length = format!("Content-Length: {}", body.len());
+    request(
+        addr,
+        &format!("POST {path} HTTP/1.1\r\n"),
+        &["Content-Type: application/json", &length],
+        body.as_bytes(),
+    )
+    .await
+}
+
+/// A `GET` of `path`.
+pub async fn get(addr: SocketAddr, path: &str) -> Response {
+    request(addr, &format!("GET {path} HTTP/1.1\r\n"), &[], b"").await
+}
+
+/// Waits (bounded) until `check` holds.
+pub async fn until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !check().await {
+        assert!(start.elapsed() < BOUND, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
