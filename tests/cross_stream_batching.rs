@@ -1,7 +1,8 @@
 //! [`Mux`]: batches across live cameras with a deadline. Every camera's frames arrive once and in order
 //! (MD5 against a file decode of the same bytes), batches never mix frame sizes nor exceed their size, a dead
 //! camera fails alone, a camera joins late, a silent camera does not hold the others' batches, latest-only
-//! counts what it drops, the async stream gives the same, and dropping the mux mid-batch frees everything.
+//! counts what it drops, the async stream gives the same, a pulled camera whose sender dies is reopened by its
+//! URL rules while the others go on, and dropping the mux mid-batch frees everything.
 
 mod common;
 
@@ -10,9 +11,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::read_fixture;
+use common::{live_ts_clip, read_fixture, skip_without_ffmpeg};
 use framefeed::{
-    CameraId, Config, Error, LiveVideo, Mux, MuxConfig, MuxEvent, MuxPolicy, VideoInput,
+    CameraId, Config, Error, Gap, LiveVideo, Mux, MuxConfig, MuxEvent, MuxPolicy, Reconnect,
+    UrlOptions, VideoInput,
 };
 use md5::{Digest, Md5};
 
@@ -308,6 +310,110 @@ fn readiness_then_a_try_gives_what_the_blocking_polls_give() {
     assert_eq!(seen.frames.len(), 2);
     assert!(seen.frames.values().all(|f| *f == expected));
     assert_eq!(seen.ended.len(), 2);
+}
+
+/// A camera pulled over SRT whose sender is killed mid-stream (the connection goes silent) and restarted: the
+/// mux's camera is reopened by its URL options, its first sequence after the drop reports the gap, the frames
+/// before are the first stream's start and those after the second stream's; a pushed camera goes on meanwhile.
+#[test]
+fn a_pulled_camera_whose_sender_dies_is_reopened_and_the_others_go_on() {
+    if skip_without_ffmpeg("the mux reconnect test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let first = live_ts_clip(dir.path(), "first.ts", "testsrc2=size=320x240:rate=30", 300);
+    let second = live_ts_clip(
+        dir.path(),
+        "second.ts",
+        "smptebars=size=320x240:rate=30",
+        45,
+    );
+    let first_frames = file_frames(&std::fs::read(&first).unwrap(), Config::new(1, 1));
+    let second_frames = file_frames(&std::fs::read(&second).unwrap(), Config::new(1, 1));
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("srt://127.0.0.1:{port}?mode=listener");
+    let sender = |path: &std::path::Path| {
+        std::process::Command::new("ffmpeg")
+            .args(["-v", "error", "-re", "-i"])
+            .arg(path)
+            .args(["-c", "copy", "-f", "mpegts", &listen])
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("run ffmpeg")
+    };
+    let mut peer = sender(&first);
+    let mux = Mux::new(MuxConfig::new(4, DEADLINE)).unwrap();
+    let options = UrlOptions::new()
+        .reconnect(Reconnect::Backoff {
+            max_tries: 40,
+            initial: Duration::from_millis(100),
+            max: Duration::from_millis(250),
+        })
+        .read_timeout(Duration::from_millis(1500));
+    let pulled = mux
+        .add_url(
+            format!("srt://127.0.0.1:{port}"),
+            options,
+            Config::new(1, 1).low_latency(),
+        )
+        .unwrap();
+    let video = read_fixture("h264_live.ts");
+    let pushed_frames = file_frames(&video, Config::new(1, 1));
+    let (pushed, live) = mux.add_live("pushed", Config::new(1, 1)).unwrap();
+    let pusher = push_paced(live, video, 500, Duration::from_millis(20));
+    mux.close();
+    let mut frames: BTreeMap<CameraId, Vec<String>> = BTreeMap::new();
+    let mut gap: Option<(usize, Gap)> = None;
+    let mut ended = BTreeMap::new();
+    let mut restarted = None;
+    while let Some(event) = mux.next_event().unwrap() {
+        match event {
+            MuxEvent::Batch(batch) => {
+                for e in batch.entries() {
+                    let got = frames.entry(e.camera()).or_default();
+                    if let (true, Some(g)) = (e.camera() == pulled, e.batch().gap()) {
+                        gap.get_or_insert((got.len(), *g));
+                    }
+                    got.extend(
+                        e.sequence()
+                            .frames()
+                            .map(|f| format!("{:x}", Md5::digest(f.data()))),
+                    );
+                }
+                // Some frames arrived: the sender dies without closing, and another starts.
+                if restarted.is_none() && frames.get(&pulled).is_some_and(|f| f.len() >= 20) {
+                    peer.kill().unwrap();
+                    let _ = peer.wait();
+                    restarted = Some(sender(&second));
+                }
+            }
+            MuxEvent::Ended { camera, error, .. } => {
+                ended.insert(camera, error.map(|e| e.to_string()));
+            }
+        }
+    }
+    let _ = restarted.expect("the sender was restarted").wait();
+    pusher.join().unwrap();
+    assert_eq!(ended[&pulled], None, "the pulled camera ended cleanly");
+    assert_eq!(ended[&pushed], None);
+    assert_eq!(frames[&pushed], pushed_frames, "the other camera went on");
+    let (at, gap) = gap.expect("a sequence reports the gap");
+    assert_eq!(gap.reconnects, 1);
+    assert_eq!(gap.frames_before, at as u64);
+    let (before, after) = frames[&pulled].split_at(at);
+    assert!(before.len() < first_frames.len());
+    assert_eq!(
+        before,
+        &first_frames[..before.len()],
+        "frames before the gap"
+    );
+    // The second stream from its start (less, at most, the frames SRT's close drops at its end).
+    assert!(after.len() + 4 >= second_frames.len(), "{}", after.len());
+    assert_eq!(after, &second_frames[..after.len()], "frames after the gap");
 }
 
 #[test]

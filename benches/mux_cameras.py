@@ -1,0 +1,321 @@
+"""Many live cameras, one model (issue 37, part 3): N live 720p30 H.264 cameras on loopback, each the ffmpeg CLI
+serving a clip at real-time pace (`-re -c copy -listen 1`: MPEG-TS over HTTP, or with SENDER=rtmp FLV over
+RTMP), pulled and batched across cameras by
+`framefeed.Mux` (batch 16, deadline 33 ms, every frame; each camera's operator `low_latency`, one decoder
+thread, RGB uint8 at 1280x720, or with RESIZE=WxH a fused resize). Cameras join at their own moments within
+the first second (STAGGER seconds; 0: all at once, frames and keyframes in step), while the consumer polls.
+
+For each run: frames lost (sent minus batched), the latency from a frame's arrival (the read of its packet) to
+the batch that holds it, p50 and p99 (over the whole run, and after each camera's first 3 s, split into the
+time to decode it and the time it waited in the mux for its batch), how far the last
+frames were behind the cameras' clock (real time: the lag does not grow), and CPU: framefeed's process (all its
+threads) and the senders', per camera, in cores.
+
+Then, unless CAPACITY=0, the number of cameras one machine batches in real time without loss: N from START
+(default CAMERAS) up by STEP (4) until a run loses frames or falls behind (a camera done more than 2.5 s
+after the clip's end, start-up included), against
+what the decode floor allows: the floor's frames per second from the file (`ffmpeg -threads 2 -i clip -f
+null -`, and two single-thread decodes side by side, whichever is faster), divided by 30; and, at each N in
+the same loop, the live floor: N ffmpeg CLI decoders (`-threads 1 -f null`, no conversion) pulling the same
+senders, judged by the same rule (their frames counted from `-stats`).
+
+Usage: pip install ./python && python3 benches/mux_cameras.py [CAMERAS=16] [SECONDS=20]
+       env: CAPACITY=1 START=16 STEP=4 RESIZE=640x360 POLICY=every_frame STAGGER=1 SENDER=http
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import random
+import re
+import threading
+import time
+from typing import Dict, List, Tuple
+
+import framefeed as ff
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLIPS = os.path.join(ROOT, "target", "bench-clips")
+FPS = 30
+# How the senders serve: "http" (MPEG-TS over HTTP, progressive) or "rtmp" (FLV over RTMP, 128-byte chunks).
+SENDER = os.environ.get("SENDER", "http")
+# Cameras join within this many seconds, each at its own moment (real cameras are not in step).
+STAGGER = float(os.environ.get("STAGGER", "1"))
+# The latency after each camera's first seconds (its connection, probe and first keyframe) is reported apart.
+WARM_UP = 3.0
+# A run is in real time when every camera is done within this many seconds of the clip's end (start-up
+# included), with no frame lost.
+SLACK = 2.5
+
+
+def clip(seconds: int) -> str:
+    """A 720p30 H.264 clip as an IP camera sends it: x264 veryfast, zerolatency (no B-frames), 2.5 Mb/s CBR,
+    a keyframe every 2 s, FLV; `testsrc2` with temporal noise, so every frame carries detail."""
+    os.makedirs(CLIPS, exist_ok=True)
+    path = os.path.join(CLIPS, f"cam720_{seconds}s.flv")
+    if not os.path.exists(path):
+        subprocess.run(
+            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+             "testsrc2=size=1280x720:rate=30,noise=alls=12:allf=t", "-t", str(seconds), "-c:v", "libx264",
+             "-preset", "veryfast", "-tune", "zerolatency", "-b:v", "2500k", "-maxrate", "2500k",
+             "-bufsize", "2500k", "-g", "60", "-pix_fmt", "yuv420p", "-f", "flv", path],
+            check=True,
+        )
+    return path
+
+
+def cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def floor(path: str, frames: int, rounds: int = 5) -> Tuple[float, float]:
+    """The decode floor in frames per second: `-threads 2`, and two `-threads 1` decodes side by side."""
+    two_threads, side_by_side = [], []
+    for _ in range(rounds):
+        start = time.monotonic()
+        subprocess.run(["ffmpeg", "-v", "error", "-threads", "2", "-i", path, "-f", "null", "-"], check=True)
+        two_threads.append(frames / (time.monotonic() - start))
+        start = time.monotonic()
+        procs = [subprocess.Popen(["ffmpeg", "-v", "error", "-threads", "1", "-i", path, "-f", "null", "-"])
+                 for _ in range(2)]
+        for p in procs:
+            p.wait()
+        side_by_side.append(2 * frames / (time.monotonic() - start))
+    return statistics.median(two_threads), statistics.median(side_by_side)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(ports: List[int]) -> bool:
+    """Whether every port is in LISTEN state (read from /proc/net/tcp: a test connection would be taken as the
+    sender's one client)."""
+    open_ports = set()
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A":
+                open_ports.add(int(fields[1].split(":")[1], 16))
+    return all(p in open_ports for p in ports)
+
+
+def percentile(values: List[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
+
+
+def run(path: str, frames: int, cameras: int, policy: str, resize) -> Dict[str, float]:
+    """One run of `cameras` cameras; what it measured."""
+    sending, urls = senders(path, cameras)
+    settings = dict(low_latency=True, decoder_threads=1)
+    if resize:
+        settings["resize"] = resize
+    mux = ff.Mux(16, 0.033, policy=policy, **settings)
+    children_before = cpu_of_children()
+    cpu_before, wall_before = time.process_time(), time.monotonic()
+
+    def join() -> None:
+        # Cameras are not in step: each joins at its own moment within the first second (STAGGER=0: at once).
+        rng = random.Random(cameras)
+        for i, url in enumerate(urls):
+            time.sleep(rng.uniform(0, STAGGER / cameras))
+            mux.add_url(url, f"cam{i}", schemes=[SENDER], reconnect=0)
+        mux.close()
+
+    joining = threading.Thread(target=join)
+    joining.start()
+    got = [0] * cameras
+    latency, waited, decoding, lag = [], [], [], []
+    steady_latency, steady_waited, steady_decoding = [], [], []
+    start: Dict[int, float] = {}
+    first: Dict[int, float] = {}
+    errors = []
+    for event in mux:
+        now = time.time()
+        if isinstance(event, ff.CameraEnded):
+            if event.error is not None:
+                errors.append(str(event.error))
+            continue
+        for entry in event.entries:
+            seq = entry.sequence
+            got[entry.camera] += seq.valid_frames
+            total = now - seq.arrivals[-1]
+            latency.append(total)
+            waited.append(entry.waited)
+            decoding.append(total - entry.waited)
+            first.setdefault(entry.camera, now)
+            if now - first[entry.camera] >= WARM_UP:
+                steady_latency.append(total)
+                steady_waited.append(entry.waited)
+                steady_decoding.append(total - entry.waited)
+            # The camera's clock: when its frame at pts 0 would have been sent (the earliest such estimate).
+            behind = now - seq.pts[-1]
+            start[entry.camera] = min(start.get(entry.camera, behind), behind)
+            lag.append(behind - start[entry.camera])
+    joining.join()
+    wall = time.monotonic() - wall_before
+    cpu = time.process_time() - cpu_before
+    for s in sending:
+        try:
+            s.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # a sender whose camera failed before connecting
+            s.kill()
+            s.wait()
+    senders_cpu = cpu_of_children() - children_before
+    stats = mux.stats()
+    return {
+        "cameras": cameras,
+        "seconds": frames / FPS,
+        "lost": cameras * frames - sum(got),
+        "dropped": sum(r["dropped"] for r in stats),
+        "errors": len(errors),
+        "steady_latency_p50": percentile(steady_latency, 0.5) * 1000,
+        "steady_latency_p99": percentile(steady_latency, 0.99) * 1000,
+        "steady_wait_p99": percentile(steady_waited, 0.99) * 1000,
+        "steady_decode_p50": percentile(steady_decoding, 0.5) * 1000,
+        "steady_decode_p99": percentile(steady_decoding, 0.99) * 1000,
+        "decode_p99": percentile(decoding, 0.99) * 1000,
+        "latency_p50": percentile(latency, 0.5) * 1000,
+        "latency_p99": percentile(latency, 0.99) * 1000,
+        "wait_p50": percentile(waited, 0.5) * 1000,
+        "wait_p99": percentile(waited, 0.99) * 1000,
+        "lag_p99": percentile(lag, 0.99) * 1000,
+        "lag_last": (statistics.median(lag[-cameras * 30:]) if lag else float("nan")) * 1000,
+        "cpu_per_camera": cpu / wall / cameras,
+        "sender_cpu_per_camera": senders_cpu / wall / cameras,
+        "wall": wall,
+    }
+
+
+def senders(path: str, cameras: int) -> Tuple[List[subprocess.Popen], List[str]]:
+    """`cameras` ffmpeg CLI senders of `path` over RTMP at real-time pace, listening; their URLs."""
+    procs, urls, ports = [], [], []
+    for _ in range(cameras):
+        ports.append(free_port())
+        if SENDER == "rtmp":
+            url, container = f"rtmp://127.0.0.1:{ports[-1]}/live/cam", "flv"
+        else:
+            url, container = f"http://127.0.0.1:{ports[-1]}/cam.ts", "mpegts"
+        procs.append(subprocess.Popen(
+            ["ffmpeg", "-v", "quiet", "-re", "-i", path, "-c", "copy", "-f", container, "-listen", "1", url],
+            stdin=subprocess.DEVNULL))
+        urls.append(url)
+    deadline = time.monotonic() + 30
+    while not listening(ports):
+        assert time.monotonic() < deadline, "the senders did not listen within 30 s"
+        time.sleep(0.05)
+    return procs, urls
+
+
+def run_ffmpeg(path: str, seconds: int, cameras: int) -> Dict[str, float]:
+    """The live floor: `cameras` ffmpeg CLI decoders (`-threads 1 -f null`, decode only) pulling the same senders,
+    joining as the mux's cameras do. Real time when all are done within 2.5 s of the clip's length."""
+    procs, urls = senders(path, cameras)
+    children_before = cpu_of_children()
+    start = time.monotonic()
+    rng = random.Random(cameras)
+    pullers = []
+    for url in urls:
+        time.sleep(rng.uniform(0, STAGGER / cameras))
+        pullers.append(subprocess.Popen(
+            ["ffmpeg", "-v", "error", "-stats_period", "60", "-stats", "-threads", "1", "-i", url, "-f", "null",
+             "-"],
+            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    decoded = 0
+    failed = 0
+    for p in pullers:
+        _, err = p.communicate()
+        failed += p.returncode != 0
+        counts = re.findall(r"frame=\s*(\d+)", err)
+        decoded += int(counts[-1]) if counts else 0
+    wall = time.monotonic() - start
+    for p in procs:
+        p.wait()
+    cpu = cpu_of_children() - children_before
+    lost = cameras * seconds * FPS - decoded
+    return {"cameras": cameras, "wall": wall, "failed": failed, "lost": lost,
+            "cpu_per_camera": cpu / wall / cameras,
+            "realtime": failed == 0 and lost == 0 and wall <= seconds + STAGGER + SLACK}
+
+
+def realtime(result: Dict[str, float]) -> bool:
+    """No frame lost, no camera failed, and every camera done within SLACK s of the clip's end (as for the
+    floor's decoders)."""
+    return (result["lost"] == 0 and result["errors"] == 0
+            and result["wall"] <= result["seconds"] + STAGGER + SLACK)
+
+
+HEADER = (
+    "| cameras | frames lost | arrival to batch p50 / p99 (ms): whole run | after each camera's first "
+    f"{WARM_UP:.0f} s | of which decoding p50 / p99 | of which mux wait p99 | lag p99 (ms) | framefeed CPU per "
+    "camera (cores) | sender CPU per camera (cores) | real time |\n|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def row(r: Dict[str, float]) -> str:
+    return (f"| {r['cameras']} | {r['lost']} | {r['latency_p50']:.1f} / {r['latency_p99']:.1f} | "
+            f"{r['steady_latency_p50']:.1f} / {r['steady_latency_p99']:.1f} | "
+            f"{r['steady_decode_p50']:.1f} / {r['steady_decode_p99']:.1f} | {r['steady_wait_p99']:.1f} | "
+            f"{r['lag_p99']:.0f} | {r['cpu_per_camera']:.3f} | {r['sender_cpu_per_camera']:.3f} | "
+            f"{'yes' if realtime(r) else 'no'} |")
+
+
+def main() -> None:
+    cameras = int(sys.argv[1]) if len(sys.argv) > 1 else 16
+    seconds = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    policy = os.environ.get("POLICY", "every_frame")
+    resize = tuple(int(x) for x in os.environ["RESIZE"].split("x")) if os.environ.get("RESIZE") else None
+    path = clip(seconds)
+    frames = seconds * FPS
+    two, side = floor(path, frames)
+    best = max(two, side)
+    print(f"clip {path}: {frames} frames; decode floor {two:.0f} fps (-threads 2), {side:.0f} fps (2 x -threads 1)")
+    print(f"the floor allows {best / FPS:.1f} cameras at 30 fps; 0.9x of that: {0.9 * best / FPS:.1f}")
+    print()
+    print(HEADER)
+    print(row(run(path, frames, cameras, policy, resize)), flush=True)
+    if os.environ.get("CAPACITY", "1") == "0":
+        return
+    # Capacity: framefeed's mux and the live floor (ffmpeg CLI decoders of the same senders), side by side at
+    # each N, until both fall behind.
+    n = int(os.environ.get("START", str(cameras)))
+    step = int(os.environ.get("STEP", "4"))
+    best_mux, best_ffmpeg = 0, 0
+    rows = []
+    while n <= 64:
+        live_floor = run_ffmpeg(path, seconds, n)
+        result = run(path, frames, n, policy, resize)
+        rows.append((n, result, live_floor))
+        print(f"N={n}: mux {'real time' if realtime(result) else 'behind'} (lost {result['lost']}, wall "
+              f"{result['wall']:.1f} s, lag p99 {result['lag_p99']:.0f} ms, {result['cpu_per_camera']:.3f} "
+              f"cores/camera); ffmpeg -f null {'real time' if live_floor['realtime'] else 'behind'} (lost "
+              f"{live_floor['lost']}, wall {live_floor['wall']:.1f} s, {live_floor['cpu_per_camera']:.3f} "
+              f"cores/camera with its sender)", flush=True)
+        if realtime(result):
+            best_mux = n
+        if live_floor["realtime"]:
+            best_ffmpeg = n
+        if not realtime(result) and not live_floor["realtime"]:
+            break
+        n += step
+    print()
+    print(HEADER)
+    for _, result, _ in rows:
+        print(row(result))
+    print()
+    print(f"cameras batched in real time without loss: {best_mux}; the file decode floor allows "
+          f"{best / FPS:.1f} ({best_mux / (best / FPS):.2f}x); ffmpeg -f null decoders of the same live "
+          f"cameras keep up with {best_ffmpeg} ({best_mux / max(best_ffmpeg, 1):.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
