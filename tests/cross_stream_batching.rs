@@ -52,6 +52,17 @@ fn push_paced(
     })
 }
 
+/// Cameras "a" and "b" (sequences of 2 frames), each pushed `video` in 3000-byte chunks 2 ms apart.
+fn two_paced_cameras(mux: &Mux, video: &[u8]) -> Vec<thread::JoinHandle<()>> {
+    ["a", "b"]
+        .into_iter()
+        .map(|name| {
+            let (_, live) = mux.add_live(name, Config::new(2, 1)).unwrap();
+            push_paced(live, video.to_vec(), 3000, Duration::from_millis(2))
+        })
+        .collect()
+}
+
 /// What a run of the mux gave: each camera's frame MD5s and frame indices in order, the batches' sizes and
 /// shapes, and each camera's end.
 #[derive(Default, Debug)]
@@ -247,16 +258,7 @@ fn the_async_stream_gives_what_the_blocking_polls_give() {
         .build()
         .unwrap();
     let mux = Arc::new(Mux::new(MuxConfig::new(3, DEADLINE)).unwrap());
-    let mut feeders = Vec::new();
-    for name in ["a", "b"] {
-        let (_, live) = mux.add_live(name, Config::new(2, 1)).unwrap();
-        feeders.push(push_paced(
-            live,
-            video.clone(),
-            3000,
-            Duration::from_millis(2),
-        ));
-    }
+    let feeders = two_paced_cameras(&mux, &video);
     mux.close();
     let seen = runtime.block_on(async {
         let mut seen = Seen::default();
@@ -284,16 +286,7 @@ fn readiness_then_a_try_gives_what_the_blocking_polls_give() {
         .unwrap();
     let mux = Mux::new(MuxConfig::new(3, DEADLINE)).unwrap();
     assert!(matches!(mux.try_next_event(), Err(Error::NotReady)));
-    let mut feeders = Vec::new();
-    for name in ["a", "b"] {
-        let (_, live) = mux.add_live(name, Config::new(2, 1)).unwrap();
-        feeders.push(push_paced(
-            live,
-            video.clone(),
-            3000,
-            Duration::from_millis(2),
-        ));
-    }
+    let feeders = two_paced_cameras(&mux, &video);
     mux.close();
     let mut seen = Seen::default();
     loop {

@@ -158,6 +158,17 @@ impl Service {
         })
     }
 
+    /// Counts one of `client`'s holders as gone (`release`), and forgets the client once it holds nothing.
+    fn release(&self, client: &ClientKey, release: impl FnOnce(&mut Client)) {
+        let mut clients = self.clients.lock();
+        if let Some(c) = clients.get_mut(client) {
+            release(c);
+            if c.uploads == 0 && c.others == 0 {
+                clients.remove(client);
+            }
+        }
+    }
+
     /// The refusal for a reservation the pool or the client's share could not cover.
     pub(crate) fn short_of_memory(&self, short: Short) -> ApiError {
         match short {
@@ -222,13 +233,7 @@ pub(crate) type SlotMemory = Arc<Mutex<Reservation>>;
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut clients = self.service.clients.lock();
-        if let Some(c) = clients.get_mut(&self.client) {
-            c.uploads -= 1;
-            if c.uploads == 0 && c.others == 0 {
-                clients.remove(&self.client);
-            }
-        }
+        self.service.release(&self.client, |c| c.uploads -= 1);
         self.service.metrics.streams_active.dec();
     }
 }
@@ -242,12 +247,6 @@ pub(crate) struct ClientMemory {
 
 impl Drop for ClientMemory {
     fn drop(&mut self) {
-        let mut clients = self.service.clients.lock();
-        if let Some(c) = clients.get_mut(&self.client) {
-            c.others -= 1;
-            if c.uploads == 0 && c.others == 0 {
-                clients.remove(&self.client);
-            }
-        }
+        self.service.release(&self.client, |c| c.others -= 1);
     }
 }
