@@ -422,11 +422,12 @@ impl Consumer {
         Some(text + "\n")
     }
 
-    /// The consumer's next line as a JSON value (with the same `missed` counts as [`next_line`](Self::next_line)), `None` after
-    /// the summary.
-    pub(crate) async fn next_value(&mut self) -> Option<Value> {
+    /// The consumer's next line as a JSON value (with the same `missed` counts as
+    /// [`next_line`](Self::next_line)) and the length of its text as published; `None` after the summary.
+    pub(crate) async fn next_value(&mut self) -> Option<(Value, usize)> {
         let line = self.next_shared().await?;
-        Some(self.annotate(&line).unwrap_or_else(|| line.value.clone()))
+        let value = self.annotate(&line).unwrap_or_else(|| line.value.clone());
+        Some((value, line.text.len()))
     }
 
     /// The next line as published (counting what was dropped before it), `None` after the summary.

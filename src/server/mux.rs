@@ -45,6 +45,8 @@ pub(crate) const MAX_STREAMS: usize = 64;
 pub(crate) const MAX_BATCH: usize = 1024;
 /// A request's queue of sequences waiting for their batch, at most (every frame): reserved at admission.
 pub(crate) const QUEUE_BYTES: u64 = 1 << 20;
+/// What a sequence line gains in the mux (its stream, label, latency and wait), at most, in bytes.
+const ADDED_BYTES: usize = 160;
 /// The default batch size and deadline.
 const DEFAULT_BATCH: usize = 16;
 const DEFAULT_DEADLINE: Duration = Duration::from_millis(33);
@@ -167,7 +169,7 @@ struct Source {
 }
 
 /// A read of one stream's next line, owning its consumer.
-type Read = BoxFuture<'static, (usize, Consumer, Option<Value>)>;
+type Read = BoxFuture<'static, (usize, Consumer, Option<(Value, usize)>)>;
 
 fn read(index: usize, mut consumer: Consumer) -> Read {
     async move {
@@ -356,8 +358,8 @@ impl Batcher {
 
     /// A line from stream `i`: its batch's sequences are queued, an error is kept for its end, its summary
     /// ends it.
-    fn receive(&mut self, i: usize, consumer: Consumer, line: Option<Value>) {
-        let Some(mut line) = line else {
+    fn receive(&mut self, i: usize, consumer: Consumer, line: Option<(Value, usize)>) {
+        let Some((mut line, line_bytes)) = line else {
             // Its summary was read already; nothing more comes.
             return;
         };
@@ -385,6 +387,8 @@ impl Batcher {
         if let Some(error) = line.get("error") {
             source.errors.push(error.clone());
         } else if let Some(Value::Array(sequences)) = line.get_mut("sequences").map(Value::take) {
+            // Each sequence counts its share of the line as published, and what is added to it.
+            let bytes = (line_bytes / sequences.len().max(1) + ADDED_BYTES) as u64;
             let label = line.get("label").cloned().unwrap_or(Value::Null);
             let latency = line.get("latency_ms").cloned();
             let gap = line.get("gap").cloned();
@@ -398,7 +402,6 @@ impl Batcher {
                     sequence["gap"] = gap.clone();
                 }
                 let shape = shape_of(&sequence);
-                let bytes = sequence.to_string().len() as u64;
                 source.sequences += 1;
                 self.queued_bytes += bytes;
                 self.gather.push(
