@@ -142,15 +142,6 @@ impl<T> Gather<T> {
         self.queues.get(&camera).map_or(0, |q| q.ready.len())
     }
 
-    /// The sum of `size` over every queued entry.
-    pub(crate) fn sum_queued(&self, size: impl Fn(&T) -> u64) -> u64 {
-        self.queues
-            .values()
-            .flat_map(|q| q.ready.iter())
-            .map(|r| size(&r.item))
-            .sum()
-    }
-
     /// Entries queued in all.
     pub(crate) fn queued(&self) -> usize {
         self.queues.values().map(|q| q.ready.len()).sum()

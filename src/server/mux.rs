@@ -188,6 +188,7 @@ struct Batcher {
     ended: VecDeque<usize>,
     /// Streams ended and told.
     told: usize,
+    /// Bytes of the sequences queued, counted in every-frame mode (latest only holds one a stream).
     queued_bytes: u64,
     every_frame: bool,
     batches: u64,
@@ -293,7 +294,9 @@ impl Batcher {
             let sequences: Vec<Value> = taken
                 .into_iter()
                 .map(|(_, ready)| {
-                    self.queued_bytes -= ready.item.bytes;
+                    if self.every_frame {
+                        self.queued_bytes -= ready.item.bytes;
+                    }
                     let mut value = ready.item.value;
                     value["wait_ms"] =
                         json!(now.saturating_duration_since(ready.at).as_secs_f64() * 1000.0);
@@ -403,7 +406,9 @@ impl Batcher {
                 }
                 let shape = shape_of(&sequence);
                 source.sequences += 1;
-                self.queued_bytes += bytes;
+                if self.every_frame {
+                    self.queued_bytes += bytes;
+                }
                 self.gather.push(
                     i as u64,
                     Ready {
@@ -415,10 +420,6 @@ impl Batcher {
                         at: now,
                     },
                 );
-            }
-            if !self.every_frame {
-                // Latest only replaced what the stream had queued: count the queue again.
-                self.queued_bytes = self.gather.sum_queued(|e| e.bytes);
             }
         }
         if self.has_room(i) {
