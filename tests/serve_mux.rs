@@ -2,7 +2,8 @@
 //! cameras pulled by URL (the `ffmpeg` CLI serving RTMP at real-time pace) and a detached upload from an
 //! `ffmpeg -method POST` encoder, with a stream whose address is dead ending alone; every stream's frames once
 //! and in order, in batches of at most `batch_size` of one shape, each stream's end after its last sequence;
-//! the query checked, unknown streams 404, and the route behind the tokens. Skipped, with the reason printed,
+//! a silent stream does not hold the others' batches; the query checked, unknown streams 404, and the route
+//! behind the tokens. Skipped, with the reason printed,
 //! where the `ffmpeg` CLI is absent. Every wait is bounded.
 
 mod common;
@@ -11,9 +12,11 @@ use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 
-use common::serve::{camera, get, metric, post_json, serve, until, BOUND};
+use common::serve::{camera, dechunk, get, metric, post_json, request, serve, until, BOUND};
 use common::{live_ts_clip, skip_without_ffmpeg};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mux_batches_across_pulled_and_uploaded_streams_and_a_dead_one_ends_alone() {
@@ -139,6 +142,112 @@ async fn mux_batches_across_pulled_and_uploaded_streams_and_a_dead_one_ends_alon
         assert_eq!(s["missed"], 0, "{s}");
     }
     assert_eq!(metric(addr, "framefeed_stream_consumers_waiting").await, 0);
+}
+
+/// A stream that sends nothing does not hold the others' batches: every frame of an encoder's upload reaches
+/// the mux consumer while a silent upload is still open, and once the silent one is deleted it ends alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_stream_does_not_hold_the_others_batches() {
+    if skip_without_ffmpeg("the mux route's silent-stream test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let clip = live_ts_clip(dir.path(), "clip.ts", "testsrc2=size=320x240:rate=30", 60);
+    let server = serve(&[]);
+    let addr = server.addr;
+    // The silent one: a detached upload that sends its first bytes, then nothing.
+    let mut quiet = TcpStream::connect(addr).await.unwrap();
+    let head =
+        "POST /videos?detach=true&id=quiet&sequence_length=1&batch_size=1 HTTP/1.1\r\nHost: x\r\n\
+                Transfer-Encoding: chunked\r\n\r\n";
+    let first = &std::fs::read(&clip).unwrap()[..188 * 8];
+    quiet.write_all(head.as_bytes()).await.unwrap();
+    quiet
+        .write_all(format!("{:x}\r\n", first.len()).as_bytes())
+        .await
+        .unwrap();
+    quiet.write_all(first).await.unwrap();
+    quiet.write_all(b"\r\n").await.unwrap();
+    // The mux consumer, read as it comes.
+    let mut mux = TcpStream::connect(addr).await.unwrap();
+    mux.write_all(
+        b"GET /mux?streams=fast,quiet&batch_size=8&deadline=50&wait=30 HTTP/1.1\r\nHost: x\r\n\
+          Connection: close\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let encoder = tokio::task::spawn_blocking(move || {
+        Command::new("ffmpeg")
+            .args(["-v", "error", "-re", "-i"])
+            .arg(&clip)
+            .args(["-c", "copy", "-f", "mpegts", "-method", "POST"])
+            .args(["-chunked_post", "1"])
+            .arg(format!(
+                "http://{addr}/videos?detach=true&id=fast&sequence_length=1&batch_size=1"
+            ))
+            .stdin(Stdio::null())
+            .status()
+            .expect("run ffmpeg")
+    });
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 16384];
+    let sequences_of_fast = |raw: &[u8]| {
+        String::from_utf8_lossy(raw)
+            .matches("\"stream\":\"fast\"")
+            .count()
+    };
+    let start = std::time::Instant::now();
+    while sequences_of_fast(&raw) < 60 {
+        assert!(
+            start.elapsed() < BOUND,
+            "the fast stream's frames did not all come"
+        );
+        let n = tokio::time::timeout(BOUND, mux.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            n > 0,
+            "the answer ended early: {}",
+            String::from_utf8_lossy(&raw)
+        );
+        raw.extend_from_slice(&buf[..n]);
+    }
+    assert!(encoder.await.unwrap().success());
+    // Every frame of the fast one came while the silent one was still open; now it is deleted.
+    let deleted = request(addr, "DELETE /streams/quiet HTTP/1.1\r\n", &[], b"").await;
+    assert_eq!(deleted.status, 204, "{}", deleted.body);
+    tokio::time::timeout(BOUND, mux.read_to_end(&mut raw))
+        .await
+        .unwrap()
+        .unwrap();
+    drop(quiet);
+    let text = String::from_utf8(raw).unwrap();
+    let (_, body) = text.split_once("\r\n\r\n").unwrap();
+    let lines: Vec<Value> = dechunk(body)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut frames = Vec::new();
+    for line in &lines {
+        for s in line["sequences"].as_array().into_iter().flatten() {
+            assert_eq!(s["stream"], "fast", "{line}");
+            frames.extend(
+                s["frames"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| f.as_u64().unwrap()),
+            );
+        }
+    }
+    assert_eq!(frames, (0..60).collect::<Vec<u64>>());
+    let ended: Vec<&Value> = lines.iter().filter_map(|l| l.get("ended")).collect();
+    assert_eq!(ended.len(), 2, "{lines:?}");
+    let quiet_end = ended.iter().find(|e| e["stream"] == "quiet").unwrap();
+    assert_eq!(quiet_end["stopped"], "deleted", "{quiet_end}");
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["sequences"], 60);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
