@@ -130,6 +130,7 @@ pub use operator::feeding::FeedVideo;
 pub use operator::futures::{BatchStream, FeedReady, NextBatch, Ready};
 pub use operator::handle::VideoInput;
 pub use operator::polling::Batches;
+pub use sample::segments::segments;
 pub use settings::choice::Choice;
 pub use settings::config::{
     limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,

@@ -236,13 +236,13 @@ impl VideoInput {
         Ok(LiveVideo::new(live))
     }
 
-    /// Clips need a whole video's length, which a live video does not give in advance.
+    /// Clips and segments need a whole video's length, which a live video does not give in advance.
     fn check_streamable(&self) -> Result<()> {
         if self.config.sampling.needs_whole_video() {
             return Err(Error::Config(
-                "clips need the whole video in advance (feed it whole, from a file, from a file list, or with \
-                 feed_live_whole); a live video's length is unknown: sample it with stride, step, fps or a time \
-                 range instead"
+                "clips need the whole video in advance, and so do segments (feed it whole, from a file, from a \
+                 file list, or with feed_live_whole); a live video's length is unknown: sample it with stride, \
+                 step, fps or a time range instead"
                     .into(),
             ));
         }

@@ -275,8 +275,11 @@ impl Worker {
         }
         match (error, delivered) {
             (Some(error), _) => self.fail(video, error),
-            (None, Finished::NoFrames) => self.fail(video, VideoError::NoFrames),
-            (None, Finished::AlreadyDelivered) => self.send_item(Item {
+            // A segment no sequence starts in (clips elsewhere, a time range past it) gives none.
+            (None, Finished::NoFrames) if self.config.sampling.segment.is_none() => {
+                self.fail(video, VideoError::NoFrames)
+            }
+            (None, Finished::NoFrames | Finished::AlreadyDelivered) => self.send_item(Item {
                 result: None,
                 ended: 1,
             }),

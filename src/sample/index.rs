@@ -129,6 +129,18 @@ impl FrameIndex {
         self.by_pts.get(&pts).map(|&d| u64::from(d))
     }
 
+    /// The display indices of the keyframes, ascending.
+    pub(crate) fn keyframes(&self) -> Vec<u64> {
+        let mut keys: Vec<u64> = self
+            .packets
+            .iter()
+            .filter(|p| p.key && !p.discard)
+            .filter_map(|p| self.display_of(p.pts?))
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
     /// The presentation time of display index `d`.
     pub(crate) fn pts_of(&self, d: u64) -> i64 {
         self.packets[self.display[d as usize] as usize]
@@ -205,6 +217,7 @@ mod tests {
         assert_eq!(t.pts[2], 1.0);
         assert_eq!(t.end, 5.0);
         assert_eq!(index.packet_at(300), Some(1));
+        assert_eq!(index.keyframes(), vec![0, 6]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! - `index`: a whole video's frame index, built by demuxing without decoding: display order and keyframes.
 //! - `seek`: decodes a whole video's needed frames only, seeking to the keyframe each needs.
 //! - `live`: samples frames in the order the decoder gives them (live videos, and whole ones with no index).
+//! - `segments`: a long video's frames cut at keyframes into parts decoded apart (`Sampling::segment`).
 //! - `slots`: fills the sequences in order from frames arriving in display order, keeping a frame (a
 //!   reference, no copy) only while a later slot still takes it.
 //!
@@ -16,6 +17,7 @@ pub(crate) mod index;
 mod live;
 pub(crate) mod plan;
 pub(crate) mod seek;
+pub(crate) mod segments;
 pub(crate) mod slots;
 
 pub(crate) use live::InOrder;
@@ -71,6 +73,12 @@ pub(crate) fn plan_whole(
         .as_ref()
         .map(|p| p.iter().filter(|p| !p.discard).count() as u64);
     let Some(index) = packets.and_then(|p| FrameIndex::new(p, time_base)) else {
+        if sampling.segment.is_some() {
+            return Err(bad(
+                "a segment needs the frames' display order in advance, and this video's packets do not give it"
+                    .into(),
+            ));
+        }
         // No display order from the packets (or too many to index): counted as decoded.
         let plan = if sampling.clips.is_some() {
             if sampling.fps.is_some() || sampling.start.is_some() || sampling.end.is_some() {
@@ -94,6 +102,13 @@ pub(crate) fn plan_whole(
     let virtual_frames = virtual_frames(&timeline, sampling);
     let count = virtual_frames.len() as u64;
     let plan = Plan::whole(sampling, length, count, index.frames(), key).map_err(|e| bad(e.0))?;
+    let plan = match sampling.segment {
+        // The sequences whose first frame (the real frame its first virtual frame shows) is in the segment.
+        Some((first, end)) => plan.restricted(count, |v| {
+            (first..end).contains(&virtual_frames[v as usize])
+        }),
+        None => plan,
+    };
     let mut needed: Vec<u64> = plan
         .needed(count)
         .into_iter()

@@ -262,6 +262,27 @@ impl Plan {
         }
     }
 
+    /// Only the sequences whose first virtual frame `keep` keeps (a segment of a whole video of
+    /// `virtual_count` virtual frames), as a list; each cut at the video's end, as the grid's are when it
+    /// ends.
+    pub(crate) fn restricted(mut self, virtual_count: u64, keep: impl Fn(u64) -> bool) -> Self {
+        let mut sequences = Vec::new();
+        while let Some(start) = self.next_start().filter(|&s| s < virtual_count) {
+            let Some(sequence) = self.next_sequence() else {
+                break;
+            };
+            if keep(start) {
+                sequences.push(
+                    sequence
+                        .into_iter()
+                        .take_while(|&v| v < virtual_count)
+                        .collect(),
+                );
+            }
+        }
+        Self::list(sequences)
+    }
+
     /// Every virtual frame some sequence takes, for a whole video of `virtual_count` (ascending).
     pub(crate) fn needed(&self, virtual_count: u64) -> Vec<u64> {
         match self {
@@ -310,6 +331,30 @@ mod tests {
             out.push(s);
         }
         out
+    }
+
+    proptest! {
+        /// The segments of any partition of a video's frames give, together, the whole video's sequences,
+        /// each once and in order.
+        #[test]
+        fn segments_partition_the_sequences(
+            n in 0u64..200,
+            length in 1usize..6,
+            stride in 1usize..4,
+            step in 1usize..9,
+            cuts in proptest::collection::btree_set(1u64..200, 0..6),
+        ) {
+            let sampling = Sampling::new().stride(stride).step(step);
+            let whole = all(&mut Plan::grid(length, &sampling), n);
+            let mut bounds: Vec<u64> = std::iter::once(0).chain(cuts.into_iter().filter(|&c| c < n)).collect();
+            bounds.push(n.max(1));
+            let mut joined = Vec::new();
+            for w in bounds.windows(2) {
+                let part = Plan::grid(length, &sampling).restricted(n, |v| (w[0]..w[1]).contains(&v));
+                joined.extend(all(&mut { part }, n));
+            }
+            prop_assert_eq!(joined, whole);
+        }
     }
 
     #[test]

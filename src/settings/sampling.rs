@@ -59,6 +59,7 @@ pub struct Sampling {
     pub(crate) start: Option<f64>,
     pub(crate) end: Option<f64>,
     pub(crate) indices: Option<Vec<u64>>,
+    pub(crate) segment: Option<(u64, u64)>,
 }
 
 /// The sampling settings as the front ends take them, each one optional and by name (the CLI's flags,
@@ -104,6 +105,7 @@ impl From<SamplingOptions> for Sampling {
             start: o.start,
             end: o.end,
             indices: o.indices,
+            segment: None,
         }
     }
 }
@@ -183,6 +185,20 @@ impl Sampling {
         self
     }
 
+    /// Only the sequences whose first frame's display index is in `first..end`: one segment of a long video
+    /// (see [`segments`](crate::segments)), which one worker decodes while others decode the rest. The
+    /// segments of a video, decoded apart, give together exactly the sequences of the whole video (the same
+    /// frames, indices and pts), each once: a sequence that straddles a boundary belongs to the segment its
+    /// first frame is in, which decodes on past its end to finish it. Decoding seeks to the keyframe the
+    /// segment's first frame needs. A segment no sequence starts in gives none (no error). Whole videos only,
+    /// like clips; works with stride, step, clips, fps and time ranges (with fps, a sequence's first frame is
+    /// the real frame it shows first).
+    #[must_use]
+    pub fn segment(mut self, first: u64, end: u64) -> Self {
+        self.segment = Some((first, end));
+        self
+    }
+
     /// The stride (1 unless set).
     pub fn stride_frames(&self) -> usize {
         self.stride.unwrap_or(1)
@@ -206,11 +222,13 @@ impl Sampling {
             || self.fps.is_some()
             || self.start.is_some()
             || self.end.is_some()
+            || self.segment.is_some()
     }
 
-    /// Whether the choice of frames needs the whole video known first (clips), which a live video cannot give.
+    /// Whether the choice of frames needs the whole video known first (clips, a segment), which a live video
+    /// cannot give.
     pub fn needs_whole_video(&self) -> bool {
-        self.clips.is_some()
+        self.clips.is_some() || self.segment.is_some()
     }
 
     /// Checks the settings; the messages name the allowed values.
@@ -252,6 +270,13 @@ impl Sampling {
                 ));
             }
         }
+        if let Some((first, end)) = self.segment {
+            if end <= first {
+                return err(format!(
+                    "the segment's end (frame {end}) is not after its first frame ({first}); allowed: end > first"
+                ));
+            }
+        }
         if let Some(indices) = &self.indices {
             if indices.is_empty() || indices.len() > MAX_INDICES {
                 return err(format!(
@@ -267,7 +292,7 @@ impl Sampling {
             }
             if self.chooses_frames() {
                 return err(
-                    "indices are set with stride, step, clips, fps or a time range; allowed: indices alone"
+                    "indices are set with stride, step, clips, fps, a time range or a segment; allowed: indices alone"
                         .into(),
                 );
             }

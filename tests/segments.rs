@@ -1,0 +1,182 @@
+//! Segments of a long video ([`segments`], [`Sampling::segment`]): decoded apart, each by its own operator,
+//! the segments of a video give exactly the sequences of one decode of the whole video (the same display
+//! indices, pts and frame bytes, none lost, none twice), for H.264 with B-frames and an open GOP, HEVC with an
+//! open GOP, an MP4 edit list and VP9, under stride and step, clips, and a frame rate with a time range; cuts
+//! fall on keyframes; bad settings are refused.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use framefeed::{
+    segments, ClipSampler, Config, Encoded, Error, LastSequencePolicy, Sampling, VideoInput,
+};
+
+/// One sequence: its display indices, pts and frames' bytes.
+#[derive(Debug, PartialEq)]
+struct Seq {
+    indices: Vec<u64>,
+    pts: Vec<f64>,
+    frames: Vec<Vec<u8>>,
+    padded: usize,
+}
+
+/// The sequences of `video` decoded by one operator of `config`.
+fn decode(config: Config, video: Encoded) -> Vec<Seq> {
+    let input = VideoInput::new(config).unwrap();
+    input.feed(video).unwrap();
+    input.close();
+    let mut out = Vec::new();
+    while let Some(batch) = input.next_batch().unwrap() {
+        for s in batch.sequences() {
+            out.push(Seq {
+                indices: s.indices().to_vec(),
+                pts: s.pts().to_vec(),
+                frames: s.frames().map(|f| f.data().to_vec()).collect(),
+                padded: s.padded_frames(),
+            });
+        }
+    }
+    out
+}
+
+/// Checks that the segments of `path` (cut every `every` frames) give the whole video's sequences under
+/// `sampling`; returns how many segments there were.
+fn check(path: &Path, every: u64, sampling: Sampling) -> usize {
+    let video = Encoded::file(path).unwrap().position(3, 1);
+    let config = Config::new(4, 3)
+        .last_sequence_policy(LastSequencePolicy::Pad)
+        .sampling(sampling.clone());
+    let whole = decode(config.clone(), video.clone());
+    assert!(!whole.is_empty(), "{}: no sequence", path.display());
+    let parts = segments(&video, &config, every).unwrap();
+    let mut joined = Vec::new();
+    for part in &parts {
+        let segment = sampling.clone().segment(part.start, part.end);
+        joined.extend(decode(config.clone().sampling(segment), video.clone()));
+    }
+    assert_eq!(
+        joined.len(),
+        whole.len(),
+        "{}: {sampling:?} in {parts:?}",
+        path.display()
+    );
+    for (i, (a, b)) in joined.iter().zip(&whole).enumerate() {
+        assert!(
+            a == b,
+            "{}: sequence {i} ({:?}) differs from the whole decode's ({:?}), {sampling:?} in {parts:?}",
+            path.display(),
+            a.indices,
+            b.indices
+        );
+    }
+    parts.len()
+}
+
+/// A VP9 WebM of 90 frames with a keyframe every 20 (made by the `ffmpeg` CLI with libvpx).
+fn vp9_clip(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("vp9_gop20.webm");
+    let status = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=160x120:rate=30",
+        ])
+        .args([
+            "-frames:v",
+            "90",
+            "-c:v",
+            "libvpx-vp9",
+            "-g",
+            "20",
+            "-keyint_min",
+            "20",
+        ])
+        .args([
+            "-deadline",
+            "realtime",
+            "-cpu-used",
+            "8",
+            "-pix_fmt",
+            "yuv420p",
+        ])
+        .arg(&path)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+    path
+}
+
+#[test]
+fn the_segments_of_a_video_give_its_sequences_once_each() {
+    if skip_without_ffmpeg("the segment test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let vp9 = vp9_clip(dir.path());
+    let samplings = [
+        Sampling::new(),
+        Sampling::new().stride(2).step(3),
+        Sampling::new().clips(5, ClipSampler::Random).seed(9),
+        Sampling::new().fps(12.0).time_range(0.4, 4.5),
+    ];
+    for path in [
+        fixture("sampling_h264_open_gop.mp4"),
+        fixture("sampling_hevc_open_gop.mp4"),
+        fixture("sampling_edit_list.mp4"),
+        vp9,
+    ] {
+        for sampling in &samplings {
+            let parts = check(&path, 20, sampling.clone());
+            assert!(parts >= 3, "{}: {parts} segments", path.display());
+        }
+    }
+}
+
+#[test]
+fn cuts_fall_on_keyframes_and_short_videos_stay_whole() {
+    let path = fixture("sampling_h264_open_gop.mp4");
+    let video = Encoded::file(&path).unwrap();
+    let config = Config::new(4, 1);
+    let parts = segments(&video, &config, 20).unwrap();
+    assert_eq!(parts.first().map(|p| p.start), Some(0));
+    assert_eq!(parts.last().map(|p| p.end), Some(150));
+    assert!(parts.windows(2).all(|w| w[0].end == w[1].start));
+    assert!(parts[..parts.len() - 1]
+        .iter()
+        .all(|p| p.end - p.start >= 20));
+    assert_eq!(segments(&video, &config, 1000).unwrap(), vec![0..150]);
+    // Bad settings.
+    assert!(matches!(
+        segments(&video, &config, 0),
+        Err(Error::Config(_))
+    ));
+    let bad = Config::new(4, 1).sampling(Sampling::new().segment(10, 10));
+    match bad.validate() {
+        Err(Error::Config(m)) => assert!(m.contains("allowed: end > first"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    let not_a_video = Encoded::new(vec![7u8; 4096]);
+    assert!(matches!(
+        segments(&not_a_video, &config, 20),
+        Err(Error::Video { .. })
+    ));
+}
+
+#[test]
+fn a_segment_of_a_live_video_is_refused() {
+    let config = Config::new(4, 1).sampling(Sampling::new().segment(0, 30));
+    let input = VideoInput::new(config).unwrap();
+    let refused = input.feed_live();
+    assert!(
+        matches!(refused, Err(Error::Config(_))),
+        "{:?}",
+        refused.err()
+    );
+}
