@@ -69,11 +69,12 @@ impl fmt::Display for VideoRef {
 }
 
 /// Where a whole video sits in its dataset: its position in its file list (else its feeding id) and the
-/// epoch. With the seed, it decides the video's random clips.
+/// epoch (with the seed, they decide the video's random clips), and the segment of it to decode, if only one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct ClipKey {
     pub(crate) position: Option<u64>,
     pub(crate) epoch: u64,
+    pub(crate) segment: Option<(u64, u64)>,
 }
 
 impl ClipKey {
@@ -211,7 +212,19 @@ impl Encoded {
         self.key = ClipKey {
             position: Some(position),
             epoch,
+            ..self.key
         };
+        self
+    }
+
+    /// Decodes only the sequences of this video whose first frame's display index is in `first..end`: one
+    /// of its [`segments`](crate::segments), as [`Sampling::segment`](crate::Sampling::segment) does for every
+    /// video of an operator, here for this one (both given: the sequences in both). Feed each segment with
+    /// the same position and epoch for clips. A segment whose end is not after its first frame fails the
+    /// video (`bad_sampling`).
+    #[must_use]
+    pub fn segment(mut self, first: u64, end: u64) -> Self {
+        self.key.segment = Some((first, end));
         self
     }
 }

@@ -23,10 +23,12 @@ struct Seq {
     padded: usize,
 }
 
-/// The sequences of `video` decoded by one operator of `config`.
-fn decode(config: Config, video: Encoded) -> Vec<Seq> {
+/// The sequences of `videos` decoded one after the other by one operator of `config`.
+fn decode_all(config: Config, videos: Vec<Encoded>) -> Vec<Seq> {
     let input = VideoInput::new(config).unwrap();
-    input.feed(video).unwrap();
+    for video in videos {
+        input.feed(video).unwrap();
+    }
     input.close();
     let mut out = Vec::new();
     while let Some(batch) = input.next_batch().unwrap() {
@@ -40,6 +42,11 @@ fn decode(config: Config, video: Encoded) -> Vec<Seq> {
         }
     }
     out
+}
+
+/// The sequences of `video` decoded by one operator of `config`.
+fn decode(config: Config, video: Encoded) -> Vec<Seq> {
+    decode_all(config, vec![video])
 }
 
 /// Checks that the segments of `path` (cut every `every` frames) give the whole video's sequences under
@@ -63,14 +70,31 @@ fn check(path: &Path, every: u64, sampling: Sampling) -> usize {
         "{}: {sampling:?} in {parts:?}",
         path.display()
     );
-    for (i, (a, b)) in joined.iter().zip(&whole).enumerate() {
-        assert!(
-            a == b,
-            "{}: sequence {i} ({:?}) differs from the whole decode's ({:?}), {sampling:?} in {parts:?}",
-            path.display(),
-            a.indices,
-            b.indices
+    // The same, each segment fed as its own video (`Encoded::segment`) to one operator, as a worker that
+    // takes several segments does.
+    let fed = decode_all(
+        config.clone(),
+        parts
+            .iter()
+            .map(|p| video.clone().segment(p.start, p.end))
+            .collect(),
+    );
+    for joined in [&joined, &fed] {
+        assert_eq!(
+            joined.len(),
+            whole.len(),
+            "{}: {sampling:?}",
+            path.display()
         );
+        for (i, (a, b)) in joined.iter().zip(&whole).enumerate() {
+            assert!(
+                a == b,
+                "{}: sequence {i} ({:?}) differs from the whole decode's ({:?}), {sampling:?} in {parts:?}",
+                path.display(),
+                a.indices,
+                b.indices
+            );
+        }
     }
     parts.len()
 }
@@ -160,6 +184,20 @@ fn cuts_fall_on_keyframes_and_short_videos_stay_whole() {
     let bad = Config::new(4, 1).sampling(Sampling::new().segment(10, 10));
     match bad.validate() {
         Err(Error::Config(m)) => assert!(m.contains("allowed: end > first"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // A video's own segment that ends before it starts fails that video.
+    let input = VideoInput::new(Config::new(4, 1)).unwrap();
+    input.feed(video.clone().segment(30, 20)).unwrap();
+    input.close();
+    match input.next_batch() {
+        Err(Error::Video { error, .. }) => {
+            assert_eq!(error.code(), "bad_sampling");
+            assert!(
+                error.to_string().contains("allowed: end > first"),
+                "{error}"
+            );
+        }
         other => panic!("{other:?}"),
     }
     let not_a_video = Encoded::new(vec![7u8; 4096]);

@@ -41,6 +41,7 @@ impl Worker {
         let mut asm = self.assembler(video, false)?;
         // A whole video is indexed and sought in; so is a URL when clips need its length (a file served
         // with range requests: the index reads it once through, then only the clips' GOPs are read again).
+        let segment = self.config.sampling.segment.or(opened.clip_key().segment);
         let needs_whole = self.config.sampling.needs_whole_video();
         let again = if opened.is_whole() || needs_whole {
             self.opener().open_again(&opened)
@@ -91,7 +92,8 @@ impl Worker {
                 outcome_error(outcome, opened.failure(), asm.frames())?
             }
         };
-        self.end(video, asm, error)
+        // A segment no sequence starts in (clips elsewhere, a time range past it) gives none.
+        self.end_with(video, asm, error, segment.is_some())
     }
 
     /// Hands what the slots give to the transform and assembly stages.

@@ -184,7 +184,7 @@ impl Worker {
             Err(failure) => return self.failed(&video, failure),
         };
         opened.announce_frame_size();
-        if !self.config.sampling.is_everything() {
+        if !self.config.sampling.is_everything() || opened.clip_key().segment.is_some() {
             return self.sampled(&video, opened);
         }
         let (decoder, on_gpu) = match self.open_decoder(&opened.demuxer) {
@@ -257,12 +257,24 @@ impl Worker {
         Ok(asm)
     }
 
-    /// Ends the video: delivers what was decoded, then its error, if any.
+    /// Ends the video: delivers what was decoded, then its error, if any (a video that gave no frame fails).
     pub(super) fn end(
+        &self,
+        video: &VideoRef,
+        asm: Assembler,
+        error: Option<VideoError>,
+    ) -> Result<(), Shutdown> {
+        self.end_with(video, asm, error, false)
+    }
+
+    /// [`end`](Self::end); with `empty_ok`, a video that gave no frame ends without an error (a segment no
+    /// sequence starts in).
+    pub(super) fn end_with(
         &self,
         video: &VideoRef,
         mut asm: Assembler,
         error: Option<VideoError>,
+        empty_ok: bool,
     ) -> Result<(), Shutdown> {
         let pack = self.config.pack_batches;
         // Whatever was decoded is delivered before the error. A packed batch with room waits for the next
@@ -275,10 +287,7 @@ impl Worker {
         }
         match (error, delivered) {
             (Some(error), _) => self.fail(video, error),
-            // A segment no sequence starts in (clips elsewhere, a time range past it) gives none.
-            (None, Finished::NoFrames) if self.config.sampling.segment.is_none() => {
-                self.fail(video, VideoError::NoFrames)
-            }
+            (None, Finished::NoFrames) if !empty_ok => self.fail(video, VideoError::NoFrames),
             (None, Finished::NoFrames | Finished::AlreadyDelivered) => self.send_item(Item {
                 result: None,
                 ended: 1,

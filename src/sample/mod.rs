@@ -73,7 +73,7 @@ pub(crate) fn plan_whole(
         .as_ref()
         .map(|p| p.iter().filter(|p| !p.discard).count() as u64);
     let Some(index) = packets.and_then(|p| FrameIndex::new(p, time_base)) else {
-        if sampling.segment.is_some() {
+        if sampling.segment.is_some() || key.segment.is_some() {
             return Err(bad(
                 "a segment needs the frames' display order in advance, and this video's packets do not give it"
                     .into(),
@@ -102,12 +102,22 @@ pub(crate) fn plan_whole(
     let virtual_frames = virtual_frames(&timeline, sampling);
     let count = virtual_frames.len() as u64;
     let plan = Plan::whole(sampling, length, count, index.frames(), key).map_err(|e| bad(e.0))?;
-    let plan = match sampling.segment {
-        // The sequences whose first frame (the real frame its first virtual frame shows) is in the segment.
-        Some((first, end)) => plan.restricted(count, |v| {
-            (first..end).contains(&virtual_frames[v as usize])
+    if let Some((first, end)) = key.segment.filter(|(first, end)| end <= first) {
+        return Err(bad(format!(
+            "the segment's end (frame {end}) is not after its first frame ({first}); allowed: end > first"
+        )));
+    }
+    let plan = match [sampling.segment, key.segment] {
+        [None, None] => plan,
+        // The sequences whose first frame (the real frame its first virtual frame shows) is in the segment
+        // (in both, when the operator and the video give one).
+        segments => plan.restricted(count, |v| {
+            let d = virtual_frames[v as usize];
+            segments
+                .iter()
+                .flatten()
+                .all(|&(first, end)| (first..end).contains(&d))
         }),
-        None => plan,
     };
     let mut needed: Vec<u64> = plan
         .needed(count)

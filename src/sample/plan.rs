@@ -446,6 +446,7 @@ mod tests {
         let key = |p, e| ClipKey {
             position: Some(p),
             epoch: e,
+            segment: None,
         };
         let plan = |k| match Plan::whole(&s, 4, 100, 100, k).unwrap() {
             Plan::List { sequences, .. } => Vec::from(sequences),
