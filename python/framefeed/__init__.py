@@ -58,6 +58,7 @@ from ._framefeed import (
     cuda_status,
     probe,
     redact_url,
+    segments,
 )
 from ._framefeed import Mux as _NativeMux
 from ._framefeed import VideoInput as _NativeVideoInput
@@ -76,6 +77,7 @@ __all__ = [
     "probe",
     "cuda_status",
     "redact_url",
+    "segments",
     "SAMPLE_MP4",
     "FramefeedError",
     "VideoError",

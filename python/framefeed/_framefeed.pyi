@@ -39,6 +39,7 @@ __all__ = [
     "probe",
     "cuda_status",
     "redact_url",
+    "segments",
     "SAMPLE_MP4",
     "__version__",
 ]
@@ -50,6 +51,9 @@ def probe(data: _Buffer) -> ContainerInfo:
 
 def cuda_status() -> Tuple[bool, str]:
     """Whether this build can decode on a GPU, and why not if it cannot."""
+
+def segments(video: Union[str, PathLike[str], _Buffer], every: int) -> List[Tuple[int, int]]:
+    """A whole video's frames cut at keyframes into parts of at least ``every`` frames."""
 
 def redact_url(url: str) -> str:
     """``url`` without its credentials, as framefeed labels and logs URLs."""
@@ -217,7 +221,13 @@ class VideoInput:
         indices: Optional[List[int]] = None,
     ) -> Self: ...
     def feed(
-        self, data: _Buffer, label: Optional[_Label] = None, *, position: Optional[int] = None, epoch: int = 0
+        self,
+        data: _Buffer,
+        label: Optional[_Label] = None,
+        *,
+        position: Optional[int] = None,
+        epoch: int = 0,
+        segment: Optional[Tuple[int, int]] = None,
     ) -> int: ...
     def feed_file(
         self,
@@ -226,12 +236,25 @@ class VideoInput:
         *,
         position: Optional[int] = None,
         epoch: int = 0,
+        segment: Optional[Tuple[int, int]] = None,
     ) -> int: ...
     def try_feed(
-        self, data: _Buffer, label: Optional[_Label] = None, *, position: Optional[int] = None, epoch: int = 0
+        self,
+        data: _Buffer,
+        label: Optional[_Label] = None,
+        *,
+        position: Optional[int] = None,
+        epoch: int = 0,
+        segment: Optional[Tuple[int, int]] = None,
     ) -> Optional[int]: ...
     def feed_async(
-        self, data: _Buffer, label: Optional[_Label] = None, *, position: Optional[int] = None, epoch: int = 0
+        self,
+        data: _Buffer,
+        label: Optional[_Label] = None,
+        *,
+        position: Optional[int] = None,
+        epoch: int = 0,
+        segment: Optional[Tuple[int, int]] = None,
     ) -> Awaitable[int]: ...
     def feed_live(self, label: Optional[_Label] = None) -> LiveVideo: ...
     def feed_url(

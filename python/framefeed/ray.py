@@ -71,6 +71,25 @@ def _list_files(paths: Sequence[str]) -> List[str]:
     return files
 
 
+def _segment_rows(files: List[str], every: Optional[int]) -> List[Dict[str, Any]]:
+    """One row per video to decode: each file in `every`-frame segments cut at keyframes
+    (:func:`framefeed.segments`, read by demuxing without decoding), or whole (``segment`` ``[0, -1]``) when
+    it is short, given by URI (read whole by the actor anyway), or cannot be read here (its actor reports
+    why)."""
+    rows: List[Dict[str, Any]] = []
+    for position, path in enumerate(files):
+        parts: List[Tuple[int, int]] = []
+        if every is not None and "://" not in path:
+            try:
+                parts = ff.segments(path, every)
+            except (OSError, ff.FramefeedError, ValueError):
+                parts = []
+        if len(parts) <= 1:
+            parts = [(0, -1)]
+        rows.extend({"path": path, "position": position, "segment": [first, end]} for first, end in parts)
+    return rows
+
+
 def _read_file(path: str) -> bytes:
     """The whole file ``path`` (local or a URI, as :func:`_list_files` writes it)."""
     filesystem, inner = _filesystem(path)
@@ -89,10 +108,13 @@ class Decoder:
     operator for its life; videos are decoded one after the other, and each framefeed batch is yielded as soon
     as it is decoded (a generator UDF).
 
+    An optional ``segment`` column (``[first, end]``, end ``-1`` for the whole video) decodes only that part of
+    the video (:func:`framefeed.segments`).
+
     Output columns: ``frames`` (the sequence, in the chosen dtype and layout), ``valid_frames``, ``path``,
     ``first_frame``, ``indices`` (the display index of each real frame), ``pts`` (seconds, one per real frame),
-    ``crop_window`` (``(x, y, w, h)``, when cropping), and ``error`` (``None``, or why the video failed, when
-    ``on_error="record"``).
+    ``crop_window`` (``(x, y, w, h)``, when cropping), ``segment`` (when the input has it), and ``error``
+    (``None``, or why the video failed, when ``on_error="record"``).
     """
 
     def __init__(
@@ -114,6 +136,7 @@ class Decoder:
         self.bytes_column = bytes_column
         self.path_column = path_column
         self.epoch = epoch
+        self.segment: Optional[Tuple[int, int]] = None
         self.cropping = keywords.get("crop") is not None
         # An error row's (empty) frames take the element type of the others: one tensor column.
         dtype = keywords.get("dtype", "uint8")
@@ -133,11 +156,17 @@ class Decoder:
         if rows is None:
             raise KeyError(f"the input has neither a {self.bytes_column!r} nor a {self.path_column!r} column")
         positions = batch.get("position")
+        segments = batch.get("segment")
         for i in range(len(rows)):
             path = str(paths[i]) if paths is not None else str(i)
             place: Dict[str, Any] = {}
             if positions is not None:
                 place = {"position": int(positions[i]), "epoch": self.epoch}
+            self.segment = None
+            if segments is not None:
+                self.segment = (int(segments[i][0]), int(segments[i][1]))
+                if self.segment[1] >= 0:
+                    place["segment"] = self.segment
             try:
                 if encoded is not None:
                     data = encoded[i]
@@ -156,6 +185,8 @@ class Decoder:
         if self.on_error == "raise":
             raise error
         if self.on_error == "record":
+            if self.segment is not None and self.segment[1] >= 0:
+                reason = f"{reason} (segment of frames {self.segment[0]} to {self.segment[1]})"
             yield self._error_row(path, reason)
 
     def _decode(self, path: str) -> Iterator[Dict[str, Any]]:
@@ -196,6 +227,8 @@ class Decoder:
         }
         if self.cropping:
             rows["crop_window"] = np.array([s.crop_window for s in sequences], dtype=np.int64)
+        if self.segment is not None:
+            rows["segment"] = np.array([self.segment] * len(sequences), dtype=np.int64)
         if self.on_error == "record":
             rows["error"] = np.array([None] * len(sequences), dtype=object)
         return rows
@@ -212,6 +245,8 @@ class Decoder:
         }
         if self.cropping:
             rows["crop_window"] = np.zeros((1, 4), dtype=np.int64)
+        if self.segment is not None:
+            rows["segment"] = np.array([self.segment], dtype=np.int64)
         return rows
 
 
@@ -227,6 +262,7 @@ def read_videos(
     on_error: str = "record",
     max_restarts: Optional[int] = None,
     epoch: int = 0,
+    segment_frames: Optional[int] = 1800,
     **keywords: Any,
 ) -> "ray.data.Dataset":
     """A Ray dataset of every sequence of every video in ``paths`` (files or directories, local or URIs such as
@@ -247,12 +283,23 @@ def read_videos(
             rows), ``"skip"`` (dropped) or ``"raise"`` (the dataset fails).
         max_restarts: how often Ray restarts an actor that died (default: Ray Data's, always; the actor's
             task is retried, and the rows it had already produced are not produced twice: a retried task
-            decodes the same video again and Ray's streaming generator skips the rows it already holds).
+            decodes the same video, or segment, again and Ray's streaming generator skips the rows it already
+            holds).
+        segment_frames: a local file longer than this many frames is cut at keyframes into segments of at
+            least this many (:func:`framefeed.segments`, read here by demuxing without decoding), each decoded
+            by whichever actor is free: one long video keeps the whole pool busy. The rows are those of one
+            decode of the whole video (a sequence straddling a boundary belongs to the segment of its first
+            frame), each with a ``segment`` column ``[first, end]`` (``[0, -1]``: whole); a video's rows then
+            come segment by segment, in no set order across segments (sort by ``first_frame``). A segment
+            that fails (a corrupt GOP) gives its error row naming its frames; the others go on. ``None``:
+            whole files, as one actor each. Default 1800 (a minute at 30 fps); files by URI are not cut.
         **keywords: the transform keywords of :class:`framefeed.VideoInput` (``resize``, ``resize_shorter``,
             ``crop``, ``crop_pos``, ``seed``, ``dtype``, ``normalize``, ``layout``...), and ``device``.
     """
     if on_error not in _ON_ERROR:
         raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
+    if segment_frames is not None and segment_frames < 1:
+        raise ValueError(f"segment_frames is {segment_frames}; allowed: 1 or more, or None (whole files)")
     given = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     # Checks the settings here, before any actor starts; not the device, which the actors' nodes have and the
     # driver's may not.
@@ -262,9 +309,11 @@ def read_videos(
     restarts: Dict[str, Any] = {} if max_restarts is None else {"max_restarts": max_restarts}
     # Only the paths travel to the actors, which read the files themselves: one stage, no read tasks' workers
     # to start and no encoded bytes through the object store.
-    listed = ray.data.from_items(
-        [{"path": f, "position": i} for i, f in enumerate(files)], override_num_blocks=max(1, min(len(files), _MAX_BLOCKS))
-    )
+    if segment_frames is None:
+        items = [{"path": f, "position": i} for i, f in enumerate(files)]
+    else:
+        items = _segment_rows(files, segment_frames)
+    listed = ray.data.from_items(items, override_num_blocks=max(1, min(len(items), _MAX_BLOCKS)))
     return listed.map_batches(
         Decoder,
         fn_constructor_kwargs=dict(

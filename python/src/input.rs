@@ -37,16 +37,22 @@ pub(crate) fn data_bytes(data: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     crate::ffi::buffer::borrow(array, address, len)
 }
 
-/// A fed video with its label and, when `position` is given, its place in its dataset (`position`, `epoch`:
-/// its random clips). `epoch` without `position` is refused: the clips would silently ignore it.
+/// A fed video with its label, when `position` is given its place in its dataset (`position`, `epoch`: its
+/// random clips), and the segment of it to decode (`framefeed.segments`). `epoch` without `position` is
+/// refused: the clips would silently ignore it.
 pub(crate) fn placed(
     video: Encoded,
     label: Option<Label>,
     position: Option<u64>,
     epoch: u64,
+    segment: Option<(u64, u64)>,
 ) -> PyResult<Encoded> {
     let video = match label {
         Some(label) => video.label(label),
+        None => video,
+    };
+    let video = match segment {
+        Some((first, end)) => video.segment(first, end),
         None => video,
     };
     match position {
@@ -64,12 +70,14 @@ fn placed_bytes(
     label: Option<&Bound<'_, PyAny>>,
     position: Option<u64>,
     epoch: u64,
+    segment: Option<(u64, u64)>,
 ) -> PyResult<Encoded> {
     placed(
         Encoded::new(data_bytes(data)?),
         self::label(label)?,
         position,
         epoch,
+        segment,
     )
 }
 
@@ -218,8 +226,9 @@ impl PyVideoInput {
     /// Queues one whole encoded video and returns its id. `bytes` and other read-only buffers are referenced,
     /// not copied; writable ones (`bytearray`, a writable NumPy array) are copied once. Waits (without the GIL)
     /// while the queue is full. `position` and `epoch`: the video's place in its dataset, which decides its
-    /// random clips with the seed (default: its id, epoch 0).
-    #[pyo3(signature = (data, label=None, *, position=None, epoch=0))]
+    /// random clips with the seed (default: its id, epoch 0). `segment=(first, end)`: only the sequences whose
+    /// first frame is in that part of the video (one of `framefeed.segments`).
+    #[pyo3(signature = (data, label=None, *, position=None, epoch=0, segment=None))]
     fn feed(
         &self,
         py: Python<'_>,
@@ -227,16 +236,17 @@ impl PyVideoInput {
         label: Option<&Bound<'_, PyAny>>,
         position: Option<u64>,
         epoch: u64,
+        segment: Option<(u64, u64)>,
     ) -> PyResult<u64> {
-        let video = placed_bytes(data, label, position, epoch)?;
+        let video = placed_bytes(data, label, position, epoch, segment)?;
         self.feed_waiting(py, video)
     }
 
     /// Queues the video in the file at `path`, read from disk as it is decoded (never whole in memory: a long
     /// video costs no more memory than a short one, and clips read only what they need), and returns its id.
     /// `label` defaults to the path. Raises `OSError` when the file cannot be opened; waits (without the GIL)
-    /// while the queue is full.
-    #[pyo3(signature = (path, label=None, *, position=None, epoch=0))]
+    /// while the queue is full. `position`, `epoch` and `segment` as for `feed`.
+    #[pyo3(signature = (path, label=None, *, position=None, epoch=0, segment=None))]
     fn feed_file(
         &self,
         py: Python<'_>,
@@ -244,6 +254,7 @@ impl PyVideoInput {
         label: Option<&Bound<'_, PyAny>>,
         position: Option<u64>,
         epoch: u64,
+        segment: Option<(u64, u64)>,
     ) -> PyResult<u64> {
         let label = self::label(label)?.unwrap_or_else(|| Label::Text(path.display().to_string()));
         let file = py.detach(|| Encoded::file(&path)).map_err(|e| {
@@ -252,11 +263,11 @@ impl PyVideoInput {
                 format!("cannot open {}: {e}", path.display()),
             ))
         })?;
-        self.feed_waiting(py, placed(file, Some(label), position, epoch)?)
+        self.feed_waiting(py, placed(file, Some(label), position, epoch, segment)?)
     }
 
     /// Like `feed`, but never waits: `None` when the queue is full now.
-    #[pyo3(signature = (data, label=None, *, position=None, epoch=0))]
+    #[pyo3(signature = (data, label=None, *, position=None, epoch=0, segment=None))]
     fn try_feed(
         &self,
         py: Python<'_>,
@@ -264,8 +275,9 @@ impl PyVideoInput {
         label: Option<&Bound<'_, PyAny>>,
         position: Option<u64>,
         epoch: u64,
+        segment: Option<(u64, u64)>,
     ) -> PyResult<Option<u64>> {
-        let video = placed_bytes(data, label, position, epoch)?;
+        let video = placed_bytes(data, label, position, epoch, segment)?;
         let fed = self.inner.try_feed(video);
         match fed {
             Ok(id) => Ok(Some(id.0)),
@@ -276,7 +288,7 @@ impl PyVideoInput {
 
     /// `feed` as an awaitable (asyncio): waits for room without holding a thread; a cancelled feed feeds
     /// nothing.
-    #[pyo3(signature = (data, label=None, *, position=None, epoch=0))]
+    #[pyo3(signature = (data, label=None, *, position=None, epoch=0, segment=None))]
     fn feed_async(
         &self,
         py: Python<'_>,
@@ -284,10 +296,17 @@ impl PyVideoInput {
         label: Option<&Bound<'_, PyAny>>,
         position: Option<u64>,
         epoch: u64,
+        segment: Option<(u64, u64)>,
     ) -> PyResult<Py<PyAny>> {
         let data = data_bytes(data)?;
         let len = data.len();
-        let video = placed(Encoded::new(data), self::label(label)?, position, epoch)?;
+        let video = placed(
+            Encoded::new(data),
+            self::label(label)?,
+            position,
+            epoch,
+            segment,
+        )?;
         aio::feed(py, &self.inner, video, len)
     }
 

@@ -77,6 +77,27 @@ fn cuda_status() -> (bool, String) {
     }
 }
 
+/// The segments of a whole video (a path, read from disk, or a buffer): its frames cut at keyframes into parts
+/// of at least `every` frames, as `(first, end)` display indices; feed each with `segment=(first, end)`.
+#[pyfunction]
+fn segments(py: Python<'_>, video: &Bound<'_, PyAny>, every: u64) -> PyResult<Vec<(u64, u64)>> {
+    let encoded = if let Ok(path) = video.extract::<std::path::PathBuf>() {
+        py.detach(|| framefeed::Encoded::file(&path)).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err((
+                e.raw_os_error().unwrap_or(0),
+                format!("cannot open {}: {e}", path.display()),
+            ))
+        })?
+    } else {
+        framefeed::Encoded::new(input::data_bytes(video)?)
+    };
+    let config = framefeed::Config::new(1, 1);
+    let parts = py
+        .detach(|| framefeed::segments(&encoded, &config, every))
+        .map_err(|e| to_py(py, e))?;
+    Ok(parts.into_iter().map(|p| (p.start, p.end)).collect())
+}
+
 /// `url` without its credentials (`rtsp://admin:pw@cam/1` → `rtsp://…@cam/1`), as framefeed labels and logs
 /// URLs.
 #[pyfunction]
@@ -96,6 +117,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mux::PyMuxEntry>()?;
     m.add_class::<mux::PyCameraEnded>()?;
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
+    m.add_function(wrap_pyfunction!(segments, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_status, m)?)?;
     m.add("SAMPLE_MP4", PyBytes::new(m.py(), framefeed::SAMPLE_MP4))?;

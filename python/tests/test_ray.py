@@ -255,3 +255,58 @@ def test_a_row_per_clip_with_its_indices_the_same_clips_whichever_actor(cluster,
         assert [list(r["indices"]) for r in rows] == [w[0] for w in want], f.name
         for row, (indices, frames) in zip(rows, want):
             assert np.array_equal(row["frames"], frames) and len(row["pts"]) == len(indices)
+
+
+def test_a_long_video_in_segments_gives_the_rows_of_one_decode(cluster, tmp_path):
+    """Segments of one video over the actor pool (H.264 and HEVC with open GOPs, an edit list, VP9): the rows of
+    one whole decode, none lost, none twice, each naming its segment; with a resize, a centred crop and stride the
+    same."""
+    vp9 = tmp_path / "vp9_gop20.webm"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-frames:v", "90",
+                    "-c:v", "libvpx-vp9", "-g", "20", "-keyint_min", "20", "-deadline", "realtime", "-cpu-used", "8",
+                    "-pix_fmt", "yuv420p", str(vp9)], check=True)
+    files = [FIXTURES / "sampling_h264_open_gop.mp4", FIXTURES / "sampling_hevc_open_gop.mp4",
+             FIXTURES / "sampling_edit_list.mp4", vp9, FIXTURES / "h264.mp4"]
+    for keywords in ({}, dict(stride=2, step=3, resize_shorter=32, crop=24)):
+        by = rows_by_path(fr.read_videos(files, sequence_length=4, concurrency=3, segment_frames=20, **keywords))
+        assert set(by) == {str(f) for f in files}
+        for f in files:
+            rows = sorted(by[str(f)], key=lambda r: r["first_frame"])
+            want = reference(f, 4, **keywords)
+            assert [r["first_frame"] for r in rows] == [w[0] for w in want], f"{f.name}: lost or repeated"
+            for row, (first, valid, frames) in zip(rows, want):
+                assert row["valid_frames"] == valid and row["error"] is None
+                assert np.array_equal(row["frames"], frames), f"{f.name}: frames from {first} differ"
+                start, end = row["segment"]
+                assert start <= first and (end == -1 or first < end), (f.name, first, row["segment"])
+            if f.name != "h264.mp4":  # 19 frames: whole
+                assert len({tuple(r["segment"]) for r in rows}) >= 3, f"{f.name}: not cut"
+            else:
+                assert {tuple(r["segment"]) for r in rows} == {(0, -1)}
+
+
+def test_a_corrupt_gop_fails_only_its_segment(cluster, tmp_path):
+    """A segment whose GOP is damaged gives its error row naming its frames; the other segments' rows are
+    whole."""
+    src = FIXTURES / "sampling_h264_open_gop.mp4"
+    data = bytearray(src.read_bytes())
+    parts = ff.segments(bytes(data), 40)
+    assert len(parts) >= 3
+    # Damage the middle of the file's media data: one GOP's packets (mdat sits after the index here).
+    mid = len(data) * 3 // 5
+    data[mid : mid + 3000] = bytes(3000)
+    bad = tmp_path / "damaged.mp4"
+    bad.write_bytes(bytes(data))
+    rows = rows_by_path(fr.read_videos([bad], sequence_length=4, concurrency=2, segment_frames=40))[str(bad)]
+    errors = [r for r in rows if r["error"] is not None]
+    good = [r for r in rows if r["error"] is None]
+    assert errors, "the damaged GOP failed its segment"
+    failed = {tuple(e["segment"]) for e in errors}
+    whole = {tuple(r["segment"]) for r in good} - failed
+    assert whole and whole | failed == set(map(tuple, parts)), (whole, failed, parts)
+    # The undamaged segments gave every one of their sequences.
+    want = [w[0] for w in reference(src, 4) if any(a <= w[0] < b for a, b in whole)]
+    assert sorted(r["first_frame"] for r in good if tuple(r["segment"]) in whole) == want
+    for e in errors:
+        start, end = e["segment"]
+        assert f"segment of frames {start} to {end}" in e["error"], e["error"]

@@ -1,5 +1,6 @@
 """Clip sampling from Python: the keywords reach the operator, each sequence reports its display indices, and
-the frames are those of a full decode at those indices; a file list's epochs give new random clips."""
+the frames are those of a full decode at those indices; a file list's epochs give new random clips; a video's
+segments, fed apart, give its sequences once each."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import framefeed as ff
+from conftest import FIXTURES
 
 
 def sequences(inp: ff.VideoInput) -> list[tuple[list[int], np.ndarray]]:
@@ -144,3 +146,26 @@ def test_feed_async_places_the_video_too() -> None:
     inp.feed(ff.SAMPLE_MP4, position=5, epoch=1)
     inp.close()
     assert asyncio.run(_feed_async_placed()) == [s.indices for b in inp for s in b.sequences]
+
+
+def test_the_segments_of_a_video_give_its_sequences_once_each():
+    path = FIXTURES / "sampling_hevc_open_gop.mp4"
+
+    def decoded(inp):
+        inp.close()
+        return [(s.first_frame, s.indices, s.numpy().tobytes()) for b in inp for s in b.sequences]
+
+    whole = ff.VideoInput(4, 2, stride=2, step=3)
+    whole.feed_file(path)
+    parts = ff.segments(str(path), 30)
+    assert len(parts) >= 3 and parts[0][0] == 0 and parts[-1][1] == 150
+    assert ff.segments(path.read_bytes(), 30) == parts
+    joined = ff.VideoInput(4, 2, stride=2, step=3)
+    for part in parts:
+        joined.feed_file(path, segment=part)
+    assert decoded(joined) == decoded(whole)
+    with pytest.raises(ff.VideoError, match="allowed: end > first"):
+        bad = ff.VideoInput(4, 1)
+        bad.feed(path.read_bytes(), segment=(9, 3))
+        bad.close()
+        list(bad)
