@@ -1,8 +1,8 @@
 //! Segments of a long video ([`segments`], [`Sampling::segment`]): decoded apart, each by its own operator,
 //! the segments of a video give exactly the sequences of one decode of the whole video (the same display
 //! indices, pts and frame bytes, none lost, none twice), for H.264 with B-frames and an open GOP, HEVC with an
-//! open GOP, an MP4 edit list and VP9, under stride and step, clips, and a frame rate with a time range; cuts
-//! fall on keyframes; bad settings are refused.
+//! open GOP, an MP4 edit list and VP9, under stride and step, clips, a frame rate with a time range, and random
+//! crops; cuts fall on keyframes; bad settings are refused.
 
 mod common;
 
@@ -11,7 +11,8 @@ use std::process::Command;
 
 use common::*;
 use framefeed::{
-    segments, ClipSampler, Config, Encoded, Error, LastSequencePolicy, Sampling, VideoInput,
+    segments, ClipSampler, Config, Crop, CropPosition, Encoded, Error, LastSequencePolicy,
+    Sampling, Transforms, VideoInput,
 };
 
 /// One sequence: its display indices, pts and frames' bytes.
@@ -50,11 +51,12 @@ fn decode(config: Config, video: Encoded) -> Vec<Seq> {
 }
 
 /// Checks that the segments of `path` (cut every `every` frames) give the whole video's sequences under
-/// `sampling`; returns how many segments there were.
-fn check(path: &Path, every: u64, sampling: Sampling) -> usize {
+/// `sampling` and `transforms`; returns how many segments there were.
+fn check(path: &Path, every: u64, sampling: Sampling, transforms: Transforms) -> usize {
     let video = Encoded::file(path).unwrap().position(3, 1);
     let config = Config::new(4, 3)
         .last_sequence_policy(LastSequencePolicy::Pad)
+        .transforms(transforms)
         .sampling(sampling.clone());
     let whole = decode(config.clone(), video.clone());
     assert!(!whole.is_empty(), "{}: no sequence", path.display());
@@ -157,9 +159,15 @@ fn the_segments_of_a_video_give_its_sequences_once_each() {
         vp9,
     ] {
         for sampling in &samplings {
-            let parts = check(&path, 20, sampling.clone());
+            let parts = check(&path, 20, sampling.clone(), Transforms::new());
             assert!(parts >= 3, "{}: {parts} segments", path.display());
         }
+        // Random crop windows: each sequence's comes from the seed, the video's place and its first frame,
+        // so a segment decoded apart draws the whole decode's windows.
+        let random = Transforms::new()
+            .crop(Crop::new(24, 24).position(CropPosition::Random))
+            .seed(5);
+        check(&path, 20, Sampling::new().step(2), random);
     }
 }
 

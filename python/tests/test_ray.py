@@ -40,10 +40,11 @@ def cluster():
     c.shutdown()
 
 
-def reference(path: pathlib.Path, sequence_length: int, **keywords) -> list:
-    """(first_frame, valid_frames, frames) of every sequence, decoded in this process."""
+def reference(path: pathlib.Path, sequence_length: int, position=None, **keywords) -> list:
+    """(first_frame, valid_frames, frames) of every sequence, decoded in this process (at `position` in its
+    dataset, as `read_videos` places it, for random clips and crops)."""
     inp = ff.VideoInput(sequence_length, 4, **keywords)
-    inp.feed(path.read_bytes())
+    inp.feed(path.read_bytes(), position=position)
     inp.close()
     host = [b if b.device == "cpu" else b.to_host() for b in inp]
     return [(s.first_frame, s.valid_frames, s.numpy().copy()) for b in host for s in b.sequences]
@@ -259,20 +260,20 @@ def test_a_row_per_clip_with_its_indices_the_same_clips_whichever_actor(cluster,
 
 def test_a_long_video_in_segments_gives_the_rows_of_one_decode(cluster, tmp_path):
     """Segments of one video over the actor pool (H.264 and HEVC with open GOPs, an edit list, VP9): the rows of
-    one whole decode, none lost, none twice, each naming its segment; with a resize, a centred crop and stride the
-    same."""
+    one whole decode, none lost, none twice, each naming its segment; with a resize, a random crop and stride the
+    same (a sequence's window comes from the seed, the video's place and its first frame)."""
     vp9 = tmp_path / "vp9_gop20.webm"
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-frames:v", "90",
                     "-c:v", "libvpx-vp9", "-g", "20", "-keyint_min", "20", "-deadline", "realtime", "-cpu-used", "8",
                     "-pix_fmt", "yuv420p", str(vp9)], check=True)
     files = [FIXTURES / "sampling_h264_open_gop.mp4", FIXTURES / "sampling_hevc_open_gop.mp4",
              FIXTURES / "sampling_edit_list.mp4", vp9, FIXTURES / "h264.mp4"]
-    for keywords in ({}, dict(stride=2, step=3, resize_shorter=32, crop=24)):
+    for keywords in ({}, dict(stride=2, step=3, resize_shorter=32, crop=24, crop_pos="random", seed=5)):
         by = rows_by_path(fr.read_videos(files, sequence_length=4, concurrency=3, segment_frames=20, **keywords))
         assert set(by) == {str(f) for f in files}
-        for f in files:
+        for position, f in enumerate(files):
             rows = sorted(by[str(f)], key=lambda r: r["first_frame"])
-            want = reference(f, 4, **keywords)
+            want = reference(f, 4, position=position, **keywords)
             assert [r["first_frame"] for r in rows] == [w[0] for w in want], f"{f.name}: lost or repeated"
             for row, (first, valid, frames) in zip(rows, want):
                 assert row["valid_frames"] == valid and row["error"] is None

@@ -19,7 +19,7 @@ use crate::settings::config::{batch_bytes, LastSequencePolicy};
 use crate::settings::transforms::{DType, Layout, Transforms, CHANNELS};
 use crate::transform::plan::{Geometry, OutputSize, Planner};
 use crate::transform::write::{zero_frames, DeviceOut, HostOut, SeqOut};
-use crate::video::VideoRef;
+use crate::video::{ClipKey, VideoRef};
 
 /// A batch being filled.
 struct Building {
@@ -234,6 +234,14 @@ impl Assembler {
         self
     }
 
+    /// The random stream of the video's crop positions: its place in its dataset when it has one (so that
+    /// any worker decoding any segment of it draws the same windows), else its id (the default).
+    pub(crate) fn place(&mut self, key: ClipKey) {
+        let stream = key.position.map_or(self.video.id.0, |_| key.stream());
+        self.planner =
+            Planner::with_output_size(&self.transforms, stream, self.output_size.clone());
+    }
+
     /// Packed batches: the next video's frames go on into the batch being built (when their shape matches),
     /// after the previous video's last sequence. Resets the per-video state.
     pub(crate) fn start_video(&mut self, video: VideoRef) {
@@ -289,7 +297,7 @@ impl Assembler {
             .map(|s| s.geometry);
         let geometry = match open {
             Some(geometry) => geometry,
-            None => self.planner.plan(width, height)?,
+            None => self.planner.plan(width, height, at.index)?,
         };
         if let Some(b) = &self.building {
             if open.is_none() && (b.width, b.height) != geometry.out() {

@@ -39,6 +39,7 @@ impl Worker {
             }
         };
         let mut asm = self.assembler(video, false)?;
+        asm.place(opened.clip_key());
         // A whole video is indexed and sought in; so is a URL when clips need its length (a file served
         // with range requests: the index reads it once through, then only the clips' GOPs are read again).
         let segment = self.config.sampling.segment.or(opened.clip_key().segment);

@@ -229,6 +229,7 @@ impl Worker {
         on_gpu: bool,
     ) -> Result<(), Shutdown> {
         let mut asm = self.assembler(video, on_gpu)?;
+        asm.place(opened.clip_key());
         let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm);
         let error = outcome_error(outcome, opened.failure(), asm.frames())?;
         self.end(video, asm, error)

@@ -128,8 +128,10 @@ pub(crate) struct Planner {
 }
 
 impl Planner {
-    /// The planner of video number `video` (its id): random positions come from the seed and the video id,
-    /// so they do not depend on how videos interleave across threads.
+    /// The planner of the video whose random stream is `video` (its place in its dataset, else its id): a
+    /// sequence's random position comes from the seed, that stream and the sequence's first frame, so it does
+    /// not depend on how videos interleave across threads, nor on which worker decodes which segment of the
+    /// video.
     pub(crate) fn new(transforms: &Transforms, video: u64) -> Self {
         Self::with_output_size(transforms, video, Arc::default())
     }
@@ -153,8 +155,8 @@ impl Planner {
         (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// The geometry of the next sequence, whose frames are `w` x `h` as decoded.
-    pub(crate) fn plan(&mut self, w: usize, h: usize) -> Result<Geometry, VideoError> {
+    /// The geometry of the sequence starting at display index `first`, whose frames are `w` x `h` as decoded.
+    pub(crate) fn plan(&mut self, w: usize, h: usize, first: u64) -> Result<Geometry, VideoError> {
         let resize = match (self.transforms.resize, self.output_size.get()) {
             (Some(r), Some(size)) => Some(r.with_target(size)),
             (r, _) => r,
@@ -192,7 +194,11 @@ impl Planner {
         let (px, py) = match crop.position {
             CropPosition::Center => (0.5, 0.5),
             CropPosition::Fixed { x, y } => (f64::from(x), f64::from(y)),
-            CropPosition::Random => (self.unit(), self.unit()),
+            CropPosition::Random => {
+                // Two draws (four 32-bit words) a first frame.
+                self.rng.set_word_pos(u128::from(first) * 4);
+                (self.unit(), self.unit())
+            }
         };
         let (cw, ch) = (crop.width as usize, crop.height as usize);
         if (cw > frame.0 || ch > frame.1) && crop.out_of_bounds == OutOfBounds::Error {
@@ -271,13 +277,13 @@ mod tests {
 
     #[test]
     fn out_of_bounds_policies() {
-        let err = planner(Crop::new(100, 50)).plan(96, 64).unwrap_err();
+        let err = planner(Crop::new(100, 50)).plan(96, 64, 0).unwrap_err();
         assert_eq!(
             err.to_string(),
             "crop 100x50 does not fit in the 96x64 frame (out_of_bounds policy: error)"
         );
         let pad = planner(Crop::new(100, 50).out_of_bounds(OutOfBounds::Pad([0.0; 3])))
-            .plan(96, 64)
+            .plan(96, 64, 0)
             .unwrap();
         assert_eq!(
             pad.window,
@@ -291,7 +297,7 @@ mod tests {
         let v = pad.visible().unwrap();
         assert_eq!((v.x, v.y, v.w, v.h, v.out_x, v.out_y), (0, 7, 96, 50, 2, 0));
         let trim = planner(Crop::new(100, 50).out_of_bounds(OutOfBounds::Trim))
-            .plan(96, 64)
+            .plan(96, 64, 0)
             .unwrap();
         assert_eq!(
             trim.window,
@@ -311,7 +317,7 @@ mod tests {
         let windows = |video: u64| {
             let mut p = Planner::new(&t, video);
             (0..20)
-                .map(|_| p.plan(64, 48).unwrap().window)
+                .map(|first| p.plan(64, 48, first * 8).unwrap().window)
                 .collect::<Vec<_>>()
         };
         assert_eq!(windows(0), windows(0));
@@ -324,10 +330,14 @@ mod tests {
         let other_seed = {
             let mut p = Planner::new(&t.clone().seed(10), 0);
             (0..20)
-                .map(|_| p.plan(64, 48).unwrap().window)
+                .map(|first| p.plan(64, 48, first * 8).unwrap().window)
                 .collect::<Vec<_>>()
         };
         assert_ne!(windows(0), other_seed);
+        // A sequence's window depends on its first frame only, not on the sequences planned before it (so
+        // a segment decoded apart gets the windows of the whole decode).
+        let mut fresh = Planner::new(&t, 0);
+        assert_eq!(fresh.plan(64, 48, 8 * 13).unwrap().window, windows(0)[13]);
     }
 
     proptest! {
@@ -338,7 +348,7 @@ mod tests {
         ) {
             let crop = Crop::new(cw, ch).position(CropPosition::Fixed { x: px, y: py });
             let mut p = planner(crop);
-            match p.plan(fw, fh) {
+            match p.plan(fw, fh, 0) {
                 Err(_) => prop_assert!(cw as usize > fw || ch as usize > fh),
                 Ok(g) => {
                     let w = g.window;
@@ -357,8 +367,8 @@ mod tests {
         fn random_positions_stay_in_the_frame(fw in 1usize..300, fh in 1usize..300, seed: u64) {
             let crop = Crop::new(1 + fw as u32 / 2, 1 + fh as u32 / 2).position(CropPosition::Random);
             let mut p = Planner::new(&Transforms::new().crop(crop).seed(seed), 3);
-            for _ in 0..5 {
-                let w = p.plan(fw, fh).unwrap().window;
+            for first in 0..5 {
+                let w = p.plan(fw, fh, first).unwrap().window;
                 prop_assert!(w.x >= 0 && w.x as usize + w.w <= fw);
                 prop_assert!(w.y >= 0 && w.y as usize + w.h <= fh);
             }

@@ -140,7 +140,7 @@ fn compare_file(
     let mut frame = 0;
     for batch in &batches {
         for (i, seq) in batch.sequences().iter().enumerate() {
-            let geometry = planner.plan(w, h).unwrap();
+            let geometry = planner.plan(w, h, seq.first_frame()).unwrap();
             let mut params = kernel_params(
                 &DeviceFrame {
                     luma: 0,
