@@ -15,7 +15,7 @@ view their pooled buffer without copying: ``batch.numpy()``, ``np.from_dlpack(ba
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, AsyncIterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -193,6 +193,8 @@ class Mux(_NativeMux):
     >>> events[0].sequence_shape, events[-1]
     ((1, 64, 64, 3), <framefeed.CameraEnded camera 0>)
     """
+
+    _camera: Dict[str, Any]
 
     if TYPE_CHECKING:
 

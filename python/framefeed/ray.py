@@ -28,6 +28,7 @@ import ray
 import ray.data
 
 import framefeed as ff
+from framefeed import _units
 
 __all__ = ["read_videos", "Decoder"]
 
@@ -71,23 +72,13 @@ def _list_files(paths: Sequence[str]) -> List[str]:
     return files
 
 
-def _segment_rows(files: List[str], every: Optional[int]) -> List[Dict[str, Any]]:
-    """One row per video to decode: each file in `every`-frame segments cut at keyframes
-    (:func:`framefeed.segments`, read by demuxing without decoding), or whole (``segment`` ``[0, -1]``) when
-    it is short, given by URI (read whole by the actor anyway), or cannot be read here (its actor reports
-    why)."""
-    rows: List[Dict[str, Any]] = []
-    for position, path in enumerate(files):
-        parts: List[Tuple[int, int]] = []
-        if every is not None and "://" not in path:
-            try:
-                parts = ff.segments(path, every)
-            except (OSError, ff.FramefeedError, ValueError):
-                parts = []
-        if len(parts) <= 1:
-            parts = [(0, -1)]
-        rows.extend({"path": path, "position": position, "segment": [first, end]} for first, end in parts)
-    return rows
+def _segment_rows(files: List[str], every: int) -> List[Dict[str, Any]]:
+    """One row per video to decode: each local file longer than `every` frames in its segments, the others
+    whole (``segment`` ``[0, -1]``), as :func:`framefeed._units.plan` cuts them."""
+    return [
+        {"path": u.path, "position": u.position, "segment": list(u.segment or (0, -1))}
+        for u in _units.plan(files, every)
+    ]
 
 
 def _read_file(path: str) -> bytes:
@@ -298,8 +289,7 @@ def read_videos(
     """
     if on_error not in _ON_ERROR:
         raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
-    if segment_frames is not None and segment_frames < 1:
-        raise ValueError(f"segment_frames is {segment_frames}; allowed: 1 or more, or None (whole files)")
+    _units.check_segment_frames(segment_frames)
     given = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     # Checks the settings here, before any actor starts; not the device, which the actors' nodes have and the
     # driver's may not.

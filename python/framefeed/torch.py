@@ -32,6 +32,7 @@ import torch.distributed as dist
 from torch.utils.data import IterableDataset, get_worker_info
 
 import framefeed as ff
+from framefeed import _units
 from framefeed._shuffle import ShuffleBuffer
 
 __all__ = ["VideoDataset"]
@@ -57,6 +58,13 @@ class VideoDataset(IterableDataset):
             is initialized, else 0 of 1).
         on_error: ``"warn"`` (default: a video that fails is skipped with a warning, after its decoded batches),
             ``"skip"`` (silently) or ``"raise"``.
+        segment_frames: a local file longer than this many frames is cut at keyframes into segments of at least
+            this many (:func:`framefeed.segments`, read once, here, by demuxing without decoding), and the
+            segments, not the files, are shuffled and sharded over ranks and workers: one long video keeps
+            every worker busy. Together they give the sequences of one decode of each whole video (a sequence
+            straddling a boundary belongs to the segment of its first frame; random clips and crop windows
+            follow the file's position and the epoch), every segment exactly once per epoch. ``None``: whole
+            files. Default 1800 (a minute at 30 fps).
         **keywords: any other keyword of :class:`framefeed.VideoInput` (``last_sequence_policy`` defaults to
             ``"pad"`` here, so that every batch is one tensor; with ``"partial"`` a video's ragged last batch
             comes as a list of one tensor per sequence).
@@ -81,6 +89,7 @@ class VideoDataset(IterableDataset):
         world_size: Optional[int] = None,
         on_error: str = "warn",
         shuffle_buffer: int = 0,
+        segment_frames: Optional[int] = 1800,
         **keywords: Any,
     ) -> None:
         super().__init__()
@@ -105,6 +114,8 @@ class VideoDataset(IterableDataset):
         self.epoch = 0
         # Checks the keywords once, here, rather than in every worker.
         ff.VideoInput(sequence_length, batch_size, **keywords).close()
+        # Cut once, here (the workers get the plan with the dataset).
+        self.units = _units.plan(self.paths, segment_frames)
 
     def set_epoch(self, epoch: int) -> None:
         """The epoch the next iteration decodes (its shuffle, its shards and its random clips)."""
@@ -129,6 +140,12 @@ class VideoDataset(IterableDataset):
     def _file_list(self) -> ff.FileList:
         files = ff.FileList(self.paths)
         return files.shuffle(self.seed) if self.shuffle else files
+
+    def segments(self) -> List[_units.Unit]:
+        """The calling worker's units for the current epoch, in decoding order: ``(path, position, segment)``,
+        ``segment`` ``None`` for a whole file."""
+        shard, shards = self.shard()
+        return _units.for_epoch(self.units, self.seed if self.shuffle else None, self.epoch, shard, shards)
 
     def __iter__(self) -> Iterator[Tuple[Union[torch.Tensor, List[torch.Tensor]], Dict[str, Any]]]:
         if not self.shuffle_buffer:
@@ -182,14 +199,26 @@ class VideoDataset(IterableDataset):
         """This worker's framefeed batches for the current epoch, as they are decoded."""
         shard, shards = self.shard()
         files = self._file_list().shard(shard, shards)
+        cut = any(u.segment is not None for u in self.units)
         inp = ff.VideoInput(self.sequence_length, self.batch_size, **self.keywords)
         failure: List[BaseException] = []
 
+        def feed_units() -> None:
+            for unit in self.segments():
+                try:
+                    inp.feed_file(unit.path, unit.path, position=unit.position, epoch=self.epoch,
+                                  segment=unit.segment)
+                except OSError as error:
+                    self._failed(f"{unit.path}: {error}")
+
         def feed() -> None:
             try:
-                report = files.feed_epoch(inp, self.epoch)
-                for path, why in report["unreadable"]:
-                    self._failed(f"{path}: {why}")
+                if cut:
+                    feed_units()
+                else:
+                    report = files.feed_epoch(inp, self.epoch)
+                    for path, why in report["unreadable"]:
+                        self._failed(f"{path}: {why}")
             except BaseException as error:  # noqa: BLE001 (handed to the consumer)
                 failure.append(error)
             finally:

@@ -1,5 +1,6 @@
-"""framefeed.torch.VideoDataset: every file exactly once per epoch over DataLoader workers and ranks, tensors
-through DLPack (no copy), per-epoch reshuffling. Skipped, with the reason printed, where torch is absent."""
+"""framefeed.torch.VideoDataset: every file (or segment of a long one) exactly once per epoch over DataLoader
+workers and ranks, tensors through DLPack (no copy), per-epoch reshuffling. Skipped, with the reason printed,
+where torch is absent."""
 
 from __future__ import annotations
 
@@ -110,3 +111,29 @@ def test_a_shuffle_buffer_mixes_videos_in_every_batch_and_keeps_every_sequence()
     ], "seeded: the same order again"
     with pytest.raises(ValueError, match="shuffle_buffer is -1"):
         VideoDataset(PATHS, 4, shuffle_buffer=-1)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_every_segment_once_per_epoch_over_workers_and_ranks(workers):
+    """A long file is cut into segments sharded like files: over 2 ranks x `workers` workers every sequence of
+    every file comes exactly once per epoch."""
+    import framefeed as ff
+
+    long = str(FIXTURES / "sampling_h264_open_gop.mp4")
+    files = [long, PATHS[0]]
+    want = collections.Counter()
+    for f in files:
+        inp = ff.VideoInput(4, 1)
+        inp.feed_file(f)
+        inp.close()
+        want.update((f, s.first_frame) for b in inp for s in b.sequences)
+    for epoch in range(2):
+        seen = collections.Counter()
+        for rank in range(2):
+            dataset = VideoDataset(files, 4, 1, rank=rank, world_size=2, seed=5, segment_frames=30)
+            assert len(dataset.units) > len(files)
+            dataset.set_epoch(epoch)
+            loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers)
+            for _, info in loader:
+                seen.update((info["label"], first) for first in info["first_frame"])
+        assert seen == want, epoch

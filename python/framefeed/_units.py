@@ -1,0 +1,55 @@
+"""Units of decoding work for the distributed readers (``framefeed.ray``, ``framefeed.torch``): a whole file, or
+one segment of a long one (:func:`framefeed.segments`), each with the file's position in its dataset (which,
+with the seed and the epoch, decides its random clips and crop windows, whoever decodes it).
+
+No Ray or torch here: the plan and the sharding are tested on their own.
+"""
+
+from __future__ import annotations
+
+from typing import List, NamedTuple, Optional, Sequence, Tuple
+
+import framefeed as ff
+
+
+class Unit(NamedTuple):
+    """One video to feed: its path, its position in its dataset, and its segment (``None``: whole)."""
+
+    path: str
+    position: int
+    segment: Optional[Tuple[int, int]]
+
+
+def check_segment_frames(segment_frames: Optional[int]) -> None:
+    if segment_frames is not None and segment_frames < 1:
+        raise ValueError(f"segment_frames is {segment_frames}; allowed: 1 or more, or None (whole files)")
+
+
+def plan(paths: Sequence[str], segment_frames: Optional[int]) -> List[Unit]:
+    """The units of ``paths``, in order: each local file longer than ``segment_frames`` in keyframe-aligned
+    segments (read by demuxing without decoding), the others whole, as are files given by URI (read whole by
+    whoever decodes them) and files that cannot be read here (their decoder reports why)."""
+    check_segment_frames(segment_frames)
+    units: List[Unit] = []
+    for position, path in enumerate(paths):
+        parts: List[Tuple[int, int]] = []
+        if segment_frames is not None and "://" not in path:
+            try:
+                parts = ff.segments(path, segment_frames)
+            except (OSError, ff.FramefeedError, ValueError):
+                parts = []
+        if len(parts) <= 1:
+            units.append(Unit(path, position, None))
+        else:
+            units.extend(Unit(path, position, part) for part in parts)
+    return units
+
+
+def for_epoch(units: Sequence[Unit], seed: Optional[int], epoch: int, shard: int, shards: int) -> List[Unit]:
+    """Shard ``shard`` of ``shards`` of ``units`` for ``epoch``, in feeding order: shuffled per epoch when
+    ``seed`` is given (the permutation :class:`framefeed.FileList` draws, so whole files keep their order of
+    before), every unit in exactly one shard."""
+    order = ff.FileList([str(i) for i in range(len(units))])
+    if seed is not None:
+        order = order.shuffle(seed)
+    return [units[int(str(i))] for i in order.shard(shard, shards).epoch(epoch)]
