@@ -1,6 +1,7 @@
 """framefeed.ray on a local Ray cluster of three nodes (ray.cluster_utils.Cluster): every frame of every video
 exactly once, in order per video, byte-identical to the single-process decode; bad files per `on_error`; a
-decoding worker killed mid-run; an actor's memory flat on a 9000-frame video. Skipped, with the reason printed,
+decoding worker killed mid-run (whole files, and mid-segment); an actor's memory flat on a 9000-frame video;
+long videos in segments giving one decode's rows, a damaged GOP failing only its segment. Skipped, with the reason printed,
 where Ray is absent."""
 
 from __future__ import annotations
@@ -164,6 +165,27 @@ def test_a_worker_killed_mid_run_loses_and_repeats_nothing(cluster, tmp_path):
             killed.append(pids[0])
     assert killed
     want = {(str(f), first) for f in files for first in range(0, 23, 4)}
+    assert set(seen) == want and set(seen.values()) == {1}
+
+
+def test_an_actor_killed_mid_segment_redoes_it_without_duplicates(cluster, tmp_path):
+    files = []
+    for i in range(6):
+        path = tmp_path / f"{i:02d}_long.mp4"
+        shutil.copyfile(FIXTURES / "sampling_h264_open_gop.mp4", path)
+        files.append(path)
+    dataset = fr.read_videos(files, sequence_length=4, concurrency=2, segment_frames=40)
+    seen = collections.Counter()
+    killed = []
+    for i, row in enumerate(dataset.iter_rows()):
+        seen[(row["path"], row["first_frame"])] += 1
+        if i == 30 and not killed:
+            pids = decoder_pids()
+            assert pids, "no decoding worker found"
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+    assert killed
+    want = {(str(f), first) for f in files for first in range(0, 150, 4)}
     assert set(seen) == want and set(seen.values()) == {1}
 
 
