@@ -146,6 +146,21 @@ def decoder_pids() -> list:
     return pids
 
 
+def rows_killing_a_decoder_at(dataset, at: int) -> collections.Counter:
+    """How often each (path, first_frame) came, a decoding worker SIGKILLed after row `at`."""
+    seen: collections.Counter = collections.Counter()
+    killed = []
+    for i, row in enumerate(dataset.iter_rows()):
+        seen[(row["path"], row["first_frame"])] += 1
+        if i == at and not killed:
+            pids = decoder_pids()
+            assert pids, "no decoding worker found"
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+    assert killed
+    return seen
+
+
 def test_a_worker_killed_mid_run_loses_and_repeats_nothing(cluster, tmp_path):
     files = []
     for i in range(24):
@@ -154,16 +169,7 @@ def test_a_worker_killed_mid_run_loses_and_repeats_nothing(cluster, tmp_path):
         shutil.copyfile(FIXTURES / name, path)
         files.append(path)
     dataset = fr.read_videos(files, sequence_length=4, concurrency=2)
-    seen = collections.Counter()
-    killed = []
-    for i, row in enumerate(dataset.iter_rows()):
-        seen[(row["path"], row["first_frame"])] += 1
-        if i == 20 and not killed:
-            pids = decoder_pids()
-            assert pids, "no decoding worker found"
-            os.kill(pids[0], signal.SIGKILL)
-            killed.append(pids[0])
-    assert killed
+    seen = rows_killing_a_decoder_at(dataset, 20)
     want = {(str(f), first) for f in files for first in range(0, 23, 4)}
     assert set(seen) == want and set(seen.values()) == {1}
 
@@ -175,16 +181,7 @@ def test_an_actor_killed_mid_segment_redoes_it_without_duplicates(cluster, tmp_p
         shutil.copyfile(FIXTURES / "sampling_h264_open_gop.mp4", path)
         files.append(path)
     dataset = fr.read_videos(files, sequence_length=4, concurrency=2, segment_frames=40)
-    seen = collections.Counter()
-    killed = []
-    for i, row in enumerate(dataset.iter_rows()):
-        seen[(row["path"], row["first_frame"])] += 1
-        if i == 30 and not killed:
-            pids = decoder_pids()
-            assert pids, "no decoding worker found"
-            os.kill(pids[0], signal.SIGKILL)
-            killed.append(pids[0])
-    assert killed
+    seen = rows_killing_a_decoder_at(dataset, 30)
     want = {(str(f), first) for f in files for first in range(0, 150, 4)}
     assert set(seen) == want and set(seen.values()) == {1}
 

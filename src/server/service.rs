@@ -65,10 +65,8 @@ impl Service {
         self.metrics.streams_active()
     }
 
-    /// Takes an upload slot for `client` and reserves `bytes` of memory for it (from the pool and the client's
-    /// share of it), or says why not.
-    pub(crate) fn admit(self: &Arc<Self>, client: ClientKey, bytes: u64) -> Result<Slot, ApiError> {
-        let mut clients = self.clients.lock();
+    /// 503 `shutting_down` once the server is shutting down.
+    fn refuse_when_shutting_down(&self) -> Result<(), ApiError> {
         if self.is_shutting_down() {
             return Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -76,6 +74,14 @@ impl Service {
                 "the server is shutting down",
             ));
         }
+        Ok(())
+    }
+
+    /// Takes an upload slot for `client` and reserves `bytes` of memory for it (from the pool and the client's
+    /// share of it), or says why not.
+    pub(crate) fn admit(self: &Arc<Self>, client: ClientKey, bytes: u64) -> Result<Slot, ApiError> {
+        let mut clients = self.clients.lock();
+        self.refuse_when_shutting_down()?;
         let active: usize = clients.values().map(|c| c.uploads).sum();
         let mine = clients.get(&client).map_or(0, |c| c.uploads);
         if mine >= self.config.max_streams_per_client {
@@ -140,13 +146,7 @@ impl Service {
         bytes: u64,
     ) -> Result<ClientMemory, ApiError> {
         let mut clients = self.clients.lock();
-        if self.is_shutting_down() {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "shutting_down",
-                "the server is shutting down",
-            ));
-        }
+        self.refuse_when_shutting_down()?;
         let memory = self.reserve_locked(&mut clients, &client, bytes)?;
         if let Some(entry) = clients.get_mut(&client) {
             entry.others += 1;
