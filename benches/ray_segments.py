@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 33's benchmark: a mixed set of 1080p H.264 videos (4 of 180 frames and one of 60 s, 1800 frames)
+"""Issue 33's benchmark: a mixed set of 1080p H.264 videos (4 of 180 frames and one of 60 s, 1800 frames; or
+with SET=long10 one of 10 minutes, 18000 frames)
 decoded with resize-shorter 256, a 224 crop, float32 and CFHW, by `framefeed.ray.read_videos` with whole files
 and with segments (`segment_frames`), against the CLI doing the same job and the decode floor, side by side in
 one run (rounds interleaved, medians).
@@ -9,7 +10,7 @@ machine's cores), started before the clock; the clock covers building the datase
 (`iter_batches`). The CLI and the floor are whole processes.
 
     pip install './python[ray]' && cargo build --release
-    python3 benches/ray_segments.py [ROUNDS=2] [SEGMENT_FRAMES=300]
+    python3 benches/ray_segments.py [ROUNDS=2] [SEGMENT_FRAMES=300] [SET=mixed|long10]
 
 Contenders:
   floor            `ffmpeg -threads 2 -i CLIP -f null -` on each clip in turn (decode only)
@@ -18,6 +19,7 @@ Contenders:
   ray-2x1-whole    read_videos(concurrency=2, decoder_threads=1, segment_frames=None): a file per actor
   ray-2x1-seg      the same with segment_frames=SEGMENT_FRAMES: the long file's segments on both actors
   ray-1x2-whole    concurrency=1, decoder_threads=2, num_cpus=2
+  ray-startup      the 2x1 pipeline over one 19-frame file: Ray's fixed cost (actor pool start, imports)
 """
 
 from __future__ import annotations
@@ -35,11 +37,17 @@ BIN = ROOT / "target" / "release" / "framefeed"
 KEYWORDS = dict(resize_shorter=256, crop=224, dtype="float32", layout="CFHW")
 
 
-def clips() -> list:
+SETS = {
+    "mixed": [("short_0", 180, 0), ("short_1", 180, 10), ("short_2", 180, 20), ("short_3", 180, 30),
+              ("long_60s", 1800, 40)],
+    "long10": [("long_10min", 18000, 0)],
+}
+
+
+def clips(which: str) -> list:
     CLIPS.mkdir(parents=True, exist_ok=True)
     out = []
-    for name, frames, offset in [("short_0", 180, 0), ("short_1", 180, 10), ("short_2", 180, 20),
-                                 ("short_3", 180, 30), ("long_60s", 1800, 40)]:
+    for name, frames, offset in SETS[which]:
         path = CLIPS / f"{name}.mp4"
         if not path.exists():
             subprocess.run(
@@ -87,7 +95,7 @@ def timed(command: list) -> float:
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     segment_frames = int(sys.argv[2]) if len(sys.argv) > 2 else 300
-    paths = clips()
+    paths = clips(sys.argv[3] if len(sys.argv) > 3 else "mixed")
     contenders = {
         "floor": lambda: {"seconds": sum(timed(["ffmpeg", "-v", "error", "-threads", "2", "-i", str(p), "-f",
                                                 "null", "-"]) for p in paths)},
@@ -99,6 +107,9 @@ def main() -> None:
                                                          segment_frames=segment_frames)),
         "ray-1x2-whole": lambda: ray_contender(paths, dict(concurrency=1, decoder_threads=2, num_cpus=2,
                                                            segment_frames=None)),
+        # The fixed cost: the same pipeline over one 19-frame file (the actor pool's start, the imports).
+        "ray-startup": lambda: ray_contender([ROOT / "tests" / "fixtures" / "h264.mp4"],
+                                             dict(concurrency=2, decoder_threads=1)),
     }
     results: dict = {name: [] for name in contenders}
     extra: dict = {}
