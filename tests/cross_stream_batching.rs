@@ -52,6 +52,14 @@ fn push_paced(
     })
 }
 
+/// A current-thread tokio runtime for the async polls.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Cameras "a" and "b" (sequences of 2 frames), each pushed `video` in 3000-byte chunks 2 ms apart.
 fn two_paced_cameras(mux: &Mux, video: &[u8]) -> Vec<thread::JoinHandle<()>> {
     ["a", "b"]
@@ -253,10 +261,7 @@ fn latest_only_gives_the_newest_and_counts_what_it_dropped() {
 fn the_async_stream_gives_what_the_blocking_polls_give() {
     let video = read_fixture("h264_live.ts");
     let expected = file_frames(&video, Config::new(2, 1));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let mux = Arc::new(Mux::new(MuxConfig::new(3, DEADLINE)).unwrap());
     let feeders = two_paced_cameras(&mux, &video);
     mux.close();
@@ -280,10 +285,7 @@ fn the_async_stream_gives_what_the_blocking_polls_give() {
 fn readiness_then_a_try_gives_what_the_blocking_polls_give() {
     let video = read_fixture("h264_live.ts");
     let expected = file_frames(&video, Config::new(2, 1));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let mux = Mux::new(MuxConfig::new(3, DEADLINE)).unwrap();
     assert!(matches!(mux.try_next_event(), Err(Error::NotReady)));
     let feeders = two_paced_cameras(&mux, &video);
