@@ -11,6 +11,7 @@ machine's cores), started before the clock; the clock covers building the datase
 
     pip install './python[ray]' && cargo build --release
     python3 benches/ray_segments.py [ROUNDS=2] [SEGMENT_FRAMES=300] [SET=mixed|long10]
+    CONTENDERS=floor,cli,ray-2x1-seg python3 benches/ray_segments.py 1 1800 long10   # some contenders only
 
 Contenders:
   floor            `ffmpeg -threads 2 -i CLIP -f null -` on each clip in turn (decode only)
@@ -18,13 +19,15 @@ Contenders:
                    --layout cfhw`
   ray-2x1-whole    read_videos(concurrency=2, decoder_threads=1, segment_frames=None): a file per actor
   ray-2x1-seg      the same with segment_frames=SEGMENT_FRAMES: the long file's segments on both actors
+  ray-2x1-seg-1row the same with one row a yield (sequences_per_block=1, the default before)
   ray-1x2-whole    concurrency=1, decoder_threads=2, num_cpus=2
-  ray-startup      the 2x1 pipeline over one 19-frame file: Ray's fixed cost (actor pool start, imports)
+  ray-startup      the 2x1 pipeline over one 23-frame file: Ray's fixed cost (actor pool start, imports)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import statistics
 import subprocess
@@ -105,12 +108,18 @@ def main() -> None:
         "ray-2x1-whole": lambda: ray_contender(paths, dict(concurrency=2, decoder_threads=1, segment_frames=None)),
         "ray-2x1-seg": lambda: ray_contender(paths, dict(concurrency=2, decoder_threads=1,
                                                          segment_frames=segment_frames)),
+        # One row a yield (the default before): what yielding several rows at a time saves.
+        "ray-2x1-seg-1row": lambda: ray_contender(paths, dict(concurrency=2, decoder_threads=1, sequences_per_block=1,
+                                                              segment_frames=segment_frames)),
         "ray-1x2-whole": lambda: ray_contender(paths, dict(concurrency=1, decoder_threads=2, num_cpus=2,
                                                            segment_frames=None)),
-        # The fixed cost: the same pipeline over one 19-frame file (the actor pool's start, the imports).
+        # The fixed cost: the same pipeline over one 23-frame file (the actor pool's start, the imports).
         "ray-startup": lambda: ray_contender([ROOT / "tests" / "fixtures" / "h264.mp4"],
                                              dict(concurrency=2, decoder_threads=1)),
     }
+    chosen = os.environ.get("CONTENDERS")  # e.g. CONTENDERS=floor,cli,ray-2x1-seg
+    if chosen:
+        contenders = {name: contenders[name] for name in chosen.split(",")}
     results: dict = {name: [] for name in contenders}
     extra: dict = {}
     names = list(contenders)
@@ -120,8 +129,9 @@ def main() -> None:
             results[name].append(result["seconds"])
             extra[name] = result
             print(f"round {r} {name}: {result}", file=sys.stderr, flush=True)
-    cli = statistics.median(results["cli"])
-    floor = statistics.median(results["floor"])
+    # The ratios need the CLI and the floor among the contenders.
+    cli = statistics.median(results["cli"]) if "cli" in results else float("nan")
+    floor = statistics.median(results["floor"]) if "floor" in results else float("nan")
     print(f"| contender | median s ({rounds} rounds) | CLI's time / this | floor / this | rows | segments |")
     print("|---|---:|---:|---:|---:|---:|")
     for name in names:

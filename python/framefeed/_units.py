@@ -13,11 +13,13 @@ import framefeed as ff
 
 
 class Unit(NamedTuple):
-    """One video to feed: its path, its position in its dataset, and its segment (``None``: whole)."""
+    """One video to feed: its path, its position in its dataset, its segment (``None``: whole), and how many
+    frames it covers (``None`` where the plan did not read the file: a URI, or no cutting asked for)."""
 
     path: str
     position: int
     segment: Optional[Tuple[int, int]]
+    frames: Optional[int] = None
 
 
 def check_segment_frames(segment_frames: Optional[int]) -> None:
@@ -39,10 +41,17 @@ def plan(paths: Sequence[str], segment_frames: Optional[int]) -> List[Unit]:
             except (OSError, ff.FramefeedError, ValueError):
                 parts = []
         if len(parts) <= 1:
-            units.append(Unit(path, position, None))
+            units.append(Unit(path, position, None, parts[0][1] - parts[0][0] if parts else None))
         else:
-            units.extend(Unit(path, position, part) for part in parts)
+            units.extend(Unit(path, position, part, part[1] - part[0]) for part in parts)
     return units
+
+
+def longest_first(units: Sequence[Unit]) -> List[Unit]:
+    """``units`` with the longest first (those of unknown length before all, as they may be the longest), ties
+    in their given order: handed out in this order to whichever worker is free, the last units to finish are
+    the shortest, so no worker idles long while another ends a long one (longest-processing-time-first)."""
+    return sorted(units, key=lambda u: -(u.frames if u.frames is not None else float("inf")))
 
 
 def for_epoch(units: Sequence[Unit], seed: Optional[int], epoch: int, shard: int, shards: int) -> List[Unit]:

@@ -74,11 +74,22 @@ def _list_files(paths: Sequence[str]) -> List[str]:
 
 def _segment_rows(files: List[str], every: int) -> List[Dict[str, Any]]:
     """One row per video to decode: each local file longer than `every` frames in its segments, the others
-    whole (``segment`` ``[0, -1]``), as :func:`framefeed._units.plan` cuts them."""
+    whole (``segment`` ``[0, -1]``), as :func:`framefeed._units.plan` cuts them, longest first
+    (:func:`framefeed._units.longest_first`: the actors that finish last finish short units)."""
     return [
         {"path": u.path, "position": u.position, "segment": list(u.segment or (0, -1))}
-        for u in _units.plan(files, every)
+        for u in _units.longest_first(_units.plan(files, every))
     ]
+
+
+def _compute(concurrency: Optional[Union[int, Tuple[int, int]]]) -> Dict[str, Any]:
+    """``map_batches``' pool of actors for ``concurrency`` (``None``: Ray Data's own default)."""
+    if concurrency is None:
+        return {}
+    if isinstance(concurrency, tuple):
+        low, high = concurrency
+        return {"compute": ray.data.ActorPoolStrategy(min_size=low, max_size=high)}
+    return {"compute": ray.data.ActorPoolStrategy(size=concurrency)}
 
 
 def _read_file(path: str) -> bytes:
@@ -102,6 +113,8 @@ class Decoder:
     An optional ``segment`` column (``[first, end]``, end ``-1`` for the whole video) decodes only that part of
     the video (:func:`framefeed.segments`).
 
+    Each yield holds up to ``sequences_per_block`` rows of one video (Ray's cost is per yield).
+
     Output columns: ``frames`` (the sequence, in the chosen dtype and layout), ``valid_frames``, ``path``,
     ``first_frame``, ``indices`` (the display index of each real frame), ``pts`` (seconds, one per real frame),
     ``crop_window`` (``(x, y, w, h)``, when cropping), ``segment`` (when the input has it), and ``error``
@@ -117,7 +130,7 @@ class Decoder:
         on_error: str = "record",
         bytes_column: str = "bytes",
         path_column: str = "path",
-        sequences_per_block: int = 1,
+        sequences_per_block: int = 4,
         epoch: int = 0,
         **keywords: Any,
     ) -> None:
@@ -247,6 +260,7 @@ def read_videos(
     sequence_length: int,
     last_sequence_policy: str = "partial",
     decoder_threads: int = 1,
+    sequences_per_block: int = 4,
     concurrency: Optional[Union[int, tuple]] = None,
     num_cpus: float = 1,
     num_gpus: float = 0,
@@ -268,6 +282,11 @@ def read_videos(
         sequence_length, last_sequence_policy: as for :class:`framefeed.VideoInput`.
         decoder_threads: libavcodec threads per actor (set it: actors times threads should not exceed the
             node's cores).
+        sequences_per_block: rows (sequences) an actor yields at a time, at most (never two videos' rows
+            together): Ray's cost is per yield (each is converted to a table), so a few rows a yield cost it
+            less than one (`benches/RESULTS.md`, issue 33); each yield is this many sequences in memory at
+            once, per actor, so keep it small for large frames. Ray then groups the yields into blocks of up
+            to its ``target_max_block_size``.
         concurrency: actors in the pool: an ``int``, or ``(min, max)`` to autoscale (default: Ray's).
         num_cpus, num_gpus: reserved per actor. With ``num_gpus=1``, give ``device="cuda"`` (a CUDA build).
         on_error: ``"record"`` (a failed video gives one row with an ``error`` column, after its decoded
@@ -281,9 +300,11 @@ def read_videos(
             by whichever actor is free: one long video keeps the whole pool busy. The rows are those of one
             decode of the whole video (a sequence straddling a boundary belongs to the segment of its first
             frame), each with a ``segment`` column ``[first, end]`` (``[0, -1]``: whole); a video's rows then
-            come segment by segment, in no set order across segments (sort by ``first_frame``). A segment
-            that fails (a corrupt GOP) gives its error row naming its frames; the others go on. ``None``:
-            whole files, as one actor each. Default 1800 (a minute at 30 fps); files by URI are not cut.
+            come segment by segment, in no set order across segments (sort by ``first_frame``). Segments and
+            files are handed out longest first, so the pool's last work is short and no actor idles long at the
+            end. A segment that fails (a corrupt GOP) gives its error row naming its frames; the others go on.
+            ``None``: whole files, as one actor each, in the given order. Default 1800 (a minute at 30 fps);
+            files by URI are not cut.
         **keywords: the transform keywords of :class:`framefeed.VideoInput` (``resize``, ``resize_shorter``,
             ``crop``, ``crop_pos``, ``seed``, ``dtype``, ``normalize``, ``layout``...), and ``device``.
     """
@@ -294,7 +315,7 @@ def read_videos(
     # Checks the settings here, before any actor starts; not the device, which the actors' nodes have and the
     # driver's may not.
     settings = {key: value for key, value in keywords.items() if key != "device"}
-    ff.VideoInput(sequence_length, 1, last_sequence_policy=last_sequence_policy, **settings).close()
+    ff.VideoInput(sequence_length, sequences_per_block, last_sequence_policy=last_sequence_policy, **settings).close()
     files = _list_files(given)
     restarts: Dict[str, Any] = {} if max_restarts is None else {"max_restarts": max_restarts}
     # Only the paths travel to the actors, which read the files themselves: one stage, no read tasks' workers
@@ -310,16 +331,17 @@ def read_videos(
             sequence_length=sequence_length,
             last_sequence_policy=last_sequence_policy,
             decoder_threads=decoder_threads,
+            sequences_per_block=sequences_per_block,
             on_error=on_error,
             epoch=epoch,
             **keywords,
         ),
         batch_size=1,
         batch_format="numpy",
-        concurrency=concurrency,
         num_cpus=num_cpus,
         num_gpus=num_gpus,
         # Ray Data's actor pools restart dead actors and retry their tasks by default; only a caller's own
         # limit is passed on.
         **restarts,
+        **_compute(concurrency),
     )

@@ -14,20 +14,32 @@ from conftest import FIXTURES
 from framefeed import _units
 
 LONG = str(FIXTURES / "sampling_h264_open_gop.mp4")  # 150 frames, keyframes every ~24
-SHORT = str(FIXTURES / "h264.mp4")  # 19 frames
+SHORT = str(FIXTURES / "h264.mp4")  # 23 frames
 
 
 def test_long_files_are_cut_and_short_ones_stay_whole():
     units = _units.plan([SHORT, LONG, "s3://bucket/x.mp4", str(FIXTURES / "missing.mp4")], 40)
-    assert units[0] == _units.Unit(SHORT, 0, None)
+    assert units[0] == _units.Unit(SHORT, 0, None, 23)
     cut = [u for u in units if u.path == LONG]
     assert [u.segment for u in cut] == ff.segments(LONG, 40) and len(cut) >= 3
     assert all(u.position == 1 for u in cut)
+    assert [u.frames for u in cut] == [b - a for a, b in ff.segments(LONG, 40)]
+    assert sum(u.frames for u in cut) == 150
     assert units[-2:] == [_units.Unit("s3://bucket/x.mp4", 2, None),
                           _units.Unit(str(FIXTURES / "missing.mp4"), 3, None)]
     assert _units.plan([LONG], None) == [_units.Unit(LONG, 0, None)]
     with pytest.raises(ValueError, match="segment_frames is 0"):
         _units.plan([LONG], 0)
+
+
+def test_longest_first_puts_unknown_lengths_first_and_keeps_ties_in_order():
+    units = _units.plan([SHORT, LONG, "s3://bucket/x.mp4", SHORT], 40)
+    ordered = _units.longest_first(units)
+    assert collections.Counter(ordered) == collections.Counter(units)
+    assert ordered[0].path == "s3://bucket/x.mp4"
+    lengths = [u.frames for u in ordered[1:]]
+    assert lengths == sorted(lengths, reverse=True)
+    assert [u.position for u in ordered if u.path == SHORT] == [0, 3], "ties keep their order"
 
 
 @pytest.mark.parametrize("seed", [None, 7])
