@@ -437,3 +437,91 @@ fn mux_batches_across_sources_and_a_failing_one_fails_alone() {
     assert_eq!(errors[0]["video"], 1);
     assert_eq!(summary["cameras"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn info_lists_segments_and_run_decodes_each_apart_into_the_whole_runs_sequences() {
+    // H.264 with open GOPs (150 frames): the segments' own sequences, together, are the whole run's, each once.
+    let clip = fixture("sampling_h264_open_gop.mp4");
+    let out = framefeed()
+        .args(["info", "--segments", "40"])
+        .arg(&clip)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let segments: Vec<(u64, u64)> = info["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s[0].as_u64().unwrap(), s[1].as_u64().unwrap()))
+        .collect();
+    assert!(segments.len() >= 3, "{segments:?}");
+    assert_eq!(segments[0].0, 0);
+    assert_eq!(segments.last().unwrap().1, 150);
+    assert!(segments
+        .windows(2)
+        .all(|w| w[0].1 == w[1].0 && w[0].1 - w[0].0 >= 40));
+
+    let flags = [
+        "run", "--json", "--md5", "-L", "4", "-B", "2", "--stride", "2", "--step", "3",
+    ];
+    // (first frame, its frames' indices, their MD5s) of every sequence.
+    let sequences = |lines: Vec<Value>| -> Vec<(u64, Value, Value)> {
+        lines
+            .iter()
+            .filter(|l| l.get("sequences").is_some())
+            .flat_map(|l| l["sequences"].as_array().unwrap().clone())
+            .map(|s| {
+                assert!(s["md5"].as_array().is_some_and(|m| !m.is_empty()));
+                (
+                    s["first_frame"].as_u64().unwrap(),
+                    s["frames"].clone(),
+                    s["md5"].clone(),
+                )
+            })
+            .collect()
+    };
+    let whole = sequences(run_json(
+        flags
+            .iter()
+            .map(|s| s.to_string())
+            .chain([clip.display().to_string()]),
+    ));
+    let mut parts = Vec::new();
+    for (first, end) in segments.iter().rev() {
+        let mine = sequences(run_json(flags.iter().map(|s| s.to_string()).chain([
+            format!("--segment={first}:{end}"),
+            clip.display().to_string(),
+        ])));
+        assert!(
+            mine.iter().all(|(f, _, _)| (*first..*end).contains(f)),
+            "{first}..{end}"
+        );
+        parts.extend(mine);
+    }
+    parts.sort_by_key(|(f, _, _)| *f);
+    assert_eq!(parts.len(), whole.len(), "lost or repeated sequences");
+    assert_eq!(parts, whole);
+
+    for bad in ["--segment=9", "--segment=9:x"] {
+        let out = framefeed().args(["run", bad]).arg(&clip).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+    let out = framefeed()
+        .args(["run", "--segment=9:9"])
+        .arg(&clip)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: end > first"));
+    let out = framefeed()
+        .args(["info", "--segments", "0"])
+        .arg(&clip)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: 1 frame or more"));
+}

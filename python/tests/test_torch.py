@@ -114,26 +114,38 @@ def test_a_shuffle_buffer_mixes_videos_in_every_batch_and_keeps_every_sequence()
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_every_segment_once_per_epoch_over_workers_and_ranks(workers):
-    """A long file is cut into segments sharded like files: over 2 ranks x `workers` workers every sequence of
-    every file comes exactly once per epoch."""
+def test_every_segment_once_per_epoch_over_workers_and_ranks(workers, tmp_path):
+    """Long files (H.264 and HEVC with open GOPs and B-frames, VP9) cut into segments sharded like files: over 2
+    ranks x `workers` workers every sequence of every file comes exactly once per epoch, with the frames of one
+    single-worker decode of the file (compared by MD5)."""
+    import hashlib
+    import subprocess
+
     import framefeed as ff
 
-    long = str(FIXTURES / "sampling_h264_open_gop.mp4")
-    files = [long, PATHS[0]]
+    vp9 = tmp_path / "vp9_gop20.webm"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-frames:v", "90",
+                    "-c:v", "libvpx-vp9", "-g", "20", "-keyint_min", "20", "-deadline", "realtime", "-cpu-used", "8",
+                    "-pix_fmt", "yuv420p", str(vp9)], check=True)
+    files = [str(FIXTURES / "sampling_h264_open_gop.mp4"), str(FIXTURES / "sampling_hevc_open_gop.mp4"), str(vp9),
+             PATHS[0]]
     want = collections.Counter()
     for f in files:
         inp = ff.VideoInput(4, 1)
         inp.feed_file(f)
         inp.close()
-        want.update((f, s.first_frame) for b in inp for s in b.sequences)
+        want.update((f, s.first_frame, hashlib.md5(s.numpy().tobytes()).hexdigest()) for b in inp
+                    for s in b.sequences)
     for epoch in range(2):
         seen = collections.Counter()
         for rank in range(2):
             dataset = VideoDataset(files, 4, 1, rank=rank, world_size=2, seed=5, segment_frames=30)
-            assert len(dataset.units) > len(files)
+            assert len([u for u in dataset.units if u.segment is not None]) >= 9, "the three long files cut"
             dataset.set_epoch(epoch)
             loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers)
-            for _, info in loader:
-                seen.update((info["label"], first) for first in info["first_frame"])
+            for frames, info in loader:
+                assert len(info["first_frame"]) == 1
+                # The real frames (a partial last sequence's tail is not a frame).
+                digest = hashlib.md5(frames[0][: info["valid_frames"][0]].numpy().tobytes()).hexdigest()
+                seen[(info["label"], info["first_frame"][0], digest)] += 1
         assert seen == want, epoch

@@ -1,13 +1,14 @@
-//! `framefeed info FILE`: a container and its streams as JSON.
+//! `framefeed info FILE [--segments N]`: a container and its streams as JSON, and the video's keyframe
+//! segments.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-pub(crate) fn info(file: &PathBuf) -> Result<ExitCode, String> {
+pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, String> {
     let data = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let info = match framefeed::probe(data) {
+    let info = match framefeed::probe(data.clone()) {
         Ok(info) => info,
         Err(e) => {
             eprintln!("framefeed: {}: {e}", file.display());
@@ -40,7 +41,7 @@ pub(crate) fn info(file: &PathBuf) -> Result<ExitCode, String> {
             })
         })
         .collect();
-    let out = json!({
+    let mut out = json!({
         "file": file.display().to_string(),
         "container": info.format,
         "container_long": info.format_long,
@@ -48,6 +49,19 @@ pub(crate) fn info(file: &PathBuf) -> Result<ExitCode, String> {
         "bit_rate": info.bit_rate,
         "streams": streams,
     });
+    if let Some(every) = segments {
+        let video = framefeed::Encoded::new(data).label(file.display().to_string());
+        match framefeed::segments(&video, &framefeed::Config::new(1, 1), every) {
+            Ok(parts) => {
+                out["segments"] = parts.iter().map(|p| json!([p.start, p.end])).collect();
+            }
+            Err(framefeed::Error::Config(reason)) => return Err(format!("--segments: {reason}")),
+            Err(e) => {
+                eprintln!("framefeed: {}: {e}", file.display());
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
     println!(
         "{}",
         serde_json::to_string_pretty(&out).expect("JSON of plain values")

@@ -40,6 +40,12 @@ enum Command {
     Info {
         /// The video file.
         file: PathBuf,
+        /// Also cut the video at keyframes into segments of at least N frames (read by demuxing, without
+        /// decoding), listed as `"segments": [[FIRST, END], ...]` (display indices, END excluded): give each to
+        /// `framefeed run --segment FIRST:END` on any machine, and together they give the whole video's
+        /// sequences once.
+        #[arg(long, value_name = "N")]
+        segments: Option<u64>,
     },
     /// Serve the HTTP ingest service: POST /videos streams one JSON line per batch; GET /health, /metrics.
     Serve(ServeArgs),
@@ -62,7 +68,7 @@ fn main() -> ExitCode {
         .init();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
-        Command::Info { file } => info::info(&file),
+        Command::Info { file, segments } => info::info(&file, segments),
         Command::Serve(args) => serve::serve(args),
     };
     match result {

@@ -178,6 +178,12 @@ pub(crate) struct RunArgs {
         help_heading = "Sampling"
     )]
     indices: Option<Vec<u64>>,
+    /// Sampling: only the sequences whose first frame's display index is in FIRST..END (END excluded): one
+    /// segment of a long video, as `framefeed info --segments N` lists them, decoded from the keyframe it needs
+    /// (a sequence straddling END is finished past it). Each segment of a video, run apart with the same
+    /// other flags, gives its share of the whole video's sequences, each once. Files only.
+    #[arg(long, value_name = "FIRST:END", value_parser = parse_segment, help_heading = "Sampling")]
+    segment: Option<(u64, u64)>,
     /// The most samples (frames and audio packets) an MP4/MOV file's index may claim: the demuxer builds an
     /// entry for each before reading any, so a file claiming more fails first. Default 4194304 (2^22); a whole
     /// file may also claim at most one per byte.
@@ -187,6 +193,18 @@ pub(crate) struct RunArgs {
 
 fn parse_device(s: &str) -> Result<Device, String> {
     s.parse()
+}
+
+fn parse_segment(s: &str) -> Result<(u64, u64), String> {
+    let (first, end) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected FIRST:END frame indices, got '{s}'"))?;
+    let index = |v: &str| {
+        v.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("expected FIRST:END with frame indices (0 or more), got '{s}'"))
+    };
+    Ok((index(first)?, index(end)?))
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -218,7 +236,7 @@ fn parse_normalize(s: &str) -> Result<([f32; 3], [f32; 3]), String> {
 
 impl RunArgs {
     fn sampling(&self) -> Sampling {
-        Sampling::from(SamplingOptions {
+        let sampling = Sampling::from(SamplingOptions {
             stride: self.stride,
             step: self.step,
             clips: self.clips,
@@ -228,7 +246,11 @@ impl RunArgs {
             start: self.start,
             end: self.end,
             indices: self.indices.clone(),
-        })
+        });
+        match self.segment {
+            Some((first, end)) => sampling.segment(first, end),
+            None => sampling,
+        }
     }
 
     fn transforms(&self) -> Transforms {
