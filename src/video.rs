@@ -106,7 +106,39 @@ pub(crate) struct WholeFile {
     pub(crate) len: u64,
 }
 
+/// Who a file is, as far as an index of it goes: its device and inode, its length and its modification time
+/// (a file rewritten in place or replaced under its name is another file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileIdentity {
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl WholeFile {
+    /// Who the file is now; `None` where its metadata cannot be read.
+    pub(crate) fn identity(&self) -> Option<FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = self.file.metadata().ok()?;
+        Some(FileIdentity {
+            device: meta.dev(),
+            inode: meta.ino(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+}
+
 impl Whole {
+    /// Who it is, when it is a file (bytes in memory have no identity that outlives them).
+    pub(crate) fn file_identity(&self) -> Option<FileIdentity> {
+        match self {
+            Whole::File(file) => file.identity(),
+            Whole::Memory(_) => None,
+        }
+    }
+
     /// Its length in bytes.
     pub(crate) fn len(&self) -> u64 {
         match self {

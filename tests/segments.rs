@@ -226,3 +226,62 @@ fn a_segment_of_a_live_video_is_refused() {
         refused.err()
     );
 }
+
+#[test]
+fn a_file_rewritten_or_replaced_between_two_segments_is_indexed_again() {
+    // An operator keeps the index of the file it indexed last for that file's next segment; a file rewritten
+    // in place, or replaced under its name, between two segments is another file: indexed again, its own
+    // frames decoded.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("clip.mp4");
+    // Two clips of one codec and size whose indexes differ: the second's frames come at variable times.
+    let (first, second) = (
+        fixture("sampling_h264_open_gop.mp4"),
+        fixture("sampling_vfr.mp4"),
+    );
+    let config = Config::new(4, 3);
+    let alone = |clip: &Path| decode(config.clone(), Encoded::file(clip).unwrap().segment(20, 60));
+    let (want_first, want_second) = (alone(&first), alone(&second));
+    assert!(!want_first.is_empty() && want_first != want_second);
+
+    let input = VideoInput::new(config.clone()).unwrap();
+    let mut segment_of = |clip: &Path, replace: bool| -> Vec<Seq> {
+        if replace {
+            // A new inode under the same name.
+            let next = dir.path().join("next.mp4");
+            std::fs::copy(clip, &next).unwrap();
+            std::fs::rename(&next, &path).unwrap();
+        } else {
+            // The same inode, new bytes.
+            std::fs::write(&path, std::fs::read(clip).unwrap()).unwrap();
+        }
+        input
+            .feed(Encoded::file(&path).unwrap().segment(20, 60))
+            .unwrap();
+        let mut out = Vec::new();
+        loop {
+            let batch = input.next_batch().unwrap().expect("not closed");
+            for s in batch.sequences() {
+                out.push(Seq {
+                    indices: s.indices().to_vec(),
+                    pts: s.pts().to_vec(),
+                    frames: s.frames().map(|f| f.data().to_vec()).collect(),
+                    padded: s.padded_frames(),
+                });
+            }
+            if batch.is_last() {
+                return out;
+            }
+        }
+    };
+    assert!(segment_of(&first, false) == want_first);
+    assert!(
+        segment_of(&second, false) == want_second,
+        "rewritten in place"
+    );
+    assert!(segment_of(&first, true) == want_first, "replaced");
+    assert!(
+        segment_of(&first, false) == want_first,
+        "the same file again"
+    );
+}

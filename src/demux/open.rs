@@ -25,7 +25,7 @@ use crate::signal::Signals;
 use crate::source::feed::Source;
 use crate::source::live::{Failure, LiveReader, LiveShared};
 use crate::source::url::{redact_url, UrlSource};
-use crate::video::{ClipKey, Whole};
+use crate::video::{ClipKey, FileIdentity, Whole};
 
 /// A source, opened.
 pub(crate) struct Opened {
@@ -69,6 +69,14 @@ impl Opened {
     /// Whether it is a whole video (in memory or a file), which sampling indexes and seeks in.
     pub(crate) fn is_whole(&self) -> bool {
         matches!(self.origin, Origin::Whole(..))
+    }
+
+    /// Who its file is, when it is a whole file.
+    pub(crate) fn file_identity(&self) -> Option<FileIdentity> {
+        match &self.origin {
+            Origin::Whole(data, _) => data.file_identity(),
+            Origin::Live(_) | Origin::Url { .. } => None,
+        }
     }
 
     /// Its place in its dataset (a whole video's, as fed; any other's, the default).

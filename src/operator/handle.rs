@@ -68,6 +68,7 @@ impl VideoInput {
             output_size: output_size.clone(),
             packer: Default::default(),
             gpu,
+            indexes: Default::default(),
         };
         let handle = std::thread::Builder::new()
             .name("framefeed-decode".into())

@@ -21,7 +21,7 @@ use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::sample::seek::{decode_needed, SeekOutcome};
 use crate::sample::slots::Out;
-use crate::sample::{plan_whole, virtual_range, InOrder, Planned, WholePlan};
+use crate::sample::{plan_whole, scan_whole, virtual_range, InOrder, Planned, Scanned, WholePlan};
 use crate::transform;
 use crate::video::ClipKey;
 use crate::video::VideoRef;
@@ -44,24 +44,45 @@ impl Worker {
         // with range requests: the index reads it once through, then only the clips' GOPs are read again).
         let segment = self.config.sampling.segment.or(opened.clip_key().segment);
         let needs_whole = self.config.sampling.needs_whole_video();
-        let again = if opened.is_whole() || needs_whole {
+        // A file indexed for the video before (its previous segment) is not indexed again.
+        let file = opened.file_identity();
+        let kept = file.as_ref().and_then(|file| self.indexes.get(file));
+        let again = if kept.is_some() {
+            None
+        } else if opened.is_whole() || needs_whole {
             self.opener().open_again(&opened)
         } else {
             None
         };
-        let plan = match again {
-            Some(Ok(demuxer)) => {
+        let scanned = match (kept, again) {
+            (Some(index), _) => Some(Scanned::Index(index)),
+            (None, Some(Ok(demuxer))) => match scan_whole(demuxer, &self.config) {
+                Ok(scanned) => {
+                    match (file, &scanned) {
+                        (Some(file), Scanned::Index(index)) => {
+                            self.indexes.keep(file, index.clone())
+                        }
+                        _ => self.indexes.clear(),
+                    }
+                    Some(scanned)
+                }
+                Err(error) => return self.end(video, asm, Some(error)),
+            },
+            (None, Some(Err(failure))) => return self.failed(video, failure),
+            (None, None) => None,
+        };
+        let plan = match scanned {
+            Some(scanned) => {
                 let key = opened.clip_key();
                 let key = ClipKey {
                     position: key.position.or(Some(video.id.0)),
                     ..key
                 };
-                match plan_whole(demuxer, &self.config, key) {
+                match plan_whole(scanned, &self.config, key) {
                     Ok(plan) => plan,
                     Err(error) => return self.end(video, asm, Some(error)),
                 }
             }
-            Some(Err(failure)) => return self.failed(video, failure),
             None if needs_whole => {
                 let error = VideoError::Sampling {
                     reason: "clips need the whole video, and this URL cannot seek (a live stream, or a \

@@ -45,6 +45,7 @@ use crate::demux::{check_frame_size, Demuxer};
 use crate::device::GpuRuntime;
 use crate::error::{AvError, Error, VideoError};
 use crate::ffi::packet::Packet;
+use crate::sample::index::IndexCache;
 use crate::settings::config::Config;
 use crate::signal::Signals;
 use crate::source::feed::{FeedQueue, QueuedVideo};
@@ -78,6 +79,8 @@ pub(crate) struct Worker {
     /// The operator's GPU ([`Device::Cuda`](crate::Device::Cuda)): videos are decoded on NVDEC and batches
     /// kept in its memory.
     pub(crate) gpu: Option<Arc<GpuRuntime>>,
+    /// The last file a sampled video indexed, kept for the next video from that file (its next segment).
+    pub(crate) indexes: IndexCache,
 }
 
 impl Worker {
@@ -187,6 +190,7 @@ impl Worker {
         if !self.config.sampling.is_everything() || opened.clip_key().segment.is_some() {
             return self.sampled(&video, opened);
         }
+        self.indexes.clear(); // not kept over videos that are not indexed
         let (decoder, on_gpu) = match self.open_decoder(&opened.demuxer) {
             Ok(decoder) => decoder,
             Err(error) => {

@@ -6,13 +6,19 @@
 //! as decoded for reference only (an MP4 edit list cuts their frames): the order `ffmpeg -fps_mode
 //! passthrough` outputs frames in. A stream whose packets lack presentation times, or repeat one, has no such
 //! index: its frames are counted as the decoder gives them instead.
+//!
+//! [`IndexCache`] keeps a decoding thread's last file index for the next video from the same file: the
+//! segments of one long video, fed one after another, scan it once, not once each.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::plan::Timeline;
 use crate::demux::Demuxer;
 use crate::error::AvError;
 use crate::ffi::packet::Packet;
+use crate::video::FileIdentity;
 
 /// Reads every packet of the demuxer's stream (not decoding them), in decode order. Stops at `max` packets
 /// (`Ok(None)`: too many to index).
@@ -170,6 +176,33 @@ impl FrameIndex {
             }
         }
         0
+    }
+}
+
+/// The index of the file a decoding thread indexed last, kept for the next video from the same file (the same
+/// device, inode, length and modification time, so a file rewritten or replaced is indexed again). One entry:
+/// a long video's segments fed one after another hit it, and it holds at most one index (under 150 bytes a
+/// frame) until a video from another file takes its place or the thread decodes a video it does not index.
+#[derive(Default)]
+pub(crate) struct IndexCache(RefCell<Option<(FileIdentity, Arc<FrameIndex>)>>);
+
+impl IndexCache {
+    /// The index kept for `file`, if it is the file last indexed.
+    pub(crate) fn get(&self, file: &FileIdentity) -> Option<Arc<FrameIndex>> {
+        match &*self.0.borrow() {
+            Some((kept, index)) if kept == file => Some(index.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keeps `index` as `file`'s, in place of any other.
+    pub(crate) fn keep(&self, file: FileIdentity, index: Arc<FrameIndex>) {
+        *self.0.borrow_mut() = Some((file, index));
+    }
+
+    /// Lets go of what it keeps.
+    pub(crate) fn clear(&self) {
+        self.0.borrow_mut().take();
     }
 }
 

@@ -22,6 +22,8 @@ pub(crate) mod slots;
 
 pub(crate) use live::InOrder;
 
+use std::sync::Arc;
+
 use self::index::FrameIndex;
 use self::plan::{virtual_frames, Plan};
 use self::slots::Slots;
@@ -33,7 +35,7 @@ use crate::video::ClipKey;
 
 /// A whole video's sampling, planned from its index: decode the needed frames by seeking.
 pub(crate) struct Planned {
-    pub(crate) index: FrameIndex,
+    pub(crate) index: Arc<FrameIndex>,
     /// The display index of each virtual frame (non-decreasing).
     pub(crate) virtual_frames: Vec<u64>,
     /// The sequences' slots.
@@ -56,47 +58,44 @@ pub(crate) enum WholePlan {
     InOrder(Box<InOrder>),
 }
 
-/// Plans the sampling of a whole video: indexes it through `demuxer`, a second demuxer over the same video
-/// (so that the one decoding stays at its start), and plans its sequences.
+/// What indexing a whole video found.
+pub(crate) enum Scanned {
+    /// Its index.
+    Index(Arc<FrameIndex>),
+    /// Its packets give no display order, or there are too many to index: how many frames they hold, when
+    /// they were counted.
+    Unordered { count: Option<u64> },
+}
+
+/// Indexes a whole video through `demuxer`, a second demuxer over the same video (so that the one decoding
+/// stays at its start), by demuxing without decoding.
+pub(crate) fn scan_whole(mut demuxer: Demuxer, config: &Config) -> Result<Scanned, VideoError> {
+    let time_base = demuxer.stream().seconds_per_unit();
+    let max = usize::try_from(config.max_container_samples).unwrap_or(usize::MAX);
+    let packets = index::scan(&mut demuxer, max).map_err(VideoError::NotAVideo)?;
+    let count = packets
+        .as_ref()
+        .map(|p| p.iter().filter(|p| !p.discard).count() as u64);
+    Ok(match packets.and_then(|p| FrameIndex::new(p, time_base)) {
+        Some(index) => Scanned::Index(Arc::new(index)),
+        None => Scanned::Unordered { count },
+    })
+}
+
+/// Plans the sampling of a whole video from what [`scan_whole`] found (or a kept index of the same file).
 pub(crate) fn plan_whole(
-    mut demuxer: Demuxer,
+    scanned: Scanned,
     config: &Config,
     key: ClipKey,
 ) -> Result<WholePlan, VideoError> {
     let sampling = &config.sampling;
     let length = config.sequence_length;
-    let time_base = demuxer.stream().seconds_per_unit();
-    let max = usize::try_from(config.max_container_samples).unwrap_or(usize::MAX);
-    let packets = index::scan(&mut demuxer, max).map_err(VideoError::NotAVideo)?;
     let bad = |reason: String| VideoError::Sampling { reason };
-    let count = packets
-        .as_ref()
-        .map(|p| p.iter().filter(|p| !p.discard).count() as u64);
-    let Some(index) = packets.and_then(|p| FrameIndex::new(p, time_base)) else {
-        if sampling.segment.is_some() || key.segment.is_some() {
-            return Err(bad(
-                "a segment needs the frames' display order in advance, and this video's packets do not give it"
-                    .into(),
-            ));
+    let index = match scanned {
+        Scanned::Index(index) => index,
+        Scanned::Unordered { count } => {
+            return plan_unordered(config, key, count);
         }
-        // No display order from the packets (or too many to index): counted as decoded.
-        let plan = if sampling.clips.is_some() {
-            if sampling.fps.is_some() || sampling.start.is_some() || sampling.end.is_some() {
-                return Err(bad(
-                    "clips with a frame rate or a time range need the frames' times in advance, and this \
-                     video's packets do not give them"
-                        .into(),
-                ));
-            }
-            let count = count
-                .ok_or_else(|| bad("too many packets to count its frames for clips".into()))?;
-            Some(Plan::whole(sampling, length, count, count, key).map_err(|e| bad(e.0))?)
-        } else {
-            None
-        };
-        return Ok(WholePlan::InOrder(Box::new(InOrder::new(
-            sampling, length, plan,
-        ))));
     };
     let timeline = index.timeline();
     let virtual_frames = virtual_frames(&timeline, sampling);
@@ -131,4 +130,39 @@ pub(crate) fn plan_whole(
         slots: Slots::new(plan, length),
         needed,
     })))
+}
+
+/// A whole video whose packets give no display order (or too many to index): decoded in order, its frames
+/// counted as they come.
+fn plan_unordered(
+    config: &Config,
+    key: ClipKey,
+    count: Option<u64>,
+) -> Result<WholePlan, VideoError> {
+    let sampling = &config.sampling;
+    let length = config.sequence_length;
+    let bad = |reason: String| VideoError::Sampling { reason };
+    if sampling.segment.is_some() || key.segment.is_some() {
+        return Err(bad(
+            "a segment needs the frames' display order in advance, and this video's packets do not give it"
+                .into(),
+        ));
+    }
+    let plan = if sampling.clips.is_some() {
+        if sampling.fps.is_some() || sampling.start.is_some() || sampling.end.is_some() {
+            return Err(bad(
+                "clips with a frame rate or a time range need the frames' times in advance, and this \
+                 video's packets do not give them"
+                    .into(),
+            ));
+        }
+        let count =
+            count.ok_or_else(|| bad("too many packets to count its frames for clips".into()))?;
+        Some(Plan::whole(sampling, length, count, count, key).map_err(|e| bad(e.0))?)
+    } else {
+        None
+    };
+    Ok(WholePlan::InOrder(Box::new(InOrder::new(
+        sampling, length, plan,
+    ))))
 }
