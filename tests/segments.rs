@@ -245,7 +245,7 @@ fn a_file_rewritten_or_replaced_between_two_segments_is_indexed_again() {
     assert!(!want_first.is_empty() && want_first != want_second);
 
     let input = VideoInput::new(config.clone()).unwrap();
-    let mut segment_of = |clip: &Path, replace: bool| -> Vec<Seq> {
+    let segment_of = |clip: &Path, replace: bool| -> Vec<Seq> {
         if replace {
             // A new inode under the same name.
             let next = dir.path().join("next.mp4");
