@@ -36,6 +36,8 @@ _ON_ERROR = ("record", "skip", "raise")
 # One block per video (an actor task decodes one video, and a retried task repeats that one video), up to this
 # many blocks for the whole dataset.
 _MAX_BLOCKS = 10_000
+# How long a Decoder's poll waits before it looks whether the video ended without a batch.
+_POLL_SECONDS = 0.02
 
 
 def _filesystem(path: str) -> Tuple[pyarrow.fs.FileSystem, str]:
@@ -197,7 +199,14 @@ class Decoder:
         """The rows of the video just fed."""
         while True:
             try:
-                batch = self.input.next_batch()
+                # A video may end with no batch at all (a segment no sequence starts in, clips elsewhere):
+                # its end is a marker the poll takes without returning, so the wait is in short slices, each
+                # followed by a look at whether the video is still pending.
+                batch = self.input.next_batch(timeout=_POLL_SECONDS)
+            except ff.FramefeedTimeoutError:
+                if self.input.queued_videos == 0:
+                    return  # ended, with nothing to give
+                continue
             except ff.VideoError as error:
                 yield from self._failed(path, error.reason, error)
                 return

@@ -255,14 +255,16 @@ def test_a_row_per_clip_with_its_indices_the_same_clips_whichever_actor(cluster,
     files = [FIXTURES / n for n in ("h264.mp4", "vp9.webm", "h264.mkv")] + [FIXTURES / "sampling_h264_open_gop.mp4"]
     keywords = dict(clips=3, seed=4, crop=32, crop_pos=(0.5, 0.5))
 
-    def clips(epoch: int, concurrency) -> dict:
+    def clips(epoch: int, concurrency, segment_frames=1800) -> dict:
         by = rows_by_path(fr.read_videos(files, sequence_length=4, concurrency=concurrency, epoch=epoch,
-                                         **keywords))
-        return {p: [list(r["indices"]) for r in rows] for p, rows in by.items()}
+                                         segment_frames=segment_frames, **keywords))
+        return {p: sorted(list(r["indices"]) for r in rows) for p, rows in by.items()}
 
     first = clips(0, 2)
     assert set(first) == {str(f) for f in files} and all(len(c) == 3 for c in first.values())
     assert clips(0, (1, 3)) == first, "the clips do not depend on the actors (an autoscaling pool)"
+    # The long file in segments of 20 frames: most hold no clip (a segment that gives nothing ends at once).
+    assert clips(0, 2, segment_frames=20) == first, "the same clips, segment by segment"
     assert clips(1, 2) != first, "another epoch, other clips"
     # Each row's frames are the single-process decode's at its indices, placed as the listing places it.
     by = rows_by_path(fr.read_videos(files, sequence_length=4, concurrency=2, **keywords))
@@ -275,6 +277,24 @@ def test_a_row_per_clip_with_its_indices_the_same_clips_whichever_actor(cluster,
         assert [list(r["indices"]) for r in rows] == [w[0] for w in want], f.name
         for row, (indices, frames) in zip(rows, want):
             assert np.array_equal(row["frames"], frames) and len(row["pts"]) == len(indices)
+
+
+def test_a_segment_no_sequence_starts_in_gives_no_row_and_the_actor_goes_on():
+    """Frames 145-149 of a 150-frame video hold no sequence start (sequences of 8 start every 8 frames): the
+    Decoder gives no row for them and at once takes the next video (it used to wait for a batch forever)."""
+    import threading
+
+    clip = str(FIXTURES / "sampling_h264_open_gop.mp4")
+    decoder = fr.Decoder(8)
+    rows: list = []
+    done = threading.Thread(target=lambda: rows.extend(decoder({
+        "path": np.array([clip, clip], dtype=object), "segment": np.array([[145, 150], [136, 150]])})),
+        daemon=True)
+    done.start()
+    done.join(timeout=60)
+    assert not done.is_alive(), "the Decoder still waits for a batch of the empty segment"
+    assert [list(r["first_frame"]) for r in rows] == [[136, 144]]
+    assert [list(r["segment"][0]) for r in rows] == [[136, 150]]
 
 
 def test_a_long_video_in_segments_gives_the_rows_of_one_decode(cluster, tmp_path):
