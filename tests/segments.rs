@@ -11,7 +11,7 @@ use std::process::Command;
 
 use common::*;
 use framefeed::{
-    segments, ClipSampler, Config, Crop, CropPosition, Encoded, Error, LastSequencePolicy,
+    segments, Batch, ClipSampler, Config, Crop, CropPosition, Encoded, Error, LastSequencePolicy,
     Sampling, Transforms, VideoInput,
 };
 
@@ -33,16 +33,19 @@ fn decode_all(config: Config, videos: Vec<Encoded>) -> Vec<Seq> {
     input.close();
     let mut out = Vec::new();
     while let Some(batch) = input.next_batch().unwrap() {
-        for s in batch.sequences() {
-            out.push(Seq {
-                indices: s.indices().to_vec(),
-                pts: s.pts().to_vec(),
-                frames: s.frames().map(|f| f.data().to_vec()).collect(),
-                padded: s.padded_frames(),
-            });
-        }
+        out.extend(sequences(&batch));
     }
     out
+}
+
+/// The sequences of `batch`.
+fn sequences(batch: &Batch) -> impl Iterator<Item = Seq> + '_ {
+    batch.sequences().into_iter().map(|s| Seq {
+        indices: s.indices().to_vec(),
+        pts: s.pts().to_vec(),
+        frames: s.frames().map(|f| f.data().to_vec()).collect(),
+        padded: s.padded_frames(),
+    })
 }
 
 /// The sequences of `video` decoded by one operator of `config`.
@@ -261,14 +264,7 @@ fn a_file_rewritten_or_replaced_between_two_segments_is_indexed_again() {
         let mut out = Vec::new();
         loop {
             let batch = input.next_batch().unwrap().expect("not closed");
-            for s in batch.sequences() {
-                out.push(Seq {
-                    indices: s.indices().to_vec(),
-                    pts: s.pts().to_vec(),
-                    frames: s.frames().map(|f| f.data().to_vec()).collect(),
-                    padded: s.padded_frames(),
-                });
-            }
+            out.extend(sequences(&batch));
             if batch.is_last() {
                 return out;
             }

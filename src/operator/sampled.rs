@@ -56,18 +56,19 @@ impl Worker {
         };
         let scanned = match (kept, again) {
             (Some(index), _) => Some(Scanned::Index(index)),
-            (None, Some(Ok(demuxer))) => match scan_whole(demuxer, &self.config) {
-                Ok(scanned) => {
-                    match (file, &scanned) {
-                        (Some(file), Scanned::Index(index)) => {
-                            self.indexes.keep(file, index.clone())
+            (None, Some(Ok(demuxer))) => {
+                // Another file's index is not held while this one is built.
+                self.indexes.clear();
+                match scan_whole(demuxer, &self.config) {
+                    Ok(scanned) => {
+                        if let (Some(file), Scanned::Index(index)) = (file, &scanned) {
+                            self.indexes.keep(file, index.clone());
                         }
-                        _ => self.indexes.clear(),
+                        Some(scanned)
                     }
-                    Some(scanned)
+                    Err(error) => return self.end(video, asm, Some(error)),
                 }
-                Err(error) => return self.end(video, asm, Some(error)),
-            },
+            }
             (None, Some(Err(failure))) => return self.failed(video, failure),
             (None, None) => None,
         };
