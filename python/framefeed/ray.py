@@ -36,8 +36,6 @@ _ON_ERROR = ("record", "skip", "raise")
 # One block per video (an actor task decodes one video, and a retried task repeats that one video), up to this
 # many blocks for the whole dataset.
 _MAX_BLOCKS = 10_000
-# How long a Decoder's poll waits before it looks whether the video ended without a batch.
-_POLL_SECONDS = 0.02
 
 
 def _filesystem(path: str) -> Tuple[pyarrow.fs.FileSystem, str]:
@@ -147,11 +145,14 @@ class Decoder:
         # An error row's (empty) frames take the element type of the others: one tensor column.
         dtype = keywords.get("dtype", "uint8")
         self.dtype = np.dtype(dtype.split("_")[0] if isinstance(dtype, str) else dtype)
+        # Non-blocking: a poll waits while the video fed last is still decoding, and says `NoDataError` once
+        # it has been delivered, batches or not (a segment no sequence starts in ends with none).
         self.input = ff.VideoInput(
             sequence_length,
             sequences_per_block,
             last_sequence_policy=last_sequence_policy,
             decoder_threads=decoder_threads,
+            blocking=False,
             **keywords,
         )
 
@@ -199,14 +200,9 @@ class Decoder:
         """The rows of the video just fed."""
         while True:
             try:
-                # A video may end with no batch at all (a segment no sequence starts in, clips elsewhere):
-                # its end is a marker the poll takes without returning, so the wait is in short slices, each
-                # followed by a look at whether the video is still pending.
-                batch = self.input.next_batch(timeout=_POLL_SECONDS)
-            except ff.FramefeedTimeoutError:
-                if self.input.queued_videos == 0:
-                    return  # ended, with nothing to give
-                continue
+                batch = self.input.next_batch()
+            except ff.NoDataError:
+                return  # the video was delivered (with no batch at all when no sequence starts in it)
             except ff.VideoError as error:
                 yield from self._failed(path, error.reason, error)
                 return
