@@ -29,8 +29,9 @@ def check_segment_frames(segment_frames: Optional[int]) -> None:
 
 def plan(paths: Sequence[str], segment_frames: Optional[int]) -> List[Unit]:
     """The units of ``paths``, in order: each local file longer than ``segment_frames`` in keyframe-aligned
-    segments (read by demuxing without decoding), the others whole, as are files given by URI (read whole by
-    whoever decodes them) and files that cannot be read here (their decoder reports why)."""
+    segments (an MP4's read from its index, others by demuxing without decoding), the others whole, as are
+    files given by URI (read whole by whoever decodes them) and files that cannot be read here (their decoder
+    reports why)."""
     check_segment_frames(segment_frames)
     units: List[Unit] = []
     for position, path in enumerate(paths):

@@ -300,16 +300,16 @@ def read_videos(
             task is retried, and the rows it had already produced are not produced twice: a retried task
             decodes the same video, or segment, again and Ray's streaming generator skips the rows it already
             holds).
-        segment_frames: a local file longer than this many frames is cut at keyframes into segments of at
-            least this many (:func:`framefeed.segments`, read here by demuxing without decoding), each decoded
-            by whichever actor is free: one long video keeps the whole pool busy. The rows are those of one
-            decode of the whole video (a sequence straddling a boundary belongs to the segment of its first
-            frame), each with a ``segment`` column ``[first, end]`` (``[0, -1]``: whole); a video's rows then
-            come segment by segment, in no set order across segments (sort by ``first_frame``). Segments and
-            files are handed out longest first, so the pool's last work is short and no actor idles long at the
-            end. A segment that fails (a corrupt GOP) gives its error row naming its frames; the others go on.
-            ``None``: whole files, as one actor each, in the given order. Default 1800 (a minute at 30 fps);
-            files by URI are not cut.
+        segment_frames: a local file longer than this many frames is cut at keyframes into segments of at least this
+            many (:func:`framefeed.segments`, read here: an MP4's from its index, others by demuxing without
+            decoding), each decoded by whichever actor is free: one long video keeps the whole pool busy. The rows
+            are those of one decode of the whole video (a sequence straddling a boundary belongs to the segment of
+            its first frame), each with a ``segment`` column ``[first, end]`` (``[0, -1]``: whole); a video's rows
+            then come segment by segment, in no set order across segments (sort by ``first_frame``). Segments and
+            files are handed out longest first, so the pool's last work is short and no actor idles long at the end.
+            A segment that fails (a corrupt GOP) gives its error row naming its frames; the others go on. ``None``:
+            whole files, as one actor each, in the given order. Default 1800 (a minute at 30 fps); files by URI are
+            not cut.
         **keywords: the transform keywords of :class:`framefeed.VideoInput` (``resize``, ``resize_shorter``,
             ``crop``, ``crop_pos``, ``seed``, ``dtype``, ``normalize``, ``layout``...), and ``device``.
     """

@@ -1,8 +1,10 @@
 //! Demuxing, the second stage: takes a queued source and opens it (`open`: a buffer in memory through custom
 //! AVIO with seeking, a live video's chunks, a URL through FFmpeg's protocols), chooses its video stream and
 //! hands on that stream's packets to the decode stage. `mp4` holds the MP4-specific checks (claims, the live
-//! box gate, sniffing).
+//! box gate, sniffing, sample tables); `indexed` lists a whole MP4's packets from its index, without reading
+//! its media data.
 
+pub(crate) mod indexed;
 pub(crate) mod mp4;
 pub(crate) mod open;
 
@@ -80,6 +82,8 @@ pub(crate) fn select_stream(
 pub(crate) struct Demuxer {
     format: FormatContext,
     stream: StreamInfo,
+    /// The whole video it reads, when it was opened from one (for `indexed`).
+    whole: Option<Whole>,
     /// Opened by URL: the interrupt armed with the read timeout before each read.
     reads: Option<(std::sync::Arc<Interrupt>, std::time::Duration)>,
 }
@@ -99,7 +103,9 @@ impl Demuxer {
                     .map_err(|reason| VideoError::ImplausibleContainer { reason })?
             }
         }
-        Self::open_io(MemoryIo::new(data)?, config, Demuxers::Any)
+        let mut this = Self::open_io(MemoryIo::new(data.clone())?, config, Demuxers::Any)?;
+        this.whole = Some(data);
+        Ok(this)
     }
 
     /// Like [`open`](Self::open), reading a live stream as its bytes arrive. An MP4 stream comes through the
@@ -168,6 +174,7 @@ impl Demuxer {
                 .map(|d| (d.as_micros().min(i64::MAX as u128) as i64).max(1)),
             // With no analysis asked for, no frames are read to guess the frame rate either.
             fps_probe_frames: config.analyze_duration.filter(|d| d.is_zero()).map(|_| 0),
+            ignore_edit_list: false,
         }
     }
 
@@ -191,6 +198,7 @@ impl Demuxer {
         Ok(Self {
             format,
             stream,
+            whole: None,
             reads: None,
         })
     }

@@ -41,6 +41,33 @@ pub(crate) struct ProbeOptions {
     pub(crate) analyze_duration: Option<i64>,
     /// Frames read to estimate the frame rate (`fpsprobesize`).
     pub(crate) fps_probe_frames: Option<i32>,
+    /// The MOV/MP4 demuxer's `ignore_editlist`: its index holds every sample of the track, in sample order,
+    /// with no edit list applied.
+    pub(crate) ignore_edit_list: bool,
+}
+
+/// One entry of a stream's index in the demuxer (`AVIndexEntry`): where a packet is and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IndexEntry {
+    /// Byte position in the container.
+    pub(crate) pos: i64,
+    /// The demuxer's timestamp (the MOV demuxer's: decode time, edit list applied), stream time base.
+    pub(crate) timestamp: i64,
+    /// A keyframe (`AVINDEX_KEYFRAME`).
+    pub(crate) key: bool,
+    /// Decoded for reference only, never shown (`AVINDEX_DISCARD_FRAME`: an edit list cuts it).
+    pub(crate) discard: bool,
+}
+
+/// What the demuxer keeps of a stream beside its index, for the timestamps it gives packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StreamTiming {
+    /// The container's track number (`AVStream.id`: an MP4 track's `track_ID`).
+    pub(crate) id: i32,
+    /// Duration in the stream's time base (`AVStream.duration`; `i64::MIN` when unknown).
+    pub(crate) duration: i64,
+    /// The real base frame rate (`AVStream.r_frame_rate`), as a fraction (0/0 when unknown).
+    pub(crate) real_frame_rate: (i32, i32),
 }
 
 /// What an input opened by URL checks while FFmpeg waits on the network. FFmpeg's protocols call the context's
@@ -172,6 +199,9 @@ impl FormatContext {
             for (key, value) in &url.settings {
                 dict.set(key, value)?;
             }
+        }
+        if probe.ignore_edit_list {
+            dict.set(c"ignore_editlist", c"1")?;
         }
         // SAFETY: avformat_alloc_context returns NULL or a valid context, which we check.
         let mut raw = unsafe { sys::avformat_alloc_context() };
@@ -365,6 +395,45 @@ impl FormatContext {
             bit_rate: (par.bit_rate > 0).then_some(par.bit_rate as u64),
             default: st.disposition & sys::AV_DISPOSITION_DEFAULT != 0,
             attached_picture: st.disposition & sys::AV_DISPOSITION_ATTACHED_PIC != 0,
+        }
+    }
+
+    /// Whether the container is read by the MOV/MP4 demuxer.
+    pub(crate) fn is_mov(&self) -> bool {
+        // SAFETY: `iformat` is set on an open context and points at a static demuxer description.
+        static_str(unsafe { (*self.raw().iformat).name }) == "mov,mp4,m4a,3gp,3g2,mj2"
+    }
+
+    /// Stream `index`'s entries in the demuxer's index, in its order (for the MOV demuxer: every packet of
+    /// the stream, read from the container's tables when it was opened).
+    pub(crate) fn index_entries(&self, index: usize) -> Vec<IndexEntry> {
+        let st = ptr::from_ref(self.stream(index)).cast_mut();
+        // SAFETY: `st` is a stream of this open context; lavf reads its index without changing it.
+        let count = unsafe { sys::avformat_index_get_entries_count(st) }.max(0);
+        let mut entries = Vec::with_capacity(count as usize);
+        for i in 0..count {
+            // SAFETY: `i` is below the count; the entry lives while the index is unchanged (nothing reads
+            // packets meanwhile: `&self`), and it is copied out at once.
+            let Some(e) = (unsafe { sys::avformat_index_get_entry(st, i).as_ref() }) else {
+                break;
+            };
+            entries.push(IndexEntry {
+                pos: e.pos,
+                timestamp: e.timestamp,
+                key: e.flags() & sys::AVINDEX_KEYFRAME as c_int != 0,
+                discard: e.flags() & sys::AVINDEX_DISCARD_FRAME as c_int != 0,
+            });
+        }
+        entries
+    }
+
+    /// What the demuxer keeps of stream `index` for its packets' timestamps.
+    pub(crate) fn stream_timing(&self, index: usize) -> StreamTiming {
+        let st = self.stream(index);
+        StreamTiming {
+            id: st.id,
+            duration: st.duration,
+            real_frame_rate: (st.r_frame_rate.num, st.r_frame_rate.den),
         }
     }
 

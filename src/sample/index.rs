@@ -1,4 +1,5 @@
-//! A whole video's frame index, built once by demuxing without decoding: every packet of the chosen stream in
+//! A whole video's frame index, built once by demuxing without decoding (an MP4's from its index, without
+//! reading its media data: `demux::indexed`): every packet of the chosen stream in
 //! decode order (timestamps, keyframe and discard flags, byte position), the display order they give, and
 //! for a display index the keyframes decoding may start from.
 //!
@@ -15,41 +16,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::plan::Timeline;
+pub(crate) use crate::demux::indexed::PacketEntry;
 use crate::demux::Demuxer;
 use crate::error::AvError;
-use crate::ffi::packet::Packet;
 use crate::video::FileIdentity;
 
-/// Reads every packet of the demuxer's stream (not decoding them), in decode order. Stops at `max` packets
-/// (`Ok(None)`: too many to index).
+/// Every packet of the demuxer's stream, in decode order: listed from the container's index where that gives
+/// exactly what reading them would (`Demuxer::indexed_packets`: an MP4's `moov`, not its media data), else
+/// read (not decoded). At most `max` packets (`Ok(None)`: too many to index).
 pub(crate) fn scan(demuxer: &mut Demuxer, max: usize) -> Result<Option<Vec<PacketEntry>>, AvError> {
-    let mut packet = Packet::new()?;
-    let mut packets = Vec::new();
-    while demuxer.next_packet(&mut packet)? {
-        if packets.len() == max {
-            return Ok(None);
-        }
-        packets.push(PacketEntry {
-            pts: packet.pts(),
-            dts: packet.dts(),
-            pos: packet.pos(),
-            duration: packet.duration(),
-            key: packet.is_key(),
-            discard: packet.is_discarded(),
-        });
+    if let Some(packets) = demuxer.indexed_packets() {
+        return Ok((packets.len() <= max).then_some(packets));
     }
-    Ok(Some(packets))
-}
-
-/// One packet, as the scan saw it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct PacketEntry {
-    pub(crate) pts: Option<i64>,
-    pub(crate) dts: Option<i64>,
-    pub(crate) pos: Option<i64>,
-    pub(crate) duration: i64,
-    pub(crate) key: bool,
-    pub(crate) discard: bool,
+    demuxer.read_packets(max)
 }
 
 /// The index of a whole video's frames.

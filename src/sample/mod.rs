@@ -3,7 +3,8 @@
 //!
 //! - `plan`: pure arithmetic: the virtual frames (time range, target frame rate) and the sequences over them
 //!   (stride and step, clips, a list of indices).
-//! - `index`: a whole video's frame index, built by demuxing without decoding: display order and keyframes.
+//! - `index`: a whole video's frame index, listed from an MP4's index or built by demuxing without decoding:
+//!   display order and keyframes.
 //! - `seek`: decodes a whole video's needed frames only, seeking to the keyframe each needs.
 //! - `live`: samples frames in the order the decoder gives them (live videos, and whole ones with no index).
 //! - `segments`: a long video's frames cut at keyframes into parts decoded apart (`Sampling::segment`).
@@ -68,7 +69,8 @@ pub(crate) enum Scanned {
 }
 
 /// Indexes a whole video through `demuxer`, a second demuxer over the same video (so that the one decoding
-/// stays at its start), by demuxing without decoding.
+/// stays at its start): an MP4's from its index (`Demuxer::indexed_packets`), others by demuxing without
+/// decoding.
 pub(crate) fn scan_whole(mut demuxer: Demuxer, config: &Config) -> Result<Scanned, VideoError> {
     let time_base = demuxer.stream().seconds_per_unit();
     let max = usize::try_from(config.max_container_samples).unwrap_or(usize::MAX);

@@ -14,7 +14,8 @@ use crate::video::{Encoded, VideoId, VideoRef};
 
 /// The segments of the whole video `video`: its frames (display indices) cut at keyframes into parts of at
 /// least `every` frames (the last one may be shorter; a video of `every` frames or fewer is one segment),
-/// in order, covering every frame once. Read by demuxing without decoding, with `config`'s stream choice and
+/// in order, covering every frame once. Read from an H.264 or HEVC MP4/MOV's index (its `moov`, not its media
+/// data), other videos by demuxing without decoding, with `config`'s stream choice and
 /// container limits. Feed each segment as its own video with [`Sampling::segment`](crate::Sampling::segment)
 /// (and the same other settings, and for clips the same place in its dataset): together they give the
 /// sequences of the whole video.

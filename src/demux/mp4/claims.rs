@@ -648,7 +648,7 @@ fn audio_fields(entry: &[u8]) -> usize {
 }
 
 /// Bytes of ID3v2 tags at the start of `data`, which libavformat skips before it demuxes.
-fn id3v2_len(data: &[u8]) -> usize {
+pub(crate) fn id3v2_len(data: &[u8]) -> usize {
     let mut at = 0usize;
     while let Some(h) = data.get(at..at + 10) {
         let is_tag = &h[..3] == b"ID3"
@@ -683,10 +683,21 @@ pub(crate) fn check_buffer_with(
 }
 
 /// Checks a whole video file as [`check_buffer`] checks a buffer, reading only what the demuxer parses
-/// before its first packet: the top-level boxes it parses, whole (`moov` above all), and no media data (an
-/// `mdat`, or a box it skips, is checked as its header alone). An I/O error leaves the file to the demuxer,
-/// whose read fails the same way.
+/// before its first packet ([`movie_boxes`]). An I/O error leaves the file to the demuxer, whose read fails the
+/// same way.
 pub(crate) fn check_file(file: &WholeFile, max_samples: u64) -> Result<(), String> {
+    let Some(gathered) = movie_boxes(file)? else {
+        return Ok(());
+    };
+    let len = usize::try_from(file.len).unwrap_or(usize::MAX);
+    Claims::new(Bound::whole(len, max_samples), &LavfTags).top_level(&gathered)
+}
+
+/// A video file's top-level boxes as the demuxer parses them before its first packet: the boxes it parses,
+/// whole (`moov` above all), and no media data (an `mdat`, or a box it skips, as its header alone, an empty
+/// box of its kind), after any ID3v2 tags. `Ok(None)`: the file could not be read; `Err`: a box it parses is
+/// too large for memory.
+pub(crate) fn movie_boxes(file: &WholeFile) -> Result<Option<Vec<u8>>, String> {
     use std::os::unix::fs::FileExt;
     let read = |at: u64, buf: &mut [u8]| -> Option<usize> {
         let mut done = 0;
@@ -748,7 +759,7 @@ pub(crate) fn check_file(file: &WholeFile, max_samples: u64) -> Result<(), Strin
             })?;
             gathered.resize(at + len, 0);
             let Some(done) = read(pos, &mut gathered[at..]) else {
-                return Ok(());
+                return Ok(None);
             };
             gathered.truncate(at + done);
         } else {
@@ -758,8 +769,7 @@ pub(crate) fn check_file(file: &WholeFile, max_samples: u64) -> Result<(), Strin
         }
         pos += size;
     }
-    let len = usize::try_from(file.len).unwrap_or(usize::MAX);
-    Claims::new(Bound::whole(len, max_samples), &LavfTags).top_level(&gathered)
+    Ok(Some(gathered))
 }
 
 #[cfg(test)]
