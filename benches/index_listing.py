@@ -6,13 +6,16 @@ the `moov` box, not the media data), for the two places issue 33's segments inde
   torch's `VideoDataset`, `framefeed info --segments`), before any worker starts;
 - **worker**: a fresh `VideoInput` (one decoder thread) fed one segment in the middle of the file, cut to the
   sequences starting in its first 8 frames: a worker's first segment of a file (its index, then a decode from
-  the keyframe).
+  the keyframe);
+- **plan of 100 files**: `framefeed._units.plan` (what `read_videos` and `VideoDataset` run in the driver) over
+  100 one-minute 1080p files (hard links to long_60s.mp4, `segment_frames=300`): after this change the files
+  are cut on a few threads at once.
 
 Each contender is a Python with a framefeed build (a venv's `bin/python`), run in its own process; rounds
 interleaved, medians. With `COLD=1` the page cache is dropped before each run (`/proc/sys/vm/drop_caches`,
 root only), so a scan reads the file from disk.
 
-    python3 benches/index_listing.py OLD_PYTHON NEW_PYTHON [ROUNDS=3] [CLIP...]
+    python3 benches/index_listing.py OLD_PYTHON NEW_PYTHON [ROUNDS=3] [CLIP_OR_FOLDER...]
 
 CLIPs default to target/bench-clips/segments/long_10min.mp4 (`benches/ray_segments.py 1 1800 long10` makes
 it: 18,000 frames of 1080p H.264, 1.07 GB) and long_10h_small.mp4 (ten hours, 1,080,000 frames of 64x36:
@@ -39,6 +42,11 @@ start = time.monotonic()
 if what == "cut":
     parts = ff.segments(clip, 1800)
     out = {"segments": len(parts)}
+elif what == "plan":
+    import glob
+    from framefeed import _units
+    units = _units.plan(sorted(glob.glob(clip + "/*.mp4")), 300)
+    out = {"units": len(units)}
 else:
     first = int(sys.argv[3])
     inp = ff.VideoInput(8, 1, decoder_threads=1)
@@ -70,6 +78,16 @@ def ten_hours() -> pathlib.Path:
     return path
 
 
+def hundred_files() -> pathlib.Path:
+    folder = CLIPS / "hundred"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(100):
+        link = folder / f"v{i:03}.mp4"
+        if not link.exists():
+            os.link(CLIPS / "long_60s.mp4", link)
+    return folder
+
+
 def run(python: str, clip: str, what: str, middle: int, cold: bool) -> dict:
     if cold:
         subprocess.run(["sync"], check=True)
@@ -81,18 +99,21 @@ def run(python: str, clip: str, what: str, middle: int, cold: bool) -> dict:
 def main() -> None:
     old, new = sys.argv[1], sys.argv[2]
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    clips = sys.argv[4:] or [str(CLIPS / "long_10min.mp4"), str(ten_hours())]
+    clips = sys.argv[4:] or [str(CLIPS / "long_10min.mp4"), str(ten_hours()), str(hundred_files())]
     cold = os.environ.get("COLD") == "1"
     pythons = {"before (read)": old, "after (listed)": new}
     print(f"medians of {rounds}; page cache {'dropped before each run' if cold else 'warm'}")
     print("| clip | what | before: read (s) | after: listed (s) | before / after |")
     print("|---|---|---:|---:|---:|")
     for clip in clips:
-        frames = json.loads(subprocess.run([new, "-c", f"import framefeed as ff, json; "
-                                            f"print(json.dumps(ff.segments({clip!r}, 1)[-1][1]))"],
-                                           check=True, capture_output=True, text=True).stdout)
-        middle = frames // 2
-        for what in ("cut", "worker"):
+        if pathlib.Path(clip).is_dir():
+            jobs = [("plan", 0)]
+        else:
+            count = f"import framefeed as ff, json; print(json.dumps(ff.segments({clip!r}, 1)[-1][1]))"
+            frames = json.loads(subprocess.run([new, "-c", count], check=True, capture_output=True,
+                                               text=True).stdout)
+            jobs = [("cut", 0), ("worker", frames // 2)]
+        for what, middle in jobs:
             times: dict = {name: [] for name in pythons}
             results: dict = {}
             for r in range(rounds):

@@ -82,7 +82,7 @@ impl Demuxer {
             let probe = ProbeOptions {
                 demuxers: Demuxers::OnlyMov,
                 ignore_edit_list: true,
-                fps_probe_frames: Some(0),
+                header_only: true,
                 ..ProbeOptions::default()
             };
             let samples = FormatContext::open_io(MemoryIo::new(whole.clone()).ok()?, probe).ok()?;

@@ -175,6 +175,7 @@ impl Demuxer {
             // With no analysis asked for, no frames are read to guess the frame rate either.
             fps_probe_frames: config.analyze_duration.filter(|d| d.is_zero()).map(|_| 0),
             ignore_edit_list: false,
+            header_only: false,
         }
     }
 

@@ -44,6 +44,9 @@ pub(crate) struct ProbeOptions {
     /// The MOV/MP4 demuxer's `ignore_editlist`: its index holds every sample of the track, in sample order,
     /// with no edit list applied.
     pub(crate) ignore_edit_list: bool,
+    /// Only the container's header is read: no `avformat_find_stream_info` (which decodes a few frames to
+    /// complete the streams' parameters). The MOV demuxer's index is whole after its header.
+    pub(crate) header_only: bool,
 }
 
 /// One entry of a stream's index in the demuxer (`AVIndexEntry`): where a packet is and when.
@@ -255,11 +258,13 @@ impl FormatContext {
             _io: io,
             _interrupt: url.map(|u| u.interrupt),
         };
-        // SAFETY: the context is open; NULL options are allowed.
-        check(
-            unsafe { sys::avformat_find_stream_info(this.ctx.as_ptr(), ptr::null_mut()) },
-            "avformat_find_stream_info",
-        )?;
+        if !probe.header_only {
+            // SAFETY: the context is open; NULL options are allowed.
+            check(
+                unsafe { sys::avformat_find_stream_info(this.ctx.as_ptr(), ptr::null_mut()) },
+                "avformat_find_stream_info",
+            )?;
+        }
         Ok(this)
     }
 

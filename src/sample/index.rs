@@ -12,7 +12,6 @@
 //! segments of one long video, fed one after another, scan it once, not once each.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::plan::Timeline;
@@ -36,12 +35,11 @@ pub(crate) fn scan(demuxer: &mut Demuxer, max: usize) -> Result<Option<Vec<Packe
 pub(crate) struct FrameIndex {
     /// Every packet, in decode order.
     packets: Vec<PacketEntry>,
-    /// For each display index, its packet.
+    /// For each display index, its packet (so in ascending presentation time: a display index is found by
+    /// its time with a binary search).
     display: Vec<u32>,
-    /// The display index of a presentation time.
-    by_pts: HashMap<i64, u32>,
-    /// The packet at a byte position.
-    by_pos: HashMap<i64, u32>,
+    /// `(byte position, packet)` by position (for equal positions in decode order).
+    by_pos: Vec<(i64, u32)>,
     /// Seconds per timestamp unit.
     time_base: f64,
 }
@@ -61,21 +59,21 @@ impl FrameIndex {
             }
         }
         display.sort_by_key(|&i| packets[i as usize].pts);
-        let mut by_pts = HashMap::with_capacity(display.len());
-        for (d, &i) in display.iter().enumerate() {
-            if by_pts.insert(packets[i as usize].pts?, d as u32).is_some() {
-                return None; // two frames at one time: display order unknown
-            }
+        if display
+            .windows(2)
+            .any(|w| packets[w[0] as usize].pts == packets[w[1] as usize].pts)
+        {
+            return None; // two frames at one time: display order unknown
         }
-        let by_pos = packets
+        let mut by_pos: Vec<(i64, u32)> = packets
             .iter()
             .enumerate()
             .filter_map(|(i, p)| Some((p.pos?, i as u32)))
             .collect();
+        by_pos.sort_unstable();
         Some(Self {
             packets,
             display,
-            by_pts,
             by_pos,
             time_base,
         })
@@ -111,7 +109,10 @@ impl FrameIndex {
 
     /// The display index of the frame the decoder gave with presentation time `pts`.
     pub(crate) fn display_of(&self, pts: i64) -> Option<u64> {
-        self.by_pts.get(&pts).map(|&d| u64::from(d))
+        self.display
+            .binary_search_by_key(&Some(pts), |&i| self.packets[i as usize].pts)
+            .ok()
+            .map(|d| d as u64)
     }
 
     /// The display indices of the keyframes, ascending.
@@ -135,7 +136,12 @@ impl FrameIndex {
 
     /// The packet at byte position `pos`, if it is one of the stream's.
     pub(crate) fn packet_at(&self, pos: i64) -> Option<usize> {
-        self.by_pos.get(&pos).map(|&i| i as usize)
+        // The last packet at `pos`, where several share it (as a map by position kept the last).
+        let end = self.by_pos.partition_point(|&(p, _)| p <= pos);
+        end.checked_sub(1)
+            .map(|k| self.by_pos[k])
+            .filter(|&(p, _)| p == pos)
+            .map(|(_, i)| i as usize)
     }
 
     /// The keyframe packet decoding display index `d` starts from: the last keyframe (in decode order, not
@@ -160,7 +166,7 @@ impl FrameIndex {
 
 /// The index of the file a decoding thread indexed last, kept for the next video from the same file (the same
 /// device, inode, length and modification time, so a file rewritten or replaced is indexed again). One entry:
-/// a long video's segments fed one after another hit it, and it holds at most one index (under 150 bytes a
+/// a long video's segments fed one after another hit it, and it holds at most one index (under 90 bytes a
 /// frame) until a video from another file takes its place or the thread decodes a video it does not index.
 #[derive(Default)]
 pub(crate) struct IndexCache(RefCell<Option<(FileIdentity, Arc<FrameIndex>)>>);
@@ -230,6 +236,38 @@ mod tests {
         assert_eq!(t.end, 5.0);
         assert_eq!(index.packet_at(300), Some(1));
         assert_eq!(index.keyframes(), vec![0, 6]);
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Looking a frame up by its time and a packet by its position gives what maps built from the
+        /// packets give (for a position several packets share: the last of them).
+        #[test]
+        fn lookups_by_time_and_position_agree_with_maps(
+            times in proptest::sample::subsequence((0i64..400).collect::<Vec<_>>(), 1..60)
+                .prop_shuffle(),
+            positions in proptest::collection::vec(0i64..80, 60),
+        ) {
+            let packets: Vec<PacketEntry> = times
+                .iter()
+                .zip(&positions)
+                .enumerate()
+                .map(|(i, (&t, &pos))| PacketEntry { pos: Some(pos), ..packet(t, i == 0) })
+                .collect();
+            let index = FrameIndex::new(packets.clone(), 1.0).unwrap();
+            let mut sorted = times.clone();
+            sorted.sort_unstable();
+            for t in -1..401 {
+                let expected = sorted.binary_search(&t).ok().map(|d| d as u64);
+                prop_assert_eq!(index.display_of(t), expected);
+            }
+            let by_pos: std::collections::HashMap<i64, usize> =
+                packets.iter().enumerate().map(|(i, p)| (p.pos.unwrap(), i)).collect();
+            for pos in -1..81 {
+                prop_assert_eq!(index.packet_at(pos), by_pos.get(&pos).copied());
+            }
+        }
     }
 
     #[test]
