@@ -281,3 +281,99 @@ fn a_file_rewritten_or_replaced_between_two_segments_is_indexed_again() {
         "the same file again"
     );
 }
+
+/// The honest extreme of a long video, with the default limits: ten hours at 60 fps with an audio track
+/// (2,160,000 video and 1,687,500 audio packets, under the default `max_container_samples` of 2^22), made by
+/// concatenating ten minutes 60 times (`-c copy`). Its index is read (from its `moov`, not its 150 MB of
+/// media data), it is cut into ten hour-long segments on its keyframes, and a sequence five hours in decodes
+/// to the frames the same bitstream gives at the start of the ten minutes.
+#[test]
+fn a_ten_hour_video_at_60_fps_with_audio_is_cut_and_sought_with_the_default_limits() {
+    if skip_without_ffmpeg("the ten-hour video test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ten_minutes = dir.path().join("ten_minutes.mp4");
+    let ffmpeg = |args: &[&str]| {
+        let status = Command::new("ffmpeg")
+            .args(["-v", "error", "-y"])
+            .args(args)
+            .status()
+            .expect("run ffmpeg");
+        assert!(status.success(), "ffmpeg {args:?}");
+    };
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=16x16:rate=60",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=440:sample_rate=48000",
+        "-t",
+        "600",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-g",
+        "120",
+        "-c:a",
+        "aac",
+        "-b:a",
+        "16k",
+        "-ac",
+        "1",
+        ten_minutes.to_str().unwrap(),
+    ]);
+    let list = dir.path().join("list.txt");
+    let line = format!("file '{}'\n", ten_minutes.display());
+    std::fs::write(&list, line.repeat(60)).unwrap();
+    let ten_hours = dir.path().join("ten_hours.mp4");
+    ffmpeg(&[
+        "-f",
+        "concat",
+        "-safe",
+        "0",
+        "-i",
+        list.to_str().unwrap(),
+        "-c",
+        "copy",
+        ten_hours.to_str().unwrap(),
+    ]);
+
+    let config = Config::new(8, 1);
+    let video = Encoded::file(&ten_hours).unwrap();
+    let hour = 60 * 60 * 60;
+    let parts = segments(&video, &config, hour).unwrap();
+    let expected: Vec<_> = (0..10).map(|h| h * hour..(h + 1) * hour).collect();
+    assert_eq!(parts, expected);
+
+    // Five hours in: the first frame of the 31st copy of the ten minutes.
+    let at = 5 * hour;
+    let far = decode(
+        config.clone().sampling(Sampling::new().segment(at, at + 1)),
+        video,
+    );
+    let near = decode(
+        config.sampling(Sampling::new().segment(0, 1)),
+        Encoded::file(&ten_minutes).unwrap(),
+    );
+    assert_eq!(far.len(), 1);
+    assert_eq!(far[0].indices, (at..at + 8).collect::<Vec<_>>());
+    // Five hours, give or take what the concatenation shifts each copy by (its audio's priming).
+    assert!(
+        (far[0].pts[0] - 5.0 * 3600.0).abs() < 0.1,
+        "{:?}",
+        far[0].pts
+    );
+    for pair in far[0].pts.windows(2) {
+        assert!(
+            (pair[1] - pair[0] - 1.0 / 60.0).abs() < 1e-6,
+            "{:?}",
+            far[0].pts
+        );
+    }
+    assert_eq!(far[0].frames, near[0].frames);
+}

@@ -14,8 +14,8 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 import framefeed as ff
 
 # Threads that cut files at once, at most: reading files waits on I/O; each holds one file's index while it
-# cuts (about 0.2 GB for a ten-hour video), so not as many as there may be cores.
-_MAX_THREADS = 8
+# cuts (up to 0.5 GB for a ten-hour 60 fps video with audio), so not as many as there may be cores.
+_MAX_THREADS = 4
 
 
 class Unit(NamedTuple):
