@@ -175,26 +175,40 @@ mod tests {
     use crate::video::Encoded;
 
     /// The packets of `path`'s chosen stream both ways, the file read from disk and from memory: listed from
-    /// the index (`None` where it is not done) and read.
-    fn both_ways(path: &Path) -> Vec<(Option<Vec<PacketEntry>>, Vec<PacketEntry>)> {
+    /// the index (`None` where it is not done), whether they were listed from the header alone too, and read.
+    fn both_ways(path: &Path) -> Vec<(Option<Vec<PacketEntry>>, bool, Vec<PacketEntry>)> {
         let config = Config::new(1, 1);
         let file = Encoded::file(path).unwrap().data;
         let memory = Whole::Memory(std::fs::read(path).unwrap().into());
         [file, memory]
             .into_iter()
             .map(|whole| {
+                // From the header alone (as `segments` lists them): the same but for durations, which
+                // may come from a frame rate only the stream information gives.
+                let header = Demuxer::open_header(whole.clone(), &config).unwrap();
                 let mut demuxer = Demuxer::open(whole, &config).unwrap();
                 let listed = demuxer.indexed_packets();
+                let from_header = header.indexed_packets();
+                if let (Some(full), Some(header)) = (&listed, &from_header) {
+                    let timeless = |p: &PacketEntry| PacketEntry { duration: 0, ..*p };
+                    assert!(
+                        full.iter().map(timeless).eq(header.iter().map(timeless)),
+                        "{}: from the header alone",
+                        path.display()
+                    );
+                }
                 let read = demuxer.read_packets(usize::MAX).unwrap().unwrap();
-                (listed, read)
+                (listed, from_header.is_some(), read)
             })
             .collect()
     }
 
-    /// Checks the index's listing against reading; `true` when it was listed.
-    fn listed_as_read(path: &Path) -> bool {
+    /// Checks the index's listing against reading; whether it was listed, and from the header alone.
+    fn listed_as_read(path: &Path) -> (bool, bool) {
         let mut listed = Vec::new();
-        for (from_index, read) in both_ways(path) {
+        let mut from_header = Vec::new();
+        for (from_index, header, read) in both_ways(path) {
+            from_header.push(header);
             if let Some(packets) = &from_index {
                 assert_eq!(
                     packets.len(),
@@ -209,7 +223,7 @@ mod tests {
             listed.push(from_index.is_some());
         }
         assert_eq!(listed[0], listed[1], "{}: file and memory", path.display());
-        listed[0]
+        (listed[0], from_header[0])
     }
 
     fn ffmpeg(args: &[&str], out: &Path) -> PathBuf {
@@ -330,7 +344,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("framefeed-indexed-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         for path in generated(&dir) {
-            assert!(listed_as_read(&path), "{}: not listed", path.display());
+            let (listed, from_header) = listed_as_read(&path);
+            assert!(listed && from_header, "{}: not listed", path.display());
         }
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut listed = 0;
@@ -350,7 +365,7 @@ mod tests {
                     continue;
                 }
                 seen += 1;
-                listed += usize::from(listed_as_read(&path));
+                listed += usize::from(listed_as_read(&path).0);
             }
         }
         std::fs::remove_dir_all(&dir).ok();

@@ -92,7 +92,17 @@ impl Demuxer {
     /// Opens the whole video `data` (in memory or a file), picks the stream per `config` and checks its
     /// declared size against the limits.
     pub(crate) fn open(data: impl Into<Whole>, config: &Config) -> Result<Self, VideoError> {
-        let data = data.into();
+        Self::open_whole(data.into(), config, false)
+    }
+
+    /// Like [`open`](Self::open), reading only the container's header: no frame is decoded to complete the
+    /// streams' parameters (`avformat_find_stream_info`), so it is quick, and only what the header says is
+    /// known (an MP4's index is whole; its streams' pixel formats and guessed frame rates may not be).
+    pub(crate) fn open_header(data: impl Into<Whole>, config: &Config) -> Result<Self, VideoError> {
+        Self::open_whole(data.into(), config, true)
+    }
+
+    fn open_whole(data: Whole, config: &Config, header_only: bool) -> Result<Self, VideoError> {
         if data.is_empty() {
             return Err(VideoError::Empty);
         }
@@ -103,7 +113,13 @@ impl Demuxer {
                     .map_err(|reason| VideoError::ImplausibleContainer { reason })?
             }
         }
-        let mut this = Self::open_io(MemoryIo::new(data.clone())?, config, Demuxers::Any)?;
+        let probe = ProbeOptions {
+            header_only,
+            ..Self::probe(config, Demuxers::Any)
+        };
+        let format = FormatContext::open_io(MemoryIo::new(data.clone())?, probe)
+            .map_err(VideoError::NotAVideo)?;
+        let mut this = Self::with_stream(format, config)?;
         this.whole = Some(data);
         Ok(this)
     }

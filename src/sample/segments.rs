@@ -44,17 +44,28 @@ pub fn segments(video: &Encoded, config: &Config, every: u64) -> Result<Vec<Rang
         },
         error,
     };
-    let mut demuxer = Demuxer::open(video.data.clone(), config).map_err(failed)?;
-    let time_base = demuxer.stream().seconds_per_unit();
     let max = usize::try_from(config.max_container_samples).unwrap_or(usize::MAX);
     let unknown = |reason: &str| {
         failed(VideoError::Sampling {
             reason: format!("cannot cut it into segments: {reason}"),
         })
     };
-    let packets = index::scan(&mut demuxer, max)
-        .map_err(|e| failed(VideoError::NotAVideo(e)))?
-        .ok_or_else(|| unknown("too many packets to index"))?;
+    // An MP4's header alone lists its packets (no frame decoded to complete its streams' parameters: the cut
+    // needs their times and keyframes, not their durations); anything else is opened whole and indexed.
+    let listed = Demuxer::open_header(video.data.clone(), config)
+        .ok()
+        .and_then(|d| Some((d.stream().seconds_per_unit(), d.indexed_packets()?)));
+    let (time_base, packets) = match listed {
+        Some((time_base, packets)) => (time_base, (packets.len() <= max).then_some(packets)),
+        None => {
+            let mut demuxer = Demuxer::open(video.data.clone(), config).map_err(failed)?;
+            let time_base = demuxer.stream().seconds_per_unit();
+            let packets =
+                index::scan(&mut demuxer, max).map_err(|e| failed(VideoError::NotAVideo(e)))?;
+            (time_base, packets)
+        }
+    };
+    let packets = packets.ok_or_else(|| unknown("too many packets to index"))?;
     let index = FrameIndex::new(packets, time_base)
         .ok_or_else(|| unknown("its packets do not give the frames' display order"))?;
     Ok(cut(&index.keyframes(), index.frames(), every))
