@@ -21,7 +21,9 @@ use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::sample::seek::{decode_needed, SeekOutcome};
 use crate::sample::slots::Out;
-use crate::sample::{plan_whole, scan_whole, virtual_range, InOrder, Planned, Scanned, WholePlan};
+use crate::sample::{
+    list_whole, plan_whole, scan_whole, virtual_range, InOrder, Planned, Scanned, WholePlan,
+};
 use crate::transform;
 use crate::video::ClipKey;
 use crate::video::VideoRef;
@@ -47,31 +49,36 @@ impl Worker {
         // A file indexed for the video before (its previous segment) is not indexed again.
         let file = opened.file_identity();
         let kept = file.as_ref().and_then(|file| self.indexes.get(file));
-        let again = if kept.is_some() {
+        if kept.is_none() {
+            // Another file's index is not held while this one is built.
+            self.indexes.clear();
+        }
+        // An MP4's index is listed by the demuxer that decodes it; other whole videos are scanned by a second.
+        let listed = match kept {
+            None if opened.is_whole() => list_whole(&opened.demuxer, &self.config),
+            _ => None,
+        };
+        let again = if kept.is_some() || listed.is_some() {
             None
         } else if opened.is_whole() || needs_whole {
             self.opener().open_again(&opened)
         } else {
             None
         };
-        let scanned = match (kept, again) {
-            (Some(index), _) => Some(Scanned::Index(index)),
-            (None, Some(Ok(demuxer))) => {
-                // Another file's index is not held while this one is built.
-                self.indexes.clear();
-                match scan_whole(demuxer, &self.config) {
-                    Ok(scanned) => {
-                        if let (Some(file), Scanned::Index(index)) = (file, &scanned) {
-                            self.indexes.keep(file, index.clone());
-                        }
-                        Some(scanned)
-                    }
-                    Err(error) => return self.end(video, asm, Some(error)),
-                }
-            }
-            (None, Some(Err(failure))) => return self.failed(video, failure),
-            (None, None) => None,
+        let indexed = match (kept, listed, again) {
+            (Some(index), _, _) => Ok(Some(Scanned::Index(index))),
+            (None, Some(scanned), _) => Ok(Some(scanned)),
+            (None, None, Some(Ok(demuxer))) => scan_whole(demuxer, &self.config).map(Some),
+            (None, None, Some(Err(failure))) => return self.failed(video, failure),
+            (None, None, None) => Ok(None),
         };
+        let scanned = match indexed {
+            Ok(scanned) => scanned,
+            Err(error) => return self.end(video, asm, Some(error)),
+        };
+        if let (Some(file), Some(Scanned::Index(index))) = (file, &scanned) {
+            self.indexes.keep(file, index.clone());
+        }
         let plan = match scanned {
             Some(scanned) => {
                 let key = opened.clip_key();

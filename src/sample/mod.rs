@@ -73,15 +73,33 @@ pub(crate) enum Scanned {
 /// decoding.
 pub(crate) fn scan_whole(mut demuxer: Demuxer, config: &Config) -> Result<Scanned, VideoError> {
     let time_base = demuxer.stream().seconds_per_unit();
-    let max = usize::try_from(config.max_container_samples).unwrap_or(usize::MAX);
-    let packets = index::scan(&mut demuxer, max).map_err(VideoError::NotAVideo)?;
+    let packets = index::scan(&mut demuxer, max_packets(config)).map_err(VideoError::NotAVideo)?;
+    Ok(scanned(packets, time_base))
+}
+
+/// Indexes a whole MP4 through the demuxer that decodes it, from the container's index (no packet read, so
+/// it stays where it is: `Demuxer::indexed_packets`); `None` where the video must be scanned instead.
+pub(crate) fn list_whole(demuxer: &Demuxer, config: &Config) -> Option<Scanned> {
+    let packets = demuxer.indexed_packets()?;
+    let max = max_packets(config);
+    let time_base = demuxer.stream().seconds_per_unit();
+    Some(scanned((packets.len() <= max).then_some(packets), time_base))
+}
+
+/// The most packets an index holds (the container limit).
+fn max_packets(config: &Config) -> usize {
+    usize::try_from(config.max_container_samples).unwrap_or(usize::MAX)
+}
+
+/// What the packets of a whole video (`None`: too many) give.
+fn scanned(packets: Option<Vec<index::PacketEntry>>, time_base: f64) -> Scanned {
     let count = packets
         .as_ref()
         .map(|p| p.iter().filter(|p| !p.discard).count() as u64);
-    Ok(match packets.and_then(|p| FrameIndex::new(p, time_base)) {
+    match packets.and_then(|p| FrameIndex::new(p, time_base)) {
         Some(index) => Scanned::Index(Arc::new(index)),
         None => Scanned::Unordered { count },
-    })
+    }
 }
 
 /// Plans the sampling of a whole video from what [`scan_whole`] found (or a kept index of the same file).
