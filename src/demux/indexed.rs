@@ -66,16 +66,21 @@ impl Demuxer {
         let whole = self.whole.as_ref()?;
         let timing = format.stream_timing(stream.index);
         let track = u32::try_from(timing.id).ok()?;
-        let tables = match whole {
-            Whole::Memory(data) => {
-                tables::track_tables(&data[claims::id3v2_len(data).min(data.len())..], track)
-            }
-            Whole::File(file) => tables::track_tables(&claims::movie_boxes(file).ok()??, track),
-        }?;
         let entries = format.index_entries(stream.index);
         if entries.is_empty() {
             return None;
         }
+        let boxes;
+        let tables = match whole {
+            Whole::Memory(data) => {
+                tables::track_tables(&data[claims::id3v2_len(data).min(data.len())..], track)
+            }
+            Whole::File(file) => {
+                boxes = claims::movie_boxes(file).ok()??;
+                tables::track_tables(&boxes, track)
+            }
+        }?;
+
         // The sample each entry is (its composition offset's): an edit list makes the demuxer rebuild its
         // index from runs of the samples, so their positions come from an index of the samples themselves.
         let positions: Vec<i64> = if tables.edit_list {
@@ -114,7 +119,8 @@ impl Demuxer {
                 .ok()
                 .map(|i| by_pos[i].1 as usize)
         };
-        if tables
+        let composition = tables.composition(by_pos.len())?;
+        if composition
             .offsets
             .as_ref()
             .is_some_and(|o| o.len() != by_pos.len())
@@ -134,11 +140,11 @@ impl Demuxer {
         packets.try_reserve_exact(entries.len()).ok()?;
         for (i, e) in entries.iter().enumerate() {
             let sample = sample_at(e.pos)?;
-            let (pts, duration) = match &tables.offsets {
+            let (pts, duration) = match &composition.offsets {
                 // The MOV demuxer gives no duration with composition offsets.
                 Some(offsets) => (
                     e.timestamp
-                        .checked_add(tables.dts_shift)?
+                        .checked_add(composition.dts_shift)?
                         .checked_add(i64::from(offsets[sample]))?,
                     0,
                 ),

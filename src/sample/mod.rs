@@ -83,7 +83,10 @@ pub(crate) fn list_whole(demuxer: &Demuxer, config: &Config) -> Option<Scanned> 
     let packets = demuxer.indexed_packets()?;
     let max = max_packets(config);
     let time_base = demuxer.stream().seconds_per_unit();
-    Some(scanned((packets.len() <= max).then_some(packets), time_base))
+    Some(scanned(
+        (packets.len() <= max).then_some(packets),
+        time_base,
+    ))
 }
 
 /// The most packets an index holds (the container limit).

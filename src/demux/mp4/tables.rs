@@ -9,16 +9,38 @@
 //! demuxer drop the whole table; the negative offsets, outside the last two entries, set its `dts_shift`.
 //! Fragmented files (`moof`, `mvex`), whose samples come from fragments, have no tables here.
 
-/// One track's tables, as the MOV demuxer reads them.
+/// One track's tables (borrowed from the file's boxes).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TrackTables {
+pub(crate) struct TrackTables<'a> {
+    /// The `ctts` payload, if the track has one.
+    ctts: Option<&'a [u8]>,
+    /// The track has an edit list with at least one entry.
+    pub(crate) edit_list: bool,
+}
+
+/// A track's composition offsets, as the MOV demuxer reads them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Composition {
     /// The composition offset of each sample, in sample order; `None` when the track has none (or the
     /// demuxer drops its table).
     pub(crate) offsets: Option<Vec<i32>>,
     /// What the demuxer adds back to every decode time to give presentation times (its `dts_shift`).
     pub(crate) dts_shift: i64,
-    /// The track has an edit list with at least one entry.
-    pub(crate) edit_list: bool,
+}
+
+impl TrackTables<'_> {
+    /// The composition offsets of a track of `samples` samples; `None` when its table does not fit its box
+    /// or counts more samples than that.
+    pub(crate) fn composition(&self, samples: usize) -> Option<Composition> {
+        let Some(ctts) = self.ctts else {
+            return Some(Composition {
+                offsets: None,
+                dts_shift: 0,
+            });
+        };
+        let (offsets, dts_shift) = composition_offsets(ctts, samples)?;
+        Some(Composition { offsets, dts_shift })
+    }
 }
 
 fn be32(data: &[u8], at: usize) -> Option<u32> {
@@ -57,7 +79,7 @@ fn child<'a>(data: &'a [u8], kind: &[u8; 4]) -> Option<&'a [u8]> {
 /// The tables of the track numbered `track_id` (its `tkhd` `track_ID`) in a file's top-level boxes
 /// (`top_level`: the file after any ID3v2 tags, or its parsed boxes with media data left out). `None` for a
 /// fragmented file, a file without that track, or tables that do not parse.
-pub(crate) fn track_tables(top_level: &[u8], track_id: u32) -> Option<TrackTables> {
+pub(crate) fn track_tables(top_level: &[u8], track_id: u32) -> Option<TrackTables<'_>> {
     let mut movie = None;
     for (kind, payload) in boxes(top_level) {
         match &kind {
@@ -81,13 +103,8 @@ pub(crate) fn track_tables(top_level: &[u8], track_id: u32) -> Option<TrackTable
     let tables = child(track, b"mdia")
         .and_then(|mdia| child(mdia, b"minf"))
         .and_then(|minf| child(minf, b"stbl"))?;
-    let (offsets, dts_shift) = match child(tables, b"ctts") {
-        Some(ctts) => composition_offsets(ctts)?,
-        None => (None, 0),
-    };
     Some(TrackTables {
-        offsets,
-        dts_shift,
+        ctts: child(tables, b"ctts"),
         edit_list,
     })
 }
@@ -102,8 +119,9 @@ fn tkhd_track_id(tkhd: &[u8]) -> Option<u32> {
 }
 
 /// A `ctts` payload's offsets, one a sample, and the demuxer's `dts_shift`, as FFmpeg 5.1 reads them
-/// (`None` offsets: the demuxer drops the table). `None`: the table does not fit its box.
-fn composition_offsets(ctts: &[u8]) -> Option<(Option<Vec<i32>>, i64)> {
+/// (`None` offsets: the demuxer drops the table). `None`: the table does not fit its box, or counts more than
+/// `samples` samples.
+fn composition_offsets(ctts: &[u8], samples: usize) -> Option<(Option<Vec<i32>>, i64)> {
     let entries = be32(ctts, 4)? as usize;
     let table = ctts.get(8..8 + entries.checked_mul(8)?)?;
     let mut offsets = Vec::new();
@@ -114,10 +132,12 @@ fn composition_offsets(ctts: &[u8]) -> Option<(Option<Vec<i32>>, i64)> {
         if count <= 0 {
             continue;
         }
-        // Bounded by the box: a count larger than the samples there can be is refused before any read
-        // (`claims`); still, no more than the bytes of the box promise is reserved up front.
-        offsets.try_reserve(count as usize).ok()?;
-        offsets.extend(std::iter::repeat_n(offset, count as usize));
+        let count = count as usize;
+        if offsets.len().checked_add(count)? > samples {
+            return None;
+        }
+        offsets.try_reserve(count).ok()?;
+        offsets.extend(std::iter::repeat_n(offset, count));
         let last_two = i + 2 >= entries;
         if offset.unsigned_abs() > 1 << 28 && !last_two {
             return Some((None, shift));
@@ -166,6 +186,11 @@ mod tests {
         mp4_box(b"trak", &children)
     }
 
+    /// Track `id`'s composition offsets in `file`, for a track of up to 100 samples.
+    fn composition(file: &[u8], id: u32) -> Option<Composition> {
+        track_tables(file, id)?.composition(100)
+    }
+
     #[test]
     fn offsets_expand_one_a_sample_and_the_chosen_track_is_found_by_its_id() {
         let audio = track(1, &[], None);
@@ -176,17 +201,19 @@ mod tests {
             mp4_box(b"mdat", &[0u8; 16]),
         ]
         .concat();
-        let tables = track_tables(&file, 2).unwrap();
+        let tables = composition(&file, 2).unwrap();
         assert_eq!(
             tables.offsets,
             Some(vec![512, 512, 0, 1024, 1024, 1024]),
             "the entry counting no samples is ignored"
         );
         assert_eq!(tables.dts_shift, 0);
-        assert!(tables.edit_list);
-        let tables = track_tables(&file, 1).unwrap();
-        assert_eq!((tables.offsets, tables.edit_list), (None, false));
+        assert!(track_tables(&file, 2).unwrap().edit_list);
+        assert_eq!(composition(&file, 1).unwrap().offsets, None);
+        assert!(!track_tables(&file, 1).unwrap().edit_list);
         assert_eq!(track_tables(&file, 3), None, "no such track");
+        // More offsets than the track has samples: not the demuxer's table as it uses it.
+        assert_eq!(track_tables(&file, 2).unwrap().composition(5), None);
     }
 
     #[test]
@@ -195,7 +222,7 @@ mod tests {
             b"moov",
             &track(1, &[ctts(&[(1, -40), (1, 0), (1, -90), (1, -2000)])], None),
         );
-        assert_eq!(track_tables(&file, 1).unwrap().dts_shift, 40);
+        assert_eq!(composition(&file, 1).unwrap().dts_shift, 40);
     }
 
     #[test]
@@ -204,17 +231,17 @@ mod tests {
             b"moov",
             &track(1, &[ctts(&[(1, -10), (1, 1 << 29), (1, 0), (1, 0)])], None),
         );
-        let tables = track_tables(&file, 1).unwrap();
+        let tables = composition(&file, 1).unwrap();
         assert_eq!((tables.offsets, tables.dts_shift), (None, 10));
         let file = mp4_box(
             b"moov",
             &track(1, &[ctts(&[(1, i32::MIN), (1, 0), (1, 0)])], None),
         );
-        assert_eq!(track_tables(&file, 1).unwrap().offsets, None);
+        assert_eq!(composition(&file, 1).unwrap().offsets, None);
         // In the last two entries it stays.
         let file = mp4_box(b"moov", &track(1, &[ctts(&[(1, 0), (1, 1 << 29)])], None));
         assert_eq!(
-            track_tables(&file, 1).unwrap().offsets,
+            composition(&file, 1).unwrap().offsets,
             Some(vec![0, 1 << 29])
         );
     }
@@ -233,6 +260,28 @@ mod tests {
         let mut short = ctts(&[(1, 0), (1, 0)]);
         short[15] = 9; // claims 9 entries
         let file = mp4_box(b"moov", &track(1, &[short], None));
-        assert_eq!(track_tables(&file, 1), None);
+        assert_eq!(composition(&file, 1), None);
+    }
+
+    proptest::proptest! {
+        /// Any bytes: no panic, and never more offsets than the track's samples.
+        #[test]
+        fn any_bytes_never_panic_nor_expand_past_the_samples(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+            counts in proptest::collection::vec((proptest::prelude::any::<i32>(), -5i32..5), 0..6),
+            samples in 0usize..50,
+        ) {
+            for id in 0..3 {
+                if let Some(tables) = track_tables(&data, id) {
+                    let _ = tables.composition(samples);
+                }
+            }
+            let file = mp4_box(b"moov", &track(1, &[ctts(&counts)], None));
+            if let Some(tables) = track_tables(&file, 1) {
+                if let Some(Composition { offsets: Some(offsets), .. }) = tables.composition(samples) {
+                    proptest::prop_assert!(offsets.len() <= samples);
+                }
+            }
+        }
     }
 }
