@@ -7,8 +7,8 @@
 //! Only where the result is known to be what reading gives: the MOV demuxer, H.264 or HEVC (which it
 //! passes on without a parser that could change flags or times), a file that is not fragmented, whose
 //! composition offsets cover every sample and whose samples lie at distinct positions. Anything else is read
-//! packet by packet, as before. `tests/indexed_packets.rs` holds the two ways equal, packet for packet, on
-//! every MP4 of the conformance corpus and on generated ones (B-frames, open GOPs, edit lists, negative
+//! packet by packet, as before. The tests below hold the two ways equal, packet for packet, on every MP4 of
+//! the fixtures and the conformance corpus and on generated ones (B-frames, open GOPs, edit lists, negative
 //! offsets).
 
 use super::mp4::{claims, tables};
@@ -22,11 +22,17 @@ use crate::video::Whole;
 /// One packet of the chosen stream, as demuxing gives it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct PacketEntry {
+    /// Presentation time (stream time base).
     pub(crate) pts: Option<i64>,
+    /// Decode time.
     pub(crate) dts: Option<i64>,
+    /// Byte position in the container.
     pub(crate) pos: Option<i64>,
+    /// Duration (0: unknown).
     pub(crate) duration: i64,
+    /// A keyframe.
     pub(crate) key: bool,
+    /// Decoded for reference only, never shown (an edit list cuts it).
     pub(crate) discard: bool,
 }
 
@@ -80,7 +86,6 @@ impl Demuxer {
                 tables::track_tables(&boxes, track)
             }
         }?;
-
         // The sample each entry is (its composition offset's): an edit list makes the demuxer rebuild its
         // index from runs of the samples, so their positions come from an index of the samples themselves.
         let positions: Vec<i64> = if tables.edit_list {
