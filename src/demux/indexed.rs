@@ -249,8 +249,9 @@ mod tests {
     }
 
     /// MP4s whose index matters: B-frames (an edit list, or none and a first presentation time past 0),
-    /// negative composition offsets, a cut in the middle of a GOP (frames the edit list discards), open-GOP
-    /// HEVC, a MOV, and the video as a file's second track.
+    /// negative composition offsets, a cut in the middle of a GOP (frames the edit list discards), an edit
+    /// list starting in the second GOP, an empty edit before the media, open-GOP HEVC, a MOV, and the video
+    /// as a file's second track.
     fn generated(dir: &Path) -> Vec<PathBuf> {
         let src = [
             "-f",
@@ -302,6 +303,18 @@ mod tests {
         files.push(edit_starting_late(
             &whole,
             &dir.join("edit_starting_late.mp4"),
+        ));
+        // Two edits: an empty one (the video starts half a second in), then the media.
+        files.push(ffmpeg(
+            &[
+                "-itsoffset",
+                "0.5",
+                "-i",
+                whole.to_str().unwrap(),
+                "-c",
+                "copy",
+            ],
+            &dir.join("empty_edit.mp4"),
         ));
         files.push(ffmpeg(
             &["-ss", "1.37", "-i", whole.to_str().unwrap(), "-c", "copy"],
