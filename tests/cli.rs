@@ -186,6 +186,47 @@ fn bad_arguments_exit_2() {
     }
 }
 
+/// `framefeed info` (and its `--segments`) reads a file where the demuxer looks, never whole: a 1.3 GB video
+/// is described and cut under a 1 GB address-space limit (`ulimit -v`), which reading it into memory cannot
+/// meet (it failed so: "cannot read ...: out of memory"). A long video's file may be larger than memory.
+#[test]
+fn info_reads_a_file_larger_than_its_memory_where_the_demuxer_looks() {
+    if skip_without_ffmpeg("the large-file info test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.mov");
+    // 320 frames of uncompressed 1080p 4:2:2 (4 MB each).
+    let status = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .args(["testsrc2=size=1920x1080:rate=30", "-frames:v", "320"])
+        .args(["-c:v", "rawvideo", "-pix_fmt", "uyvy422"])
+        .arg(&big)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(std::fs::metadata(&big).unwrap().len() > 1_300_000_000);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 1000000 && exec "$0" info --segments 100 "$1""#)
+        .arg(env!("CARGO_BIN_EXE_framefeed"))
+        .arg(&big)
+        .env("MALLOC_ARENA_MAX", "2")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["streams"][0]["codec"], "rawvideo");
+    assert_eq!(
+        info["segments"],
+        serde_json::json!([[0, 100], [100, 200], [200, 300], [300, 320]])
+    );
+}
+
 #[test]
 fn info_describes_the_container() {
     let out = framefeed()

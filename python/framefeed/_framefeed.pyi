@@ -46,8 +46,9 @@ __all__ = [
 SAMPLE_MP4: bytes
 __version__: str
 
-def probe(data: _Buffer) -> ContainerInfo:
-    """What a container holds (format, duration, streams), without decoding it."""
+def probe(data: Union[str, PathLike[str], _Buffer]) -> ContainerInfo:
+    """What a container holds (format, duration, streams), without decoding it: from a path (read where the
+    demuxer looks, never whole) or the encoded bytes."""
 
 def cuda_status() -> Tuple[bool, str]:
     """Whether this build can decode on a GPU, and why not if it cannot."""

@@ -23,17 +23,38 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::errors::to_py;
 
-/// What a container holds (format, streams, codecs, sizes, colour tags), without decoding it: a dict.
+/// A whole video given as a path (opened here, read from disk where the demuxer looks, never whole) or as a
+/// buffer; with its path as its label.
+fn whole_video(
+    py: Python<'_>,
+    video: &Bound<'_, PyAny>,
+) -> PyResult<(framefeed::Encoded, Option<String>)> {
+    if let Ok(path) = video.extract::<std::path::PathBuf>() {
+        let encoded = py.detach(|| framefeed::Encoded::file(&path)).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err((
+                e.raw_os_error().unwrap_or(0),
+                format!("cannot open {}: {e}", path.display()),
+            ))
+        })?;
+        let label = path.display().to_string();
+        Ok((encoded.label(label.clone()), Some(label)))
+    } else {
+        Ok((framefeed::Encoded::new(input::data_bytes(video)?), None))
+    }
+}
+
+/// What a container holds (format, streams, codecs, sizes, colour tags), without decoding it: a dict. `data`
+/// is a path (read where the demuxer looks, never whole) or the encoded bytes.
 #[pyfunction]
 fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    let data = input::data_bytes(data)?;
-    let info = py.detach(|| framefeed::probe(data)).map_err(|error| {
+    let (video, label) = whole_video(py, data)?;
+    let info = py.detach(|| framefeed::probe(video)).map_err(|error| {
         to_py(
             py,
             framefeed::Error::Video {
                 video: framefeed::VideoRef {
                     id: framefeed::VideoId(0),
-                    label: None,
+                    label: label.map(Into::into),
                 },
                 error,
             },
@@ -81,16 +102,7 @@ fn cuda_status() -> (bool, String) {
 /// of at least `every` frames, as `(first, end)` display indices; feed each with `segment=(first, end)`.
 #[pyfunction]
 fn segments(py: Python<'_>, video: &Bound<'_, PyAny>, every: u64) -> PyResult<Vec<(u64, u64)>> {
-    let encoded = if let Ok(path) = video.extract::<std::path::PathBuf>() {
-        py.detach(|| framefeed::Encoded::file(&path)).map_err(|e| {
-            pyo3::exceptions::PyOSError::new_err((
-                e.raw_os_error().unwrap_or(0),
-                format!("cannot open {}: {e}", path.display()),
-            ))
-        })?
-    } else {
-        framefeed::Encoded::new(input::data_bytes(video)?)
-    };
+    let (encoded, _) = whole_video(py, video)?;
     let config = framefeed::Config::new(1, 1);
     let parts = py
         .detach(|| framefeed::segments(&encoded, &config, every))

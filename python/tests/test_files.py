@@ -33,3 +33,16 @@ def test_feed_epoch_labels_each_video_with_its_path_and_reports_unreadable_files
     t.join()
     assert labels == [str(FIXTURES / "h264.mp4"), str(FIXTURES / "vp9.webm")]
     assert report["fed"] == 2 and [str(p) for p, _ in report["unreadable"]] == [str(FIXTURES / "missing.mp4")]
+
+
+def test_probe_takes_a_path_as_well_as_the_bytes(tmp_path):
+    path = FIXTURES / "h264.mp4"
+    by_path = ff.probe(path)
+    assert by_path == ff.probe(str(path)) == ff.probe(path.read_bytes())
+    assert by_path["streams"][0]["codec"] == "h264"
+    with pytest.raises(OSError, match="missing.mp4"):
+        ff.probe(FIXTURES / "missing.mp4")
+    bad = tmp_path / "not_a_video.mp4"
+    bad.write_bytes(b"this is not a video at all" * 10)
+    with pytest.raises(ff.VideoError, match="not_a_video.mp4"):
+        ff.probe(bad)

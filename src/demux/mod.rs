@@ -8,8 +8,6 @@ pub(crate) mod indexed;
 pub(crate) mod mp4;
 pub(crate) mod open;
 
-use bytes::Bytes;
-
 use crate::error::{AvError, VideoError};
 use crate::ffi::format::{Demuxers, FormatContext, Interrupt, ProbeOptions};
 use crate::ffi::io::{MemoryIo, StreamSource};
@@ -18,19 +16,22 @@ use crate::ffi::protocol::ProtocolStream;
 use crate::info::{ContainerInfo, MediaKind, StreamInfo};
 use crate::settings::config::{Config, StreamSelection};
 use crate::source::url::{UrlOptions, UrlSource};
-use crate::video::Whole;
+use crate::video::{Encoded, Whole};
 
-/// Reads what a container holds (format, streams, codecs, sizes, colour tags) without decoding it.
+/// Reads what a container holds (format, streams, codecs, sizes, colour tags) without decoding it: a video in
+/// memory (any of [`Encoded`]'s buffers), or a file ([`Encoded::file`]), read only where the demuxer looks,
+/// never whole.
 ///
 /// ```no_run
-/// let info = framefeed::probe(std::fs::read("clip.mp4")?)?;
+/// let info = framefeed::probe(framefeed::Encoded::file("clip.mp4")?)?;
 /// for s in &info.streams {
 ///     println!("#{} {} {} {}x{}", s.index, s.kind.as_str(), s.codec, s.width, s.height);
 /// }
+/// let same = framefeed::probe(std::fs::read("clip.mp4")?)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn probe(data: impl Into<Bytes>) -> Result<ContainerInfo, VideoError> {
-    let data = data.into();
+pub fn probe(video: impl Into<Encoded>) -> Result<ContainerInfo, VideoError> {
+    let data = video.into().data;
     if data.is_empty() {
         return Err(VideoError::Empty);
     }
@@ -39,15 +40,20 @@ pub fn probe(data: impl Into<Bytes>) -> Result<ContainerInfo, VideoError> {
         &data,
         crate::settings::config::limits::DEFAULT_MAX_CONTAINER_SAMPLES,
     )?;
-    Ok(FormatContext::open(data)
-        .map_err(VideoError::NotAVideo)?
-        .info())
+    Ok(
+        FormatContext::open_io(MemoryIo::new(data)?, ProbeOptions::default())
+            .map_err(VideoError::NotAVideo)?
+            .info(),
+    )
 }
 
-/// Refuses a buffer whose MP4/MOV claims would make the demuxer take memory out of proportion to it.
-fn check_claims(data: &[u8], max_samples: u64) -> Result<(), VideoError> {
-    crate::demux::mp4::claims::check_buffer(data, max_samples)
-        .map_err(|reason| VideoError::ImplausibleContainer { reason })
+/// Refuses a whole video whose MP4/MOV claims would make the demuxer take memory out of proportion to it.
+fn check_claims(data: &Whole, max_samples: u64) -> Result<(), VideoError> {
+    match data {
+        Whole::Memory(bytes) => crate::demux::mp4::claims::check_buffer(bytes, max_samples),
+        Whole::File(file) => crate::demux::mp4::claims::check_file(file, max_samples),
+    }
+    .map_err(|reason| VideoError::ImplausibleContainer { reason })
 }
 
 /// Picks the stream to decode; see [`StreamSelection::Best`] for the rule.
@@ -106,13 +112,7 @@ impl Demuxer {
         if data.is_empty() {
             return Err(VideoError::Empty);
         }
-        match &data {
-            Whole::Memory(bytes) => check_claims(bytes, config.max_container_samples)?,
-            Whole::File(file) => {
-                crate::demux::mp4::claims::check_file(file, config.max_container_samples)
-                    .map_err(|reason| VideoError::ImplausibleContainer { reason })?
-            }
-        }
+        check_claims(&data, config.max_container_samples)?;
         let probe = ProbeOptions {
             header_only,
             ..Self::probe(config, Demuxers::Any)

@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use ffmpeg_sys_next as sys;
 
 use super::io::MemoryIo;
@@ -140,11 +139,6 @@ pub(crate) struct FormatContext {
 unsafe impl Send for FormatContext {}
 
 impl FormatContext {
-    /// Opens the container in `data` and reads its stream information, with FFmpeg's default probing.
-    pub(crate) fn open(data: Bytes) -> Result<Self, AvError> {
-        Self::open_io(MemoryIo::new(data.into())?, ProbeOptions::default())
-    }
-
     /// Opens the container read through `io` and reads its stream information.
     pub(crate) fn open_io(io: MemoryIo, probe: ProbeOptions) -> Result<Self, AvError> {
         Self::open_with(Some(io), None, probe)

@@ -7,8 +7,11 @@ use std::process::ExitCode;
 use serde_json::{json, Value};
 
 pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, String> {
-    let data = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let info = match framefeed::probe(data) {
+    // Read where the demuxer looks, never whole: a long video's file may be larger than memory.
+    let video = framefeed::Encoded::file(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?
+        .label(file.display().to_string());
+    let info = match framefeed::probe(video.clone()) {
         Ok(info) => info,
         Err(e) => {
             eprintln!("framefeed: {}: {e}", file.display());
@@ -50,9 +53,6 @@ pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, St
         "streams": streams,
     });
     if let Some(every) = segments {
-        let video = framefeed::Encoded::file(file)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?
-            .label(file.display().to_string());
         match framefeed::segments(&video, &framefeed::Config::new(1, 1), every) {
             Ok(parts) => {
                 out["segments"] = parts.iter().map(|p| json!([p.start, p.end])).collect();
