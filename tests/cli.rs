@@ -27,6 +27,16 @@ where
     json_lines(&out.stdout)
 }
 
+/// The JSON document a successful `framefeed info` printed.
+fn info_json(out: &std::process::Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn json_lines(out: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(out)
         .lines()
@@ -214,12 +224,7 @@ fn info_reads_a_file_larger_than_its_memory_where_the_demuxer_looks() {
         .env("MALLOC_ARENA_MAX", "2")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let info = info_json(&out);
     assert_eq!(info["streams"][0]["codec"], "rawvideo");
     assert_eq!(
         info["segments"],
@@ -488,12 +493,7 @@ fn info_lists_segments_and_run_decodes_each_apart_into_the_whole_runs_sequences(
         .arg(&clip)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let info = info_json(&out);
     let segments: Vec<(u64, u64)> = info["segments"]
         .as_array()
         .unwrap()
