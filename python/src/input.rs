@@ -257,12 +257,7 @@ impl PyVideoInput {
         segment: Option<(u64, u64)>,
     ) -> PyResult<u64> {
         let label = self::label(label)?.unwrap_or_else(|| Label::Text(path.display().to_string()));
-        let file = py.detach(|| Encoded::file(&path)).map_err(|e| {
-            pyo3::exceptions::PyOSError::new_err((
-                e.raw_os_error().unwrap_or(0),
-                format!("cannot open {}: {e}", path.display()),
-            ))
-        })?;
+        let file = open_file(py, &path)?;
         self.feed_waiting(py, placed(file, Some(label), position, epoch, segment)?)
     }
 
@@ -637,4 +632,15 @@ impl PyFileList {
     fn __len__(&self) -> usize {
         self.inner.len()
     }
+}
+
+/// The video file at `path`, opened (the GIL let go: a network filesystem may take its time), read from disk
+/// where the demuxer looks; `OSError` (with its errno) when it cannot be opened.
+pub(crate) fn open_file(py: Python<'_>, path: &std::path::Path) -> PyResult<Encoded> {
+    py.detach(|| Encoded::file(path)).map_err(|e| {
+        pyo3::exceptions::PyOSError::new_err((
+            e.raw_os_error().unwrap_or(0),
+            format!("cannot open {}: {e}", path.display()),
+        ))
+    })
 }

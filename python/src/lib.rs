@@ -30,12 +30,7 @@ fn whole_video(
     video: &Bound<'_, PyAny>,
 ) -> PyResult<(framefeed::Encoded, Option<String>)> {
     if let Ok(path) = video.extract::<std::path::PathBuf>() {
-        let encoded = py.detach(|| framefeed::Encoded::file(&path)).map_err(|e| {
-            pyo3::exceptions::PyOSError::new_err((
-                e.raw_os_error().unwrap_or(0),
-                format!("cannot open {}: {e}", path.display()),
-            ))
-        })?;
+        let encoded = input::open_file(py, &path)?;
         let label = path.display().to_string();
         Ok((encoded.label(label.clone()), Some(label)))
     } else {

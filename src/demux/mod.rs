@@ -117,9 +117,7 @@ impl Demuxer {
             header_only,
             ..Self::probe(config, Demuxers::Any)
         };
-        let format = FormatContext::open_io(MemoryIo::new(data.clone())?, probe)
-            .map_err(VideoError::NotAVideo)?;
-        let mut this = Self::with_stream(format, config)?;
+        let mut this = Self::open_io(MemoryIo::new(data.clone())?, config, probe)?;
         this.whole = Some(data);
         Ok(this)
     }
@@ -137,7 +135,11 @@ impl Demuxer {
         } else {
             Demuxers::NotMov
         };
-        Self::open_io(MemoryIo::streaming(source, mp4)?, config, demuxers)
+        Self::open_io(
+            MemoryIo::streaming(source, mp4)?,
+            config,
+            Self::probe(config, demuxers),
+        )
     }
 
     /// Opens `source`'s URL with FFmpeg's protocols (only those of its scheme): opening may take the source's
@@ -195,9 +197,8 @@ impl Demuxer {
         }
     }
 
-    fn open_io(io: MemoryIo, config: &Config, demuxers: Demuxers) -> Result<Self, VideoError> {
-        let format = FormatContext::open_io(io, Self::probe(config, demuxers))
-            .map_err(VideoError::NotAVideo)?;
+    fn open_io(io: MemoryIo, config: &Config, probe: ProbeOptions) -> Result<Self, VideoError> {
+        let format = FormatContext::open_io(io, probe).map_err(VideoError::NotAVideo)?;
         Self::with_stream(format, config)
     }
 

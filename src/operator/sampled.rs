@@ -49,7 +49,8 @@ impl Worker {
         // A file indexed for the video before (its previous segment) is not indexed again.
         let file = opened.file_identity();
         let kept = file.as_ref().and_then(|file| self.indexes.get(file));
-        if kept.is_none() {
+        let fresh = kept.is_none();
+        if fresh {
             // Another file's index is not held while this one is built.
             self.indexes.clear();
         }
@@ -76,7 +77,7 @@ impl Worker {
             Ok(scanned) => scanned,
             Err(error) => return self.end(video, asm, Some(error)),
         };
-        if let (Some(file), Some(Scanned::Index(index))) = (file, &scanned) {
+        if let (true, Some(file), Some(Scanned::Index(index))) = (fresh, file, &scanned) {
             self.indexes.keep(file, index.clone());
         }
         let plan = match scanned {

@@ -24,10 +24,23 @@ use crate::video::FileIdentity;
 /// exactly what reading them would (`Demuxer::indexed_packets`: an MP4's `moov`, not its media data), else
 /// read (not decoded). At most `max` packets (`Ok(None)`: too many to index).
 pub(crate) fn scan(demuxer: &mut Demuxer, max: usize) -> Result<Option<Vec<PacketEntry>>, AvError> {
-    if let Some(packets) = demuxer.indexed_packets() {
-        return Ok((packets.len() <= max).then_some(packets));
+    match listed(demuxer, max) {
+        Some(packets) => Ok(packets),
+        None => demuxer.read_packets(max),
     }
-    demuxer.read_packets(max)
+}
+
+/// The packets listed from the container's index, without reading them (`Demuxer::indexed_packets`);
+/// `Some(None)`: more than `max`; `None`: this video's must be read.
+pub(crate) fn listed(demuxer: &Demuxer, max: usize) -> Option<Option<Vec<PacketEntry>>> {
+    demuxer
+        .indexed_packets()
+        .map(|packets| (packets.len() <= max).then_some(packets))
+}
+
+/// The most packets an index of a video holds under `config` (its container limit).
+pub(crate) fn max_packets(config: &crate::settings::config::Config) -> usize {
+    usize::try_from(config.max_container_samples).unwrap_or(usize::MAX)
 }
 
 /// The index of a whole video's frames.

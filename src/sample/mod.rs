@@ -25,7 +25,7 @@ pub(crate) use live::InOrder;
 
 use std::sync::Arc;
 
-use self::index::FrameIndex;
+use self::index::{max_packets, FrameIndex};
 use self::plan::{virtual_frames, Plan};
 use self::slots::Slots;
 use crate::demux::Demuxer;
@@ -80,18 +80,8 @@ pub(crate) fn scan_whole(mut demuxer: Demuxer, config: &Config) -> Result<Scanne
 /// Indexes a whole MP4 through the demuxer that decodes it, from the container's index (no packet read, so
 /// it stays where it is: `Demuxer::indexed_packets`); `None` where the video must be scanned instead.
 pub(crate) fn list_whole(demuxer: &Demuxer, config: &Config) -> Option<Scanned> {
-    let packets = demuxer.indexed_packets()?;
-    let max = max_packets(config);
-    let time_base = demuxer.stream().seconds_per_unit();
-    Some(scanned(
-        (packets.len() <= max).then_some(packets),
-        time_base,
-    ))
-}
-
-/// The most packets an index holds (the container limit).
-fn max_packets(config: &Config) -> usize {
-    usize::try_from(config.max_container_samples).unwrap_or(usize::MAX)
+    let packets = index::listed(demuxer, max_packets(config))?;
+    Some(scanned(packets, demuxer.stream().seconds_per_unit()))
 }
 
 /// What the packets of a whole video (`None`: too many) give.

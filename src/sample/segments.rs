@@ -44,7 +44,7 @@ pub fn segments(video: &Encoded, config: &Config, every: u64) -> Result<Vec<Rang
         },
         error,
     };
-    let max = usize::try_from(config.max_container_samples).unwrap_or(usize::MAX);
+    let max = index::max_packets(config);
     let unknown = |reason: &str| {
         failed(VideoError::Sampling {
             reason: format!("cannot cut it into segments: {reason}"),
@@ -54,9 +54,9 @@ pub fn segments(video: &Encoded, config: &Config, every: u64) -> Result<Vec<Rang
     // needs their times and keyframes, not their durations); anything else is opened whole and indexed.
     let listed = Demuxer::open_header(video.data.clone(), config)
         .ok()
-        .and_then(|d| Some((d.stream().seconds_per_unit(), d.indexed_packets()?)));
+        .and_then(|d| Some((d.stream().seconds_per_unit(), index::listed(&d, max)?)));
     let (time_base, packets) = match listed {
-        Some((time_base, packets)) => (time_base, (packets.len() <= max).then_some(packets)),
+        Some(listed) => listed,
         None => {
             let mut demuxer = Demuxer::open(video.data.clone(), config).map_err(failed)?;
             let time_base = demuxer.stream().seconds_per_unit();

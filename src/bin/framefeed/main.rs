@@ -40,8 +40,8 @@ enum Command {
     Info {
         /// The video file.
         file: PathBuf,
-        /// Also cut the video at keyframes into segments of at least N frames (read by demuxing, without
-        /// decoding), listed as `"segments": [[FIRST, END], ...]` (display indices, END excluded): give each to
+        /// Also cut the video at keyframes into segments of at least N frames (an MP4 from its index, other
+        /// files by demuxing, without decoding), listed as `"segments": [[FIRST, END], ...]` (display indices, END excluded): give each to
         /// `framefeed run --segment FIRST:END` on any machine, and together they give the whole video's
         /// sequences once.
         #[arg(long, value_name = "N")]
