@@ -207,14 +207,19 @@ fn info_reads_a_file_larger_than_its_memory_where_the_demuxer_looks() {
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.mov");
     // 320 frames of uncompressed 1080p 4:2:2 (4 MB each).
-    let status = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
-        .args(["testsrc2=size=1920x1080:rate=30", "-frames:v", "320"])
-        .args(["-c:v", "rawvideo", "-pix_fmt", "uyvy422"])
-        .arg(&big)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=1920x1080:rate=30",
+        "-frames:v",
+        "320",
+        "-c:v",
+        "rawvideo",
+        "-pix_fmt",
+        "uyvy422",
+        big.to_str().unwrap(),
+    ]);
     assert!(std::fs::metadata(&big).unwrap().len() > 1_300_000_000);
     let out = Command::new("sh")
         .arg("-c")

@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::*;
 use framefeed::{
@@ -107,38 +106,27 @@ fn check(path: &Path, every: u64, sampling: Sampling, transforms: Transforms) ->
 /// A VP9 WebM of 90 frames with a keyframe every 20 (made by the `ffmpeg` CLI with libvpx).
 fn vp9_clip(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("vp9_gop20.webm");
-    let status = Command::new("ffmpeg")
-        .args([
-            "-v",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc2=size=160x120:rate=30",
-        ])
-        .args([
-            "-frames:v",
-            "90",
-            "-c:v",
-            "libvpx-vp9",
-            "-g",
-            "20",
-            "-keyint_min",
-            "20",
-        ])
-        .args([
-            "-deadline",
-            "realtime",
-            "-cpu-used",
-            "8",
-            "-pix_fmt",
-            "yuv420p",
-        ])
-        .arg(&path)
-        .status()
-        .expect("run ffmpeg");
-    assert!(status.success());
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=160x120:rate=30",
+        "-frames:v",
+        "90",
+        "-c:v",
+        "libvpx-vp9",
+        "-g",
+        "20",
+        "-keyint_min",
+        "20",
+        "-deadline",
+        "realtime",
+        "-cpu-used",
+        "8",
+        "-pix_fmt",
+        "yuv420p",
+        path.to_str().unwrap(),
+    ]);
     path
 }
 
@@ -294,14 +282,6 @@ fn a_ten_hour_video_at_60_fps_with_audio_is_cut_and_sought_with_the_default_limi
     }
     let dir = tempfile::tempdir().unwrap();
     let ten_minutes = dir.path().join("ten_minutes.mp4");
-    let ffmpeg = |args: &[&str]| {
-        let status = Command::new("ffmpeg")
-            .args(["-v", "error", "-y"])
-            .args(args)
-            .status()
-            .expect("run ffmpeg");
-        assert!(status.success(), "ffmpeg {args:?}");
-    };
     ffmpeg(&[
         "-f",
         "lavfi",

@@ -184,6 +184,20 @@ impl Drop for FfmpegFrames {
     }
 }
 
+/// Runs the `ffmpeg` CLI quietly with `args` (overwriting its output) and expects it to succeed.
+pub fn ffmpeg<S: AsRef<std::ffi::OsStr>>(args: &[S]) {
+    let status = Command::new("ffmpeg")
+        .args(["-v", "error", "-y"])
+        .args(args)
+        .status()
+        .expect("run the ffmpeg CLI");
+    assert!(
+        status.success(),
+        "ffmpeg {:?}",
+        args.iter().map(|a| a.as_ref()).collect::<Vec<_>>()
+    );
+}
+
 /// Encodes `frames` frames of the lavfi `source` (e.g. `testsrc2=size=320x240:rate=30`) to `path` in
 /// `format` as a live encoder makes H.264: x264 veryfast, zerolatency (no B-frames), GOP 30, yuv420p.
 pub fn encode_live_clip(path: &Path, source: &str, frames: u32, format: &str) {
