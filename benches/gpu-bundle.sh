@@ -4,8 +4,8 @@
 #   .gpu/lib/        a minimal FFmpeg 5.1.9 (the release Debian 12 ships, built from Debian's source package:
 #                    the decoders, parsers and demuxers framefeed's tests use, the NVDEC hwaccels, libdav1d for
 #                    AV1 on the CPU), same sonames, so framefeed's binaries load it through LD_LIBRARY_PATH
-#   .gpu/bin/        framefeed (release, --features cuda), the gpu_backend test binary, the gpu_operators
-#                    benchmark, a minimal ffmpeg CLI (the `-hwaccel cuda` floor), all stripped
+#   .gpu/bin/        framefeed (release, --features cuda), the gpu_backend test binary, the library's unit
+#                    tests (their NVDEC seeking test), the gpu_operators benchmark, a minimal ffmpeg CLI (the `-hwaccel cuda` floor), all stripped
 #   .gpu/wheel/      the Python package built with the `cuda` feature (WHEEL=0 skips it)
 #   .gpu-videos/     the shared corpus (without the 9000-frame and corrupted files, which the GPU test skips)
 #   .gpu-clips/      1080p and 4K clips, H.264 and HEVC, for benches/gpu.sh
@@ -55,6 +55,8 @@ fi
 cargo build --release --features cuda --bin framefeed
 test_bin=$(cargo test --release --features cuda --no-run --test gpu_backend 2>&1 |
   grep -o 'target/release/deps/gpu_backend-[0-9a-f]*' | tail -1)
+lib_bin=$(cargo test --release --features cuda --no-run --lib 2>&1 |
+  grep -o 'target/release/deps/framefeed-[0-9a-f]*' | tail -1)
 ops_bin=$(cargo bench --features cuda --no-run --bench gpu_operators 2>&1 |
   grep -o 'target/release/deps/gpu_operators-[0-9a-f]*' | tail -1)
 
@@ -66,6 +68,7 @@ cp -L "$(ldconfig -p | awk '/libdav1d.so.6 .*x86-64/ {print $NF; exit}')" .gpu/l
 strip -o .gpu/bin/framefeed target/release/framefeed
 strip -o .gpu/bin/gpu_backend "$test_bin"
 strip -o .gpu/bin/gpu_operators "$ops_bin"
+strip -o .gpu/bin/unit_tests "$lib_bin"
 strip -o .gpu/bin/ffmpeg "$ff/bin/ffmpeg"
 for f in ../shared/videos/*; do
   case $f in *long_*|*corrupted*) ;; *) cp "$f" .gpu-videos/ ;; esac

@@ -9,6 +9,8 @@
 #   bash benches/gpu-run.sh operators (carry [".gpu", ".gpu-clips"]): benches/gpu_operators.rs, 1 / 7 / 14
 #                                    operators in one process sharing the GPU's context, on the same clips,
 #                                    each NVDEC driver (hwaccel, direct) side by side, NVDEC use sampled
+#   bash benches/gpu-run.sh sampling (carry [".gpu", ".gpu-clips"]): clip sampling on NVDEC against the same
+#                                    clips on the CPU and the whole video on NVDEC (benches/gpu_sampling.py)
 #   bash benches/gpu-run.sh clocks  the GPU's clocks (NVDEC's rate scales with the video clock)
 #   bash benches/gpu-run.sh python  (carry [".gpu"]): the Python package's GPU tests (the wheel in .gpu/wheel,
 #                                    built by gpu-bundle.sh) with the machine's own torch as the CUDA consumer
@@ -41,7 +43,11 @@ tests)
   echo
   echo "== GPU tests (REQUIRE_GPU=1)"
   REQUIRE_GPU=1 .gpu/bin/gpu_backend --test-threads 1 --nocapture 2>&1 | tee "$out/gpu_tests.log"
-  exit "${PIPESTATUS[0]}"
+  rc=${PIPESTATUS[0]}
+  echo "== unit tests on the GPU (REQUIRE_GPU=1): NVDEC seeking"
+  REQUIRE_GPU=1 .gpu/bin/unit_tests on_nvdec --nocapture 2>&1 | tee "$out/gpu_unit_tests.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  exit "$rc"
   ;;
 bench)
   bash benches/gpu.sh .gpu/bin/framefeed .gpu-clips/1080p_h264.mp4 .gpu-clips/1080p_hevc.mp4 \
@@ -53,6 +59,11 @@ python)
   PYTHONPATH=/tmp/ffpy python3 -m pytest -q -p no:cacheprovider --rootdir /tmp python/tests/test_gpu.py -rs 2>&1 |
     tee "$out/gpu_python.log"
   exit "${PIPESTATUS[0]}"
+  ;;
+sampling)
+  # Clip sampling on NVDEC (seeking) against the same clips on the CPU and the whole video on NVDEC.
+  python3 benches/gpu_sampling.py .gpu/bin/framefeed .gpu-clips/1080p_h264.mp4 .gpu-clips/1080p_hevc.mp4 \
+    .gpu-clips/4k_h264.mp4 .gpu-clips/4k_hevc.mp4 2>&1 | tee "$out/gpu_sampling.log"
   ;;
 clocks)
   # The video clock that NVDEC's per-engine rates scale with.
@@ -67,7 +78,7 @@ operators)
   done 2>&1 | tee "$out/gpu_operators.log"
   ;;
 *)
-  echo "usage: bash benches/gpu-run.sh tests|bench|operators|clocks|python" >&2
+  echo "usage: bash benches/gpu-run.sh tests|bench|operators|sampling|clocks|python" >&2
   exit 2
   ;;
 esac

@@ -120,6 +120,8 @@ struct Decoded {
     pts: Vec<f64>,
     levels: Vec<f32>,
     decoded_on: Vec<DecodedOn>,
+    /// Each valid frame's display index and levels, in order.
+    frames: Vec<(u64, Vec<f32>)>,
 }
 
 /// Both ways of driving NVDEC: every GPU check runs over each.
@@ -140,15 +142,21 @@ fn run_with(
         .device(device)
         .nvdec_driver(driver)
         .transforms(output.transforms.clone());
+    collect(config, matches!(device, Device::Cuda(_)), output, video)
+}
+
+/// Decodes `video` with `config` (on the GPU: `on_gpu`), whose transforms are `output`'s.
+fn collect(config: Config, on_gpu: bool, output: &Output, video: &[u8]) -> Result<Decoded, Error> {
     let mut d = Decoded {
         structure: Vec::new(),
         pts: Vec::new(),
         levels: Vec::new(),
         decoded_on: Vec::new(),
+        frames: Vec::new(),
     };
     for batch in decode(config, &[video.to_vec()]) {
         let batch = batch?;
-        assert_eq!(batch.is_on_gpu(), matches!(device, Device::Cuda(_)));
+        assert_eq!(batch.is_on_gpu(), on_gpu);
         d.decoded_on.push(batch.decoded_on());
         let host = batch.to_host()?;
         d.structure.push((
@@ -162,7 +170,12 @@ fn run_with(
         let [h, w, _] = host.frame_shape();
         for s in host.sequences() {
             d.pts.extend_from_slice(s.pts());
-            d.levels.extend(levels(output, &s, [frames(&s), h, w]));
+            let levels = levels(output, &s, [frames(&s), h, w]);
+            let per_frame = levels.len() / frames(&s).max(1);
+            for (&index, frame) in s.indices().iter().zip(levels.chunks(per_frame)) {
+                d.frames.push((index, frame.to_vec()));
+            }
+            d.levels.extend(levels);
         }
     }
     Ok(d)
@@ -251,6 +264,8 @@ fn backends_agree_on_plain_frames() {
         "vp9_odd_129x129.webm",
         "vp8.webm",
         "mpeg4.avi",
+        // An edit list starting mid-GOP: the pictures before it are decoded as references, never shown.
+        "sampling_edit_list.mp4",
     ] {
         check_backends_agree(name, &read_fixture(name), &Output::rgb());
     }
@@ -429,4 +444,167 @@ fn resolution_change_inside_a_stream_matches_the_cpu() {
         );
         assert_matches_cpu(&format!("res_change.h264 ({driver})"), &gpu, &cpu);
     }
+}
+
+/// A sampled video's files: the fixtures' open GOPs (H.264 with a B-pyramid; 10-bit HEVC with CRA keyframes
+/// and leading pictures), an edit list starting mid-GOP, odd-sized VP9, and where present the shared corpus's
+/// H.264, HEVC, VP9 and AV1 clips.
+fn sampled_videos() -> Vec<(String, Vec<u8>)> {
+    let mut videos: Vec<(String, Vec<u8>)> = [
+        "sampling_h264_open_gop.mp4",
+        "sampling_hevc10_open_gop_192x144.mp4",
+        "sampling_edit_list.mp4",
+        "vp9_odd_129x129.webm",
+    ]
+    .iter()
+    .map(|name| (name.to_string(), read_fixture(name)))
+    .collect();
+    if let Some(dir) = shared_videos() {
+        for name in [
+            "cfr_720p60.mov",
+            "dog_848x464_h264_aac.mp4",
+            "testsrc2_h265.mp4",
+            "testsrc2_vp9.webm",
+            "av1_video.mkv",
+        ] {
+            if let Ok(video) = std::fs::read(dir.join(name)) {
+                videos.push((name.to_owned(), video));
+            }
+        }
+    }
+    videos
+}
+
+/// Sampled videos seek and decode only the GOPs they need on NVDEC (each needed picture copied out of its
+/// surface once, converted into every slot that takes it): the same sequences as the CPU's sampled decode
+/// (structure, indices, timestamps, frames within 1.5 levels on average and 3 for any frame), and every frame
+/// the same bytes as the same driver's decode of the whole video at its index. Clips that overlap, stride and
+/// step that skip GOPs, a list of indices with one repeated, a frame rate above the video's (each picture in two
+/// slots), a segment, and a random crop per sequence.
+#[test]
+fn sampled_videos_seek_and_decode_on_nvdec_like_the_cpu() {
+    use framefeed::{ClipSampler, Sampling};
+    if !gpu_or_skip("sampled videos on NVDEC") {
+        return;
+    }
+    let cropped = Output::new(
+        Transforms::default().crop(Crop::new(48, 40).position(CropPosition::Random)),
+        DType::U8,
+        Layout::Fhwc,
+        [1.0; 3],
+    );
+    let mut failures = Vec::new();
+    for (name, video) in sampled_videos() {
+        let whole_cpu = collect(Config::new(1, 64), false, &Output::rgb(), &video).expect(&name);
+        let count = whole_cpu.frames.len() as u64;
+        let samplings = [
+            (
+                "clips",
+                Sampling::new().clips(4, ClipSampler::Random).seed(7),
+                8,
+            ),
+            ("stride 2, step 40", Sampling::new().stride(2).step(40), 4),
+            (
+                "indices",
+                Sampling::new().indices(vec![0, 1, count / 3, count / 2 + 1, count - 1, count - 1]),
+                2,
+            ),
+            (
+                "twice the frame rate",
+                Sampling::new().fps(50.0).stride(3),
+                4,
+            ),
+            (
+                "a segment",
+                Sampling::new().segment(count / 3, count / 3 + 9),
+                4,
+            ),
+        ];
+        let outputs = [(Output::rgb(), ""), (cropped.clone(), ", random crop")];
+        let config = |sampling: &Sampling, length: usize, output: &Output, device, driver| {
+            Config::new(length, 3)
+                .sampling(sampling.clone())
+                .device(device)
+                .nvdec_driver(driver)
+                .transforms(output.transforms.clone())
+        };
+        // The CPU's sampled decodes, once for both drivers.
+        let mut cpu = Vec::new();
+        for (what, sampling, length) in &samplings {
+            for (output, _) in &outputs {
+                let c = config(sampling, *length, output, Device::Cpu, NvdecDriver::Direct);
+                let decoded = collect(c, false, output, &video).expect(what);
+                assert!(
+                    !decoded.frames.is_empty(),
+                    "{name}, {what}: some frames sampled"
+                );
+                cpu.push(decoded);
+            }
+        }
+        for driver in DRIVERS {
+            let whole_gpu = collect(
+                Config::new(1, 64)
+                    .device(Device::Cuda(0))
+                    .nvdec_driver(driver),
+                true,
+                &Output::rgb(),
+                &video,
+            )
+            .expect(&name);
+            if whole_gpu.decoded_on.iter().any(|d| *d != DecodedOn::Cuda) {
+                eprintln!("{name} ({driver}): NVDEC does not decode it (CPU fallback)");
+                continue;
+            }
+            let mut cpu = cpu.iter();
+            for (what, sampling, length) in &samplings {
+                for (output, crop) in &outputs {
+                    let cpu = cpu.next().expect("one CPU decode each");
+                    let label = format!("{name} ({driver}), {what}{crop}");
+                    let c = config(sampling, *length, output, Device::Cuda(0), driver);
+                    let gpu = collect(c, true, output, &video).expect(&label);
+                    if gpu.decoded_on.iter().any(|d| *d != DecodedOn::Cuda) {
+                        failures.push(format!("{label}: decoded by the CPU, not NVDEC"));
+                        continue;
+                    }
+                    if (&gpu.structure, &gpu.pts) != (&cpu.structure, &cpu.pts) {
+                        failures.push(format!("{label}: batch structure or timestamps differ"));
+                        continue;
+                    }
+                    let indices = |d: &Decoded| d.frames.iter().map(|f| f.0).collect::<Vec<_>>();
+                    assert_eq!(indices(&gpu), indices(cpu), "{label}: indices");
+                    let diff = mean_abs_diff(&gpu, cpu);
+                    let worst = gpu
+                        .frames
+                        .iter()
+                        .zip(&cpu.frames)
+                        .map(|(g, c)| frame_diff(&g.1, &c.1))
+                        .fold(0.0, f64::max);
+                    eprintln!("{label}: GPU vs CPU {diff:.3} levels, worst frame {worst:.3}");
+                    if diff > 1.5 || worst > 3.0 {
+                        failures.push(format!("{label}: {diff:.3} levels, worst frame {worst:.3}"));
+                    }
+                    if crop.is_empty() {
+                        for (index, frame) in &gpu.frames {
+                            let whole = &whole_gpu.frames[*index as usize];
+                            assert_eq!(whole.0, *index);
+                            if frame != &whole.1 {
+                                failures.push(format!(
+                                    "{label}: frame {index} is not the whole decode's ({:.3} levels off)",
+                                    frame_diff(frame, &whole.1)
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Mean absolute difference of two frames' levels.
+fn frame_diff(a: &[f32], b: &[f32]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let sum: f64 = a.iter().zip(b).map(|(x, y)| f64::from((x - y).abs())).sum();
+    sum / a.len().max(1) as f64
 }

@@ -16,6 +16,11 @@ pub(crate) struct FrameInfo {
     pub(crate) height: usize,
     /// Presentation time in seconds.
     pub(crate) pts: f64,
+    /// The timestamp of the packet that carried the picture (stream units), as the demuxer gave it: how the
+    /// sampling stage tells a frame's display index from its video's index.
+    pub(crate) packet_pts: Option<i64>,
+    /// The decoder says the picture may be damaged (a reference it needed was missing, or concealed errors).
+    pub(crate) corrupt: bool,
 }
 
 impl From<VideoError> for Stop {
@@ -82,6 +87,12 @@ impl DecodeLoop {
         Ok(rejected.or(err))
     }
 
+    /// Drops the frames and references the decoder holds (after a seek).
+    pub(crate) fn flush(&mut self) {
+        self.codec.flush();
+        self.clock.reset();
+    }
+
     /// Receives every frame the decoder has ready. Returns how many, and the first receive error, if any.
     fn drain(
         &mut self,
@@ -99,6 +110,8 @@ impl DecodeLoop {
                         width: self.frame.width() as usize,
                         height: self.frame.height() as usize,
                         pts: self.clock.pts(&self.frame),
+                        packet_pts: self.frame.pts(),
+                        corrupt: self.frame.is_corrupt(),
                     };
                     on_frame(&self.frame, info)?;
                 }
@@ -151,6 +164,11 @@ impl Clock {
         self.last = Some(pts);
         pts
     }
+
+    /// Forgets the last frame's time (decoding starts again elsewhere, after a seek).
+    pub(crate) fn reset(&mut self) {
+        self.last = None;
+    }
 }
 
 /// Why decoding of a video stops early.
@@ -176,4 +194,15 @@ pub(crate) trait Decoder: Send {
         packet: Option<&Packet>,
         sink: &mut FrameSink<'_>,
     ) -> Result<Option<AvError>, Stop>;
+
+    /// Drops the pictures and references the decoder holds, undelivered, to decode from a new point (after a
+    /// seek: the next packet is a keyframe).
+    fn flush(&mut self) -> Result<(), Stop>;
+
+    /// Skips, from the next packet on, the pictures nothing refers to, where the backend can (the sampling
+    /// stage needs only some frames); returns whether it does.
+    fn skip_unreferenced(&mut self, skip: bool) -> bool {
+        let _ = skip;
+        false
+    }
 }

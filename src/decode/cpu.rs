@@ -42,19 +42,6 @@ impl CpuDecoder {
     }
 }
 
-impl CpuDecoder {
-    /// Drops the frames and references the decoder holds, to decode from a new point (after a seek).
-    pub(crate) fn flush(&mut self) {
-        self.receiver.codec.flush();
-    }
-
-    /// Skips, from the next packet on, the pictures nothing refers to (H.264 only; see
-    /// `CodecContext::skip_unreferenced`): for the sampling stage, which needs only some frames.
-    pub(crate) fn skip_unreferenced(&mut self, skip: bool) -> bool {
-        self.receiver.codec.skip_unreferenced(skip)
-    }
-}
-
 impl Decoder for CpuDecoder {
     fn decode(
         &mut self,
@@ -63,5 +50,15 @@ impl Decoder for CpuDecoder {
     ) -> Result<Option<AvError>, Stop> {
         self.receiver
             .decode(packet, &mut |frame, info| sink(info, FrameRef::Host(frame)))
+    }
+
+    fn flush(&mut self) -> Result<(), Stop> {
+        self.receiver.flush();
+        Ok(())
+    }
+
+    /// H.264 only (see `CodecContext::skip_unreferenced`).
+    fn skip_unreferenced(&mut self, skip: bool) -> bool {
+        self.receiver.codec.skip_unreferenced(skip)
     }
 }

@@ -5,17 +5,21 @@
 //! device buffer, on the same stream, so no host synchronisation is needed per frame. Streams NVDEC cannot
 //! decode move to the CPU backend for that video ([`nvdec_support`](fn@super::nvdec_support) before opening, or
 //! libavcodec offering only software formats when NVDEC refuses the stream, reported as
-//! [`VideoError::NvdecUnsupported`]).
+//! [`VideoError::NvdecUnsupported`]). For the sampling stage, a picture some later sequence takes is copied out
+//! of its surface into device memory of its own ([`HeldPicture`]).
 
 use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, DevicePtr};
 
 use super::backend::{DecodeLoop, Decoder, FrameSink, Stop};
 use super::nvcuvid::{direct_codec, NvcuvidDecoder};
 use crate::decode::frame::{Colour, DeviceFrame, FrameRef};
 use crate::demux::Demuxer;
-use crate::device::GpuRuntime;
+use crate::device::{cuda_error, GpuRuntime};
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::CodecContext;
+use crate::ffi::cuda::copy::{copy_plane, PitchedPlane};
 use crate::ffi::cuda::hw::{FormatChoice, SurfaceError};
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
@@ -34,6 +38,89 @@ pub(crate) fn open(
         }
     }
     Ok(Box::new(CudaDecoder::open(demuxer, gpu)?))
+}
+
+/// Copies a decoded picture (an NVDEC surface mapped for the sampling stage) into device memory of its own on
+/// `gpu`, so that the surface goes back to the decoder while later sequences still take the picture
+/// (overlapping clips, a frame rate above the video's): each converts it with its own crop. Stream-ordered on
+/// the operator's stream: the copy is done before anything enqueued after it reads it, and before the surface
+/// is unmapped.
+pub(crate) fn hold_picture(
+    gpu: &Arc<GpuRuntime>,
+    frame: &DeviceFrame,
+) -> Result<HeldPicture, VideoError> {
+    const OPERATION: &str = "copying a sampled picture out of NVDEC's surface";
+    let sample = if frame.high_depth { 2 } else { 1 };
+    // Luma: `width` samples a row; chroma: `ceil(width / 2)` interleaved pairs, `ceil(height / 2)` rows.
+    let luma_row = frame.width * sample;
+    let chroma_row = frame.width.div_ceil(2) * 2 * sample;
+    let chroma_rows = frame.height.div_ceil(2);
+    let pitch = chroma_row.next_multiple_of(PICTURE_PITCH_ALIGN);
+    let chroma_start = pitch * frame.height;
+    let len = chroma_start + pitch * chroma_rows;
+    let stream = gpu.stream();
+    let mut slice = stream
+        .alloc_zeros::<u8>(len.max(1))
+        .map_err(|e| cuda_error("allocating a sampled picture", e))?;
+    let plane = |ptr: u64, pitch: i32| PitchedPlane {
+        ptr,
+        pitch: usize::try_from(pitch).unwrap_or(0),
+    };
+    let (luma, chroma) = (
+        plane(frame.luma, frame.luma_pitch),
+        plane(frame.chroma, frame.chroma_pitch),
+    );
+    copy_plane(stream, luma, &mut slice, 0, pitch, luma_row, frame.height)
+        .and_then(|()| {
+            copy_plane(
+                stream,
+                chroma,
+                &mut slice,
+                chroma_start,
+                pitch,
+                chroma_row,
+                chroma_rows,
+            )
+        })
+        .map_err(|e| cuda_error(OPERATION, e))?;
+    let pitch = i32::try_from(pitch).map_err(|_| VideoError::Cuda {
+        operation: OPERATION,
+        message: format!("a row pitch of {pitch} bytes"),
+    })?;
+    let base = {
+        let (base, _record_read) = slice.device_ptr(stream);
+        base
+    };
+    Ok(HeldPicture {
+        frame: DeviceFrame {
+            luma: base,
+            chroma: base + chroma_start as u64,
+            luma_pitch: pitch,
+            chroma_pitch: pitch,
+            ..*frame
+        },
+        _slice: slice,
+        _gpu: gpu.clone(),
+    })
+}
+
+/// The row alignment of a held picture's planes (what CUDA's pitched allocations use).
+const PICTURE_PITCH_ALIGN: usize = 256;
+
+/// A decoded picture in device memory of its own ([`hold_picture`]), freed on the operator's stream when
+/// dropped (after the conversions enqueued before).
+pub(crate) struct HeldPicture {
+    frame: DeviceFrame,
+    _slice: CudaSlice<u8>,
+    /// Keeps the context and stream alive as long as the picture.
+    _gpu: Arc<GpuRuntime>,
+}
+
+impl HeldPicture {
+    /// The kernel's view of the picture.
+    pub(crate) fn frame(&self) -> &DeviceFrame {
+        &self.frame
+    }
 }
 
 /// libavcodec decoding on NVDEC.
@@ -116,5 +203,10 @@ impl Decoder for CudaDecoder {
         // A hwaccel that failed to start shows as a send error with no frame: say why, so the video moves.
         self.check_hardware()?;
         Ok(result)
+    }
+
+    fn flush(&mut self) -> Result<(), Stop> {
+        self.receiver.flush();
+        Ok(())
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::backend::Decoder;
+use super::frame::DeviceFrame;
 use crate::demux::Demuxer;
 use crate::device::GpuRuntime;
 use crate::error::VideoError;
@@ -14,5 +15,22 @@ pub(crate) fn open(
     gpu: &Arc<GpuRuntime>,
     _driver: crate::settings::config::NvdecDriver,
 ) -> Result<Box<dyn Decoder>, VideoError> {
+    match **gpu {}
+}
+
+/// A decoded picture held in GPU memory: none can exist in this build.
+pub(crate) enum HeldPicture {}
+
+impl HeldPicture {
+    pub(crate) fn frame(&self) -> &DeviceFrame {
+        match *self {}
+    }
+}
+
+/// Cannot be called: no `GpuRuntime` exists in this build.
+pub(crate) fn hold_picture(
+    gpu: &Arc<GpuRuntime>,
+    _frame: &DeviceFrame,
+) -> Result<HeldPicture, VideoError> {
     match **gpu {}
 }

@@ -17,6 +17,16 @@ pub(crate) enum FrameRef<'a> {
     Device(&'a DeviceFrame),
 }
 
+impl FrameRef<'_> {
+    /// The picture's width and height.
+    pub(crate) fn size(&self) -> (usize, usize) {
+        match self {
+            FrameRef::Host(frame) => (frame.width() as usize, frame.height() as usize),
+            FrameRef::Device(frame) => (frame.width, frame.height),
+        }
+    }
+}
+
 /// A decoded picture in GPU memory (an NVDEC surface: NV12, or P010/P016 for deeper samples), as the CUDA
 /// kernel reads it.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -16,5 +16,5 @@ mod nvdec;
 mod nvdec_support;
 
 pub(crate) use backend::{Decoder, FrameInfo, FrameSink, Stop};
-pub(crate) use nvdec::open as open_nvdec;
+pub(crate) use nvdec::{hold_picture, open as open_nvdec, HeldPicture};
 pub(crate) use nvdec_support::nvdec_support;

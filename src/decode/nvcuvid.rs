@@ -10,7 +10,7 @@
 //! asking NVDEC whether this GPU decodes the stream; what it does not is [`VideoError::NvdecUnsupported`]
 //! before the first frame, so the video moves to the CPU as with the hwaccel backend.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
@@ -121,6 +121,11 @@ impl Geometry {
 pub(crate) struct NvcuvidDecoder {
     /// Dropped before the state (the parser holds no reference into it).
     parser: VideoParser,
+    /// The stream's out-of-band headers, for a new parser after a seek.
+    header: Vec<u8>,
+    /// A seek made a new parser: the headers go in band before the next packet (an open GOP's keyframe
+    /// carries no parameter sets, which the bitstream filter adds before IDR pictures only).
+    resend_header: bool,
     filter: Option<BitstreamFilter>,
     filtered: Packet,
     state: State,
@@ -139,6 +144,10 @@ struct State {
     clock: Clock,
     /// Mapped pictures and the event after the kernel that reads each, oldest first.
     in_flight: VecDeque<(Mapped, CudaEvent)>,
+    /// The timestamps of packets the demuxer marked discarded (before an MP4 edit list's start: decoded as
+    /// references, never shown): their pictures are not displayed, as libavcodec drops them. One entry per
+    /// such packet, taken when its picture comes.
+    discarded: HashSet<i64>,
     spare_events: Vec<CudaEvent>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -199,6 +208,8 @@ impl NvcuvidDecoder {
         tracing::debug!(?codec, stream = stream.index, "opened nvcuvid parser");
         Ok(Self {
             parser,
+            header,
+            resend_header: false,
             filter,
             filtered: Packet::new()?,
             state: State {
@@ -212,6 +223,7 @@ impl NvcuvidDecoder {
                 ),
                 clock: Clock::new(stream),
                 in_flight: VecDeque::new(),
+                discarded: HashSet::new(),
                 spare_events: Vec::new(),
                 ctx,
                 stream: gpu.stream().clone(),
@@ -306,6 +318,9 @@ impl State {
     }
 
     fn on_display(&mut self, display: &DisplayInfo, sink: &mut FrameSink<'_>) -> Result<(), Stop> {
+        if self.discarded.remove(&display.timestamp) {
+            return Ok(());
+        }
         let (Some(decoder), Some(geometry)) = (&mut self.decoder, self.geometry) else {
             return Err(cuvid(CuvidError {
                 operation: "displaying a picture",
@@ -323,6 +338,9 @@ impl State {
             width: geometry.size.0,
             height: geometry.size.1,
             pts: self.clock.at(ts, None),
+            packet_pts: ts,
+            // NVDEC conceals errors and does not say so per picture here.
+            corrupt: false,
         };
         let delivered = sink(info, FrameRef::Device(&frame));
         // Whatever the sink did, the mapping is released only after the work it queued on the stream.
@@ -439,14 +457,22 @@ impl Decoder for NvcuvidDecoder {
             .map_err(driver("binding the CUDA context"))?;
         let Self {
             parser,
+            header,
+            resend_header,
             filter,
             filtered,
             state,
         } = self;
+        if std::mem::take(resend_header) && filter.is_some() && !header.is_empty() {
+            Self::parse(parser, state, Some(header), NO_TIMESTAMP, sink)?;
+        }
         match packet {
             None => Self::parse(parser, state, None, 0, sink)?,
             Some(packet) => {
                 let timestamp = packet.pts().unwrap_or(NO_TIMESTAMP);
+                if packet.is_discarded() && timestamp != NO_TIMESTAMP {
+                    state.discarded.insert(timestamp);
+                }
                 match filter {
                     Some(f) => {
                         let mut stop = None;
@@ -473,6 +499,26 @@ impl Decoder for NvcuvidDecoder {
             }
         }
         Ok(None)
+    }
+
+    /// A seek: the parser, with the pictures it still queues (never displayed) and the references it tracks,
+    /// is made again from the stream's headers; the NVDEC decoder and its surfaces are kept (the next
+    /// sequence callback finds the same settings), and so are the mapped pictures, released as their
+    /// conversions finish.
+    fn flush(&mut self) -> Result<(), Stop> {
+        self.state
+            .ctx
+            .bind_to_thread()
+            .map_err(driver("binding the CUDA context"))?;
+        self.parser =
+            VideoParser::new(self.state.codec, DISPLAY_DELAY, &self.header).map_err(cuvid)?;
+        if let Some(filter) = &mut self.filter {
+            filter.flush();
+        }
+        self.resend_header = true;
+        self.state.discarded.clear();
+        self.state.clock.reset();
+        Ok(())
     }
 }
 

@@ -2,7 +2,10 @@
 //! only the GOPs its sequences need are decoded (`sample::seek`); a live video, a pulled one, or a whole one
 //! whose packets give no display order is decoded in order (`sample::InOrder`). Either way the sampler's
 //! slots say which frame goes into which sequence; only those frames are converted (`transform::apply`) and
-//! assembled. Sampled videos are decoded on the CPU; with a GPU their batches are uploaded.
+//! assembled. With a GPU, a whole video sought in is decoded on NVDEC where NVDEC takes its stream: each
+//! needed picture is copied out of the decoder's surface once (`decode::HeldPicture`) and converted by the
+//! CUDA kernel into every slot that takes it, each with its sequence's crop; videos decoded in order (live,
+//! pulled, or with no index) are decoded on the CPU, their batches uploaded.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -13,17 +16,18 @@ use super::worker::{outcome_error, Outcome, Shutdown, Worker};
 use crate::assembly::assembler::{Assembler, FrameAt};
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
-use crate::decode::Stop;
+use crate::decode::{hold_picture, nvdec_support, open_nvdec, Decoder, HeldPicture, Stop};
 use crate::demux::check_frame_size;
 use crate::demux::open::Opened;
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::sample::seek::{decode_needed, SeekOutcome};
-use crate::sample::slots::Out;
+use crate::sample::slots::{Out, Slots};
 use crate::sample::{
     list_whole, plan_whole, scan_whole, virtual_range, InOrder, Planned, Scanned, WholePlan,
 };
+use crate::source::live::Failure;
 use crate::transform;
 use crate::video::ClipKey;
 use crate::video::VideoRef;
@@ -31,15 +35,6 @@ use crate::video::VideoRef;
 impl Worker {
     /// Decodes a sampled video to its end (or its failure).
     pub(super) fn sampled(&self, video: &VideoRef, mut opened: Opened) -> Result<(), Shutdown> {
-        let mut decoder = match self.open_cpu_decoder(&opened.demuxer) {
-            Ok(decoder) => decoder,
-            Err(error) => {
-                let failure = opened
-                    .failure()
-                    .unwrap_or(crate::source::live::Failure::Video(error));
-                return self.failed(video, failure);
-            }
-        };
         let mut asm = self.assembler(video, false)?;
         asm.place(opened.clip_key());
         // A whole video is indexed and sought in; so is a URL when clips need its length (a file served
@@ -108,18 +103,15 @@ impl Worker {
             ))),
         };
         let error = match plan {
-            WholePlan::Seek(mut planned) => {
-                let outcome =
-                    self.seek_and_decode(&mut opened, &mut decoder, &mut planned, &mut asm);
-                match outcome {
-                    Err(Stop::Shutdown) => return Err(Shutdown),
-                    Err(Stop::Video(error)) => Some(error),
-                    Ok(outcome) => seek_error(outcome, asm.frames()),
-                }
-            }
+            WholePlan::Seek(planned) => match self.seek(&mut opened, &planned, &mut asm) {
+                Err(Stop::Shutdown) => return Err(Shutdown),
+                Err(Stop::Video(error)) => Some(error),
+                Ok(outcome) => seek_error(outcome, asm.frames()),
+            },
             WholePlan::InOrder(mut sampler) => {
-                let outcome =
-                    self.decode_in_order(&mut opened, &mut decoder, &mut sampler, &mut asm);
+                let outcome = self.cpu_decoder_for(&opened).and_then(|mut decoder| {
+                    self.decode_in_order(&mut opened, &mut decoder, &mut sampler, &mut asm)
+                });
                 outcome_error(outcome, opened.failure(), asm.frames())?
             }
         };
@@ -127,12 +119,75 @@ impl Worker {
         self.end_with(video, asm, error, segment.is_some())
     }
 
+    /// The CPU decoder for an opened video; a live source's own failure (abort, stall) comes first.
+    fn cpu_decoder_for(&self, opened: &Opened) -> Result<CpuDecoder, Stop> {
+        self.open_cpu_decoder(&opened.demuxer)
+            .map_err(|error| match opened.failure() {
+                Some(Failure::Shutdown) => Stop::Shutdown,
+                Some(Failure::Video(e)) => Stop::Video(e),
+                None => Stop::Video(error),
+            })
+    }
+
+    /// A whole video with an index: its needed frames decoded on NVDEC when the operator has a GPU and NVDEC
+    /// takes the stream (on the CPU when NVDEC refuses it before its first picture, unless the config forbids
+    /// it), else on the CPU.
+    fn seek(
+        &self,
+        opened: &mut Opened,
+        planned: &Planned,
+        asm: &mut Assembler,
+    ) -> Result<SeekOutcome, Stop> {
+        let emit = &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown);
+        if let Some(gpu) = &self.gpu {
+            match nvdec_support(opened.demuxer.stream()) {
+                Ok(()) => {
+                    let mut decoder = open_nvdec(&opened.demuxer, gpu, self.config.nvdec_driver)?;
+                    asm.set_on_gpu(true, emit)?;
+                    let held = Cell::new(0_u64);
+                    let mut hold = |frame: FrameRef<'_>| match frame {
+                        FrameRef::Device(frame) => {
+                            held.set(held.get() + 1);
+                            hold_picture(gpu, frame).map_err(Stop::Video)
+                        }
+                        FrameRef::Host(_) => Err(Stop::Video(VideoError::NvdecUnsupported {
+                            reason: "NVDEC gave a software frame".into(),
+                        })),
+                    };
+                    match self.seek_and_decode(opened, &mut *decoder, planned, asm, &mut hold) {
+                        // Refused when decoding started (a profile or size this GPU does not decode): the
+                        // whole plan again on the CPU, nothing having been taken yet.
+                        Err(Stop::Video(VideoError::NvdecUnsupported { reason }))
+                            if self.config.cpu_fallback && held.get() == 0 && asm.frames() == 0 =>
+                        {
+                            tracing::info!(%reason, "moving the sampled video to the CPU decoder");
+                        }
+                        other => return other,
+                    }
+                }
+                Err(reason) if !self.config.cpu_fallback => {
+                    return Err(Stop::Video(VideoError::NvdecUnsupported { reason }))
+                }
+                Err(reason) => {
+                    tracing::info!(%reason, "NVDEC cannot decode this video: decoding it on the CPU");
+                }
+            }
+        }
+        asm.set_on_gpu(false, emit)?;
+        let mut decoder = self.cpu_decoder_for(opened)?;
+        let mut hold = |frame: FrameRef<'_>| match frame {
+            FrameRef::Host(frame) => frame.new_ref().map_err(|e| Stop::Video(e.into())),
+            FrameRef::Device(_) => unreachable!("the CPU decoder gives host frames"),
+        };
+        self.seek_and_decode(opened, &mut decoder, planned, asm, &mut hold)
+    }
+
     /// Hands what the slots give to the transform and assembly stages.
-    fn put(
+    fn put<F: Picture>(
         &self,
         asm: &mut Assembler,
         host: &mut transform::HostScratch,
-        out: Out<'_, AvFrame>,
+        out: Out<'_, F>,
     ) -> Result<(), Stop> {
         if self.shared.stop.load(Ordering::Relaxed) {
             return Err(Stop::Shutdown);
@@ -145,7 +200,9 @@ impl Worker {
                 display,
                 pts,
             } => {
-                check_frame_size(frame.width(), frame.height(), &self.config)?;
+                let frame = frame.view();
+                let (width, height) = frame.size();
+                check_frame_size(width as u32, height as u32, &self.config)?;
                 let at = FrameAt {
                     pts,
                     index: display,
@@ -153,20 +210,12 @@ impl Worker {
                 };
                 let transforms = &self.config.transforms;
                 asm.push_frame(
-                    frame.width() as usize,
-                    frame.height() as usize,
+                    width,
+                    height,
                     at,
                     |geometry, out, f, frames| {
-                        transform::apply(
-                            FrameRef::Host(frame),
-                            geometry,
-                            transforms,
-                            out,
-                            f,
-                            frames,
-                            host,
-                        )
-                        .map_err(Stop::Video)
+                        transform::apply(frame, geometry, transforms, out, f, frames, host)
+                            .map_err(Stop::Video)
                     },
                     emit,
                 )
@@ -175,26 +224,29 @@ impl Worker {
     }
 
     /// A whole video with an index: decodes the frames its sequences take, seeking past the GOPs they do not.
-    fn seek_and_decode(
+    /// Each needed frame is held once (`hold`: a new reference to a host frame, a copy of an NVDEC picture)
+    /// for every slot that takes it.
+    fn seek_and_decode<F: Picture>(
         &self,
         opened: &mut Opened,
-        decoder: &mut CpuDecoder,
-        planned: &mut Planned,
+        decoder: &mut dyn Decoder,
+        planned: &Planned,
         asm: &mut Assembler,
+        hold: &mut dyn FnMut(FrameRef<'_>) -> Result<F, Stop>,
     ) -> Result<SeekOutcome, Stop> {
         let time_base = opened.demuxer.stream().seconds_per_unit();
         let mut host = transform::HostScratch::new();
         let Planned {
             index,
             virtual_frames,
-            slots,
+            plan,
             needed,
         } = planned;
-        let (index, virtual_frames) = (&*index, &*virtual_frames);
-        let mut put = |out: Out<'_, AvFrame>| self.put(asm, &mut host, out);
-        let mut deliver = |d: u64, frame: &AvFrame| -> Result<(), Stop> {
+        let mut slots = Slots::new(plan.clone(), self.config.sequence_length);
+        let mut put = |out: Out<'_, F>| self.put(asm, &mut host, out);
+        let mut deliver = |d: u64, frame: FrameRef<'_>| -> Result<(), Stop> {
             let pts = index.pts_of(d) as f64 * time_base;
-            let held = Rc::new(frame.new_ref().map_err(|e| Stop::Video(e.into()))?);
+            let held = Rc::new(hold(frame)?);
             for v in virtual_range(virtual_frames, d) {
                 slots.push(v, d, pts, &held, &mut put)?;
             }
@@ -244,6 +296,23 @@ impl Worker {
         )?;
         sampler.finish(last_duration.get(), &mut put)?;
         Ok(outcome)
+    }
+}
+
+/// A picture the slots hold for later sequences: where the transform stage reads it.
+trait Picture {
+    fn view(&self) -> FrameRef<'_>;
+}
+
+impl Picture for AvFrame {
+    fn view(&self) -> FrameRef<'_> {
+        FrameRef::Host(self)
+    }
+}
+
+impl Picture for HeldPicture {
+    fn view(&self) -> FrameRef<'_> {
+        FrameRef::Device(self.frame())
     }
 }
 

@@ -27,10 +27,8 @@ use std::sync::Arc;
 
 use self::index::{max_packets, FrameIndex};
 use self::plan::{virtual_frames, Plan};
-use self::slots::Slots;
 use crate::demux::Demuxer;
 use crate::error::VideoError;
-use crate::ffi::frame::AvFrame;
 use crate::settings::config::Config;
 use crate::video::ClipKey;
 
@@ -39,8 +37,9 @@ pub(crate) struct Planned {
     pub(crate) index: Arc<FrameIndex>,
     /// The display index of each virtual frame (non-decreasing).
     pub(crate) virtual_frames: Vec<u64>,
-    /// The sequences' slots.
-    pub(crate) slots: Slots<AvFrame>,
+    /// The sequences, each frame's slots filled in display order by [`Slots`](slots::Slots) (of host or GPU pictures,
+    /// whichever backend decodes).
+    pub(crate) plan: Plan,
     /// The display indices of the frames some sequence takes, ascending.
     pub(crate) needed: Vec<u64>,
 }
@@ -140,7 +139,7 @@ pub(crate) fn plan_whole(
     Ok(WholePlan::Seek(Box::new(Planned {
         index,
         virtual_frames,
-        slots: Slots::new(plan, length),
+        plan,
         needed,
     })))
 }

@@ -108,7 +108,7 @@ pub(crate) struct PlanError(pub(crate) String);
 
 /// The sequences of one video, as lists of virtual indices, and how many times each virtual frame is still
 /// to be written.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Plan {
     /// Sequence `k` is `k * step + j * stride` for `j < length`; it exists when its first frame does. Lazy: a
     /// live video's length is unknown, and a long video's grid need not be held.

@@ -11,12 +11,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::index::FrameIndex;
-use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
 use crate::decode::{Decoder, Stop};
 use crate::demux::Demuxer;
 use crate::error::AvError;
-use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 
 /// How many keyframes further back a needed frame that did not come out is tried from.
@@ -38,14 +36,15 @@ pub(crate) struct SeekOutcome {
 }
 
 /// Decodes the frames at the display indices `needed` (ascending, unique) and hands each to `deliver`, in
-/// order, with its display index.
+/// order, with its display index. Any backend: frames are told apart by the timestamp of the packet that
+/// carried them, which the CPU and NVDEC backends both give back.
 pub(crate) fn decode_needed(
     demuxer: &mut Demuxer,
-    decoder: &mut CpuDecoder,
+    decoder: &mut dyn Decoder,
     index: &FrameIndex,
     needed: &[u64],
     stop: &AtomicBool,
-    deliver: &mut dyn FnMut(u64, &AvFrame) -> Result<(), Stop>,
+    deliver: &mut Deliver<'_>,
 ) -> Result<SeekOutcome, Stop> {
     let mut run = Run {
         demuxer,
@@ -61,9 +60,12 @@ pub(crate) fn decode_needed(
     Ok(run.outcome)
 }
 
+/// Receives each needed frame, with its display index.
+pub(crate) type Deliver<'a> = dyn FnMut(u64, FrameRef<'_>) -> Result<(), Stop> + 'a;
+
 struct Run<'a> {
     demuxer: &'a mut Demuxer,
-    decoder: &'a mut CpuDecoder,
+    decoder: &'a mut dyn Decoder,
     index: &'a FrameIndex,
     needed: &'a [u64],
     /// The next needed frame (an index into `needed`).
@@ -85,11 +87,7 @@ enum Verdict {
 }
 
 impl Run<'_> {
-    fn all(
-        &mut self,
-        stop: &AtomicBool,
-        deliver: &mut dyn FnMut(u64, &AvFrame) -> Result<(), Stop>,
-    ) -> Result<(), Stop> {
+    fn all(&mut self, stop: &AtomicBool, deliver: &mut Deliver<'_>) -> Result<(), Stop> {
         let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
         // The packet index the next read gives, while the decoder runs on from a keyframe.
         let mut reading: Option<usize> = None;
@@ -100,7 +98,7 @@ impl Run<'_> {
             let start = self.index.start_for(n, self.earlier);
             let first_pts = self.index.packet(start).pts;
             if !reading.is_some_and(|r| start <= r && self.earlier == 0) {
-                self.decoder.flush();
+                self.decoder.flush()?;
                 self.gave_frame = false;
                 match self.position(start, &mut packet) {
                     Ok(()) => reading = Some(start),
@@ -165,7 +163,7 @@ impl Run<'_> {
         &mut self,
         packet: Option<&Packet>,
         first_pts: Option<i64>,
-        deliver: &mut dyn FnMut(u64, &AvFrame) -> Result<(), Stop>,
+        deliver: &mut Deliver<'_>,
     ) -> Result<Verdict, Stop> {
         // A picture that no needed frame is and none refers to is not decoded at all (H.264's non-reference
         // pictures: B-frames between the start keyframe and a clip, or between strided frames). Only once the
@@ -189,26 +187,23 @@ impl Run<'_> {
         let (next, earlier) = (&mut self.next, &mut self.earlier);
         let gave_frame = &mut self.gave_frame;
         let missing = &mut self.outcome.missing;
-        let rejected = self.decoder.decode(packet, &mut |_info, frame| {
-            let FrameRef::Host(frame) = frame else {
-                unreachable!("the CPU decoder gives host frames")
-            };
+        let rejected = self.decoder.decode(packet, &mut |info, frame| {
             if verdict == Verdict::Retry {
                 return Ok(());
             }
-            let Some(d) = frame.pts().and_then(|pts| index.display_of(pts)) else {
+            let Some(d) = info.packet_pts.and_then(|pts| index.display_of(pts)) else {
                 return Ok(()); // not a frame the index knows (a discarded one)
             };
             if first_pts.is_some_and(|k| index.pts_of(d) < k) {
                 return Ok(()); // shown before the start keyframe: a leading picture
             }
             // The start keyframe or a frame after it came out whole: the decoder has recovered.
-            *gave_frame |= !frame.is_corrupt();
+            *gave_frame |= !info.corrupt;
             while let Some(&n) = needed.get(*next) {
                 if d < n {
                     return Ok(());
                 }
-                if d == n && !frame.is_corrupt() {
+                if d == n && !info.corrupt {
                     deliver(d, frame)?;
                     *next += 1;
                     *earlier = 0;
@@ -289,28 +284,34 @@ impl Run<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::cpu::CpuDecoder;
     use crate::sample::index::scan;
     use crate::settings::config::{Config, Threading};
 
-    /// Decodes the built-in sample's frames `needed` (60 frames, keyframes at 0 and 30); returns what came out
-    /// and how many packets were decoded.
-    fn run(needed: &[u64]) -> (Vec<u64>, SeekOutcome) {
+    /// Decodes the built-in sample's frames `needed` (60 frames, keyframes at 0 and 30) with the decoder `open`
+    /// makes; returns what came out and how many packets were decoded.
+    fn run_with(
+        needed: &[u64],
+        open: &dyn Fn(&Demuxer) -> Box<dyn Decoder>,
+    ) -> (Vec<u64>, SeekOutcome) {
         let config = Config::new(4, 1);
         let data = bytes::Bytes::from_static(crate::SAMPLE_MP4);
         let mut demuxer = Demuxer::open(data.clone(), &config).unwrap();
         let packets = scan(&mut demuxer, 1000).unwrap().unwrap();
         let index = FrameIndex::new(packets, 1.0 / 15360.0).unwrap();
         let mut demuxer = Demuxer::open(data, &config).unwrap();
-        let mut decoder = CpuDecoder::open(&demuxer, 1, Threading::Slice).unwrap();
+        let mut decoder = open(&demuxer);
         let mut got = Vec::new();
         let outcome = decode_needed(
             &mut demuxer,
-            &mut decoder,
+            &mut *decoder,
             &index,
             needed,
             &AtomicBool::new(false),
             &mut |d, frame| {
-                assert_eq!(frame.pts().and_then(|p| index.display_of(p)), Some(d));
+                if let FrameRef::Host(frame) = frame {
+                    assert_eq!(frame.pts().and_then(|p| index.display_of(p)), Some(d));
+                }
                 got.push(d);
                 Ok(())
             },
@@ -319,8 +320,17 @@ mod tests {
         (got, outcome)
     }
 
-    #[test]
-    fn only_the_gops_of_needed_frames_are_decoded() {
+    fn run(needed: &[u64]) -> (Vec<u64>, SeekOutcome) {
+        run_with(needed, &|demuxer| {
+            Box::new(CpuDecoder::open(demuxer, 1, Threading::Slice).unwrap())
+        })
+    }
+
+    /// What a decode of some needed frames gave: the frames, and the outcome.
+    type Decoded = (Vec<u64>, SeekOutcome);
+
+    /// The same checks over the CPU decoder and, with a GPU, both NVDEC drivers.
+    fn only_needed_gops(run: &dyn Fn(&[u64]) -> Decoded) {
         let (got, outcome) = run(&[40, 45]);
         assert_eq!(got, [40, 45]);
         assert!(outcome.missing.is_empty());
@@ -336,11 +346,47 @@ mod tests {
             "the rest of the first GOP is skipped: {} packets decoded",
             outcome.packets_decoded
         );
+        // Back and forth: a seek back to the first GOP after the second (the decoder restarts cleanly).
+        let (got, outcome) = run(&[1, 31, 59]);
+        assert_eq!(got, [1, 31, 59]);
+        assert!(outcome.missing.is_empty());
         let (got, all) = run(&(0..60).collect::<Vec<_>>());
-        assert_eq!(got.len(), 60);
+        assert_eq!(got, (0..60).collect::<Vec<_>>());
         assert_eq!(
             all.packets_decoded, 60,
             "every frame needed: each packet decoded once"
         );
+    }
+
+    #[test]
+    fn only_the_gops_of_needed_frames_are_decoded() {
+        only_needed_gops(&run);
+    }
+
+    /// On NVDEC (feature `cuda`, a GPU present; skips with the reason printed otherwise, fails with
+    /// `REQUIRE_GPU=1`): the same frames come out and the same GOPs are skipped, with either driver.
+    #[cfg(feature = "cuda")]
+    #[test]
+    fn on_nvdec_only_the_gops_of_needed_frames_are_decoded() {
+        use crate::settings::config::NvdecDriver;
+        let gpu = match crate::device::runtime(0, 4) {
+            Ok(gpu) => gpu,
+            Err(why) => {
+                assert!(
+                    std::env::var("REQUIRE_GPU").map_or(true, |v| v != "1"),
+                    "REQUIRE_GPU=1 but no usable GPU: {why}"
+                );
+                eprintln!("SKIPPED NVDEC seeking: no usable GPU ({why})");
+                return;
+            }
+        };
+        for driver in [NvdecDriver::Direct, NvdecDriver::Hwaccel] {
+            eprintln!("NVDEC seeking with the {driver:?} driver");
+            only_needed_gops(&|needed| {
+                run_with(needed, &|demuxer| {
+                    crate::decode::open_nvdec(demuxer, &gpu, driver).unwrap()
+                })
+            });
+        }
     }
 }

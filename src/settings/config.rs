@@ -258,8 +258,9 @@ impl Config {
     }
 
     /// Which frames of each video become sequences: stride and step, clips per video, a target frame rate,
-    /// a time range or a list of indices ([`Sampling`](crate::Sampling)); every frame by default. A sampled
-    /// video is decoded on the CPU (its batches go to the GPU when the operator has one).
+    /// a time range or a list of indices ([`Sampling`](crate::Sampling)); every frame by default. With a
+    /// GPU, a whole video that NVDEC decodes is sought in and decoded on NVDEC (only the GOPs its sequences
+    /// need); a live or pulled video sampled in order is decoded on the CPU, its batches uploaded.
     pub fn sampling(mut self, sampling: crate::settings::sampling::Sampling) -> Self {
         self.sampling = sampling;
         self

@@ -103,6 +103,14 @@ impl BitstreamFilter {
     }
 }
 
+impl BitstreamFilter {
+    /// Drops the packets and state the filter holds (after a seek).
+    pub(crate) fn flush(&mut self) {
+        // SAFETY: the context is initialised; flushing resets it for new input.
+        unsafe { sys::av_bsf_flush(self.ctx.as_ptr()) }
+    }
+}
+
 impl Drop for BitstreamFilter {
     fn drop(&mut self) {
         let mut raw = self.ctx.as_ptr();
