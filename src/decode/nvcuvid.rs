@@ -10,7 +10,7 @@
 //! asking NVDEC whether this GPU decodes the stream; what it does not is [`VideoError::NvdecUnsupported`]
 //! before the first frame, so the video moves to the CPU as with the hwaccel backend.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
@@ -56,6 +56,42 @@ pub(crate) fn decode_surfaces(min: u8) -> u32 {
     (u32::from(min) + DISPLAY_DELAY + 2)
         .min(MAX_DECODE_SURFACES)
         .max(u32::from(min))
+}
+
+/// The timestamps of packets the demuxer marked discarded (before an MP4 edit list's start: decoded as
+/// references, never shown), so that their pictures are not displayed, as libavcodec drops them. A picture
+/// comes out within the stream's reordering depth of its packet, so only the last [`Discarded::KEPT`] are
+/// kept: older ones whose picture never came (a damaged one) are forgotten, never piled up.
+#[derive(Debug, Default)]
+pub(crate) struct Discarded(VecDeque<i64>);
+
+impl Discarded {
+    /// Timestamps kept: far more than any reordering depth (H.264 and HEVC: at most 16) plus the display
+    /// queue.
+    pub(crate) const KEPT: usize = 64;
+
+    /// A discarded packet with timestamp `ts` was sent to the parser.
+    pub(crate) fn add(&mut self, ts: i64) {
+        if self.0.len() == Self::KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back(ts);
+    }
+
+    /// Whether the picture displayed with timestamp `ts` is a discarded packet's (then forgotten).
+    pub(crate) fn take(&mut self, ts: i64) -> bool {
+        match self.0.iter().position(|&t| t == ts) {
+            Some(i) => {
+                self.0.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
 }
 
 /// A sequence's format as the kernel reads its pictures.
@@ -144,10 +180,8 @@ struct State {
     clock: Clock,
     /// Mapped pictures and the event after the kernel that reads each, oldest first.
     in_flight: VecDeque<(Mapped, CudaEvent)>,
-    /// The timestamps of packets the demuxer marked discarded (before an MP4 edit list's start: decoded as
-    /// references, never shown): their pictures are not displayed, as libavcodec drops them. One entry per
-    /// such packet, taken when its picture comes.
-    discarded: HashSet<i64>,
+    /// Packets the demuxer marked discarded, whose pictures are not displayed.
+    discarded: Discarded,
     spare_events: Vec<CudaEvent>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -223,7 +257,7 @@ impl NvcuvidDecoder {
                 ),
                 clock: Clock::new(stream),
                 in_flight: VecDeque::new(),
-                discarded: HashSet::new(),
+                discarded: Discarded::default(),
                 spare_events: Vec::new(),
                 ctx,
                 stream: gpu.stream().clone(),
@@ -318,7 +352,7 @@ impl State {
     }
 
     fn on_display(&mut self, display: &DisplayInfo, sink: &mut FrameSink<'_>) -> Result<(), Stop> {
-        if self.discarded.remove(&display.timestamp) {
+        if self.discarded.take(display.timestamp) {
             return Ok(());
         }
         let (Some(decoder), Some(geometry)) = (&mut self.decoder, self.geometry) else {
@@ -471,7 +505,7 @@ impl Decoder for NvcuvidDecoder {
             Some(packet) => {
                 let timestamp = packet.pts().unwrap_or(NO_TIMESTAMP);
                 if packet.is_discarded() && timestamp != NO_TIMESTAMP {
-                    state.discarded.insert(timestamp);
+                    state.discarded.add(timestamp);
                 }
                 match filter {
                     Some(f) => {
@@ -534,6 +568,25 @@ mod tests {
             bit_depth_luma_minus8: depth,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn discarded_pictures_are_taken_once_and_at_most_the_last_64_kept() {
+        let mut d = Discarded::default();
+        for ts in [-3, -2, -1] {
+            d.add(ts);
+        }
+        assert!(d.take(-2) && !d.take(-2), "taken once");
+        assert!(!d.take(0), "a shown picture's timestamp");
+        assert!(d.take(-1) && d.take(-3));
+        // A thousand discarded packets whose pictures never came: only the last 64 are held.
+        for ts in 0..1000 {
+            d.add(ts);
+        }
+        assert_eq!(d.0.len(), Discarded::KEPT);
+        assert!(!d.take(935) && d.take(936) && d.take(999));
+        d.clear();
+        assert!(!d.take(998));
     }
 
     #[test]
