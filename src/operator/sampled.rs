@@ -35,7 +35,10 @@ use crate::video::VideoRef;
 impl Worker {
     /// Decodes a sampled video to its end (or its failure).
     pub(super) fn sampled(&self, video: &VideoRef, mut opened: Opened) -> Result<(), Shutdown> {
-        let mut asm = self.assembler(video, false)?;
+        // Batches start in the memory NVDEC would decode into, so that a packed batch of the video before goes
+        // on filling; a video decoded on the CPU after all moves them (`seek`, `decode_in_order` below).
+        let nvdec = self.gpu.is_some() && nvdec_support(opened.demuxer.stream()).is_ok();
+        let mut asm = self.assembler(video, nvdec)?;
         asm.place(opened.clip_key());
         // A whole video is indexed and sought in; so is a URL when clips need its length (a file served
         // with range requests: the index reads it once through, then only the clips' GOPs are read again).
@@ -109,7 +112,9 @@ impl Worker {
                 Ok(outcome) => seek_error(outcome, asm.frames()),
             },
             WholePlan::InOrder(mut sampler) => {
-                let outcome = self.cpu_decoder_for(&opened).and_then(|mut decoder| {
+                let emit = &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown);
+                let outcome = asm.set_on_gpu(false, emit).and_then(|()| {
+                    let mut decoder = self.cpu_decoder_for(&opened)?;
                     self.decode_in_order(&mut opened, &mut decoder, &mut sampler, &mut asm)
                 });
                 outcome_error(outcome, opened.failure(), asm.frames())?
