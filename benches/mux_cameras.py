@@ -20,7 +20,7 @@ the same loop, the live floor: N ffmpeg CLI decoders (`-threads 1 -f null`, no c
 senders, judged by the same rule (their frames counted from `-stats`).
 
 Usage: pip install ./python && python3 benches/mux_cameras.py [CAMERAS=16] [SECONDS=20]
-       env: CAPACITY=1 START=16 STEP=4 RESIZE=640x360 POLICY=every_frame STAGGER=1 SENDER=http
+       env: CAPACITY=1 START=16 STEP=4 RESIZE=640x360 POLICY=every_frame STAGGER=1 SENDER=http|rtmp|paced
 """
 
 from __future__ import annotations
@@ -42,8 +42,11 @@ import framefeed as ff
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLIPS = os.path.join(ROOT, "target", "bench-clips")
 FPS = 30
-# How the senders serve: "http" (MPEG-TS over HTTP, progressive) or "rtmp" (FLV over RTMP, 128-byte chunks).
+# How the senders serve: "http" (MPEG-TS over HTTP, progressive), "rtmp" (FLV over RTMP, 128-byte chunks), each
+# camera an ffmpeg CLI process, or "paced" (MPEG-TS over HTTP, every camera from one light Python process:
+# benches/paced_sender.py, so that the senders take less of the machine that batches them).
 SENDER = os.environ.get("SENDER", "http")
+SCHEME = "rtmp" if SENDER == "rtmp" else "http"
 # Cameras join within this many seconds, each at its own moment (real cameras are not in step).
 STAGGER = float(os.environ.get("STAGGER", "1"))
 # The latency after each camera's first seconds (its connection, probe and first keyframe) is reported apart.
@@ -128,7 +131,7 @@ def run(path: str, frames: int, cameras: int, policy: str, resize) -> Dict[str, 
         rng = random.Random(cameras)
         for i, url in enumerate(urls):
             time.sleep(rng.uniform(0, STAGGER / cameras))
-            mux.add_url(url, f"cam{i}", schemes=[SENDER], reconnect=0)
+            mux.add_url(url, f"cam{i}", schemes=[SCHEME], reconnect=0)
         mux.close()
 
     joining = threading.Thread(target=join)
@@ -196,9 +199,24 @@ def run(path: str, frames: int, cameras: int, policy: str, resize) -> Dict[str, 
     }
 
 
+def transport_stream(path: str) -> str:
+    """The clip remuxed to MPEG-TS (no re-encoding), for the paced senders."""
+    ts = path.rsplit(".", 1)[0] + ".ts"
+    if not os.path.exists(ts):
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", path, "-c", "copy", "-f", "mpegts", ts], check=True)
+    return ts
+
+
 def senders(path: str, cameras: int) -> Tuple[List[subprocess.Popen], List[str]]:
-    """`cameras` ffmpeg CLI senders of `path` over RTMP at real-time pace, listening; their URLs."""
+    """`cameras` senders of `path` at real-time pace, listening; their URLs."""
     procs, urls, ports = [], [], []
+    if SENDER == "paced":
+        ports = [free_port() for _ in range(cameras)]
+        script = os.path.join(ROOT, "benches", "paced_sender.py")
+        proc = subprocess.Popen([sys.executable, script, transport_stream(path), *map(str, ports)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "listening", "the paced sender failed"
+        return [proc], [f"http://127.0.0.1:{p}/cam.ts" for p in ports]
     for _ in range(cameras):
         ports.append(free_port())
         if SENDER == "rtmp":
