@@ -215,14 +215,7 @@ fn levels(output: &Output, s: &framefeed::Sequence<'_>, [f, h, w]: [usize; 3]) -
 
 /// Mean absolute difference in 8-bit levels.
 fn mean_abs_diff(a: &Decoded, b: &Decoded) -> f64 {
-    assert_eq!(a.levels.len(), b.levels.len());
-    let sum: f64 = a
-        .levels
-        .iter()
-        .zip(&b.levels)
-        .map(|(x, y)| f64::from((x - y).abs()))
-        .sum();
-    sum / a.levels.len().max(1) as f64
+    levels_diff(&a.levels, &b.levels)
 }
 
 /// A GPU decode against the CPU's: identical batch structure and timestamps, frames within 1.5 levels on
@@ -577,7 +570,7 @@ fn sampled_videos_seek_and_decode_on_nvdec_like_the_cpu() {
                         .frames
                         .iter()
                         .zip(&cpu.frames)
-                        .map(|(g, c)| frame_diff(&g.1, &c.1))
+                        .map(|(g, c)| levels_diff(&g.1, &c.1))
                         .fold(0.0, f64::max);
                     eprintln!("{label}: GPU vs CPU {diff:.3} levels, worst frame {worst:.3}");
                     if diff > 1.5 || worst > 3.0 {
@@ -590,7 +583,7 @@ fn sampled_videos_seek_and_decode_on_nvdec_like_the_cpu() {
                             if frame != &whole.1 {
                                 failures.push(format!(
                                     "{label}: frame {index} is not the whole decode's ({:.3} levels off)",
-                                    frame_diff(frame, &whole.1)
+                                    levels_diff(frame, &whole.1)
                                 ));
                             }
                         }
@@ -602,8 +595,8 @@ fn sampled_videos_seek_and_decode_on_nvdec_like_the_cpu() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Mean absolute difference of two frames' levels.
-fn frame_diff(a: &[f32], b: &[f32]) -> f64 {
+/// Mean absolute difference of two runs of levels (whole decodes, or one frame each).
+fn levels_diff(a: &[f32], b: &[f32]) -> f64 {
     assert_eq!(a.len(), b.len());
     let sum: f64 = a.iter().zip(b).map(|(x, y)| f64::from((x - y).abs())).sum();
     sum / a.len().max(1) as f64
