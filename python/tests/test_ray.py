@@ -30,9 +30,16 @@ CLIPS = ["h264.mp4", "vp9.webm", "h264.mkv", "mpeg4.avi", "hevc_10bit.mp4", "av1
 def cluster():
     from ray.cluster_utils import Cluster
 
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    # Ray spills rows from a full object store to disk, and by default refuses to once the disk is 95% used: a
+    # shared CI disk was, and the tests failed with OutOfDiskError. So each node's object store is 1 GiB of
+    # /dev/shm, not cluster_utils' 150 MB (the little still spilled, about 85 MiB, is written while the disk has
+    # room), and the refusal is set at a disk entirely full.
+    store = 1 << 30
+    c = Cluster(initialize_head=True,
+                head_node_args={"num_cpus": 1, "include_dashboard": False, "object_store_memory": store,
+                                "_system_config": {"local_fs_capacity_threshold": 1.0}})
     for _ in range(2):
-        c.add_node(num_cpus=1)
+        c.add_node(num_cpus=1, object_store_memory=store)
     ray.init(address=c.address, log_to_driver=False)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = False
@@ -202,7 +209,8 @@ def rss_rows(paths: list) -> dict:
     # One block, in this order: the actor decodes the warm-up video first.
     encoded = ray.data.from_items([{"bytes": p.read_bytes(), "path": str(p)} for p in paths], override_num_blocks=1)
     dataset = encoded.map_batches(Measured, fn_constructor_kwargs=dict(sequence_length=16, on_error="skip"),
-                                  batch_size=1, batch_format="numpy", concurrency=1)
+                                  batch_size=1, batch_format="numpy", concurrency=1,
+                                  runtime_env={"env_vars": {"MALLOC_ARENA_MAX": "1"}})
     rss: dict = collections.defaultdict(list)
     for row in dataset.iter_rows():
         rss[row["path"]].append(row["rss"])
@@ -223,14 +231,18 @@ def test_an_actors_memory_stays_flat_on_a_long_video(cluster, tmp_path):
     warm, long_ = rss[str(warm_up)], rss[str(long)]
     assert (len(warm), len(long_)) == (188, 563)
     settled = warm[-len(warm) // 3:]
-    print(f"actor memory (MB): settled {np.median(settled) / 1024:.0f}, long video {np.median(long_) / 1024:.0f}, "
+    print(f"actor memory (MB): settled at most {max(settled) / 1024:.0f}, long video {np.median(long_) / 1024:.0f}, "
           f"long video's first third at most {max(long_[:len(long_) // 3]) / 1024:.0f}, "
           f"last third {max(long_[-(len(long_) // 3):]) / 1024:.0f}")
-    # Typical memory within 10% of the settled actor's, and no growth from the first third to the last (the
-    # actor's memory swings by two or three 15 MB blocks as buffers are freed and taken again).
-    assert np.median(long_) <= np.median(settled) * 1.10, (np.median(settled), np.median(long_))
+    # The actor's memory is a staircase, not a slope: flat, with at most a step of about 56 MB now and then at a
+    # random row (about four 16-frame sequences more in flight at some moment, 14.7 MB each; Arrow's and the
+    # allocator's pools keep their peak), then flat again. A leak is a slope. The allowance is 100 MiB, under two
+    # such steps: a leak of 20 KB a frame (a frame is 900 KB) exceeds it, against the settled actor and from the
+    # first third of the long video to the last. (MALLOC_ARENA_MAX=1 above takes glibc's per-thread arenas, another source of such steps, out.)
+    allowance = 100 * 1024
+    assert np.median(long_) <= max(settled) + allowance, (max(settled), np.median(long_))
     third = len(long_) // 3
-    assert max(long_[-third:]) <= max(long_[:third]) * 1.10, (max(long_[:third]), max(long_[-third:]))
+    assert max(long_[-third:]) <= max(long_[:third]) + allowance, (max(long_[:third]), max(long_[-third:]))
 
 
 def test_gpu_actors_decode_like_the_single_process_gpu_decode(cluster):
