@@ -291,7 +291,8 @@ def read_videos(
             together): Ray's cost is per yield (each is converted to a table), so a few rows a yield cost it
             less than one (`benches/RESULTS.md`, issue 33); each yield is this many sequences in memory at
             once, per actor, so keep it small for large frames. Ray then groups the yields into blocks of up
-            to its ``target_max_block_size``.
+            to its ``target_max_block_size``, holding the rows of a block (and then the block) until it is
+            stored: an actor's memory swings by up to about twice that over its steady level.
         concurrency: actors in the pool: an ``int``, or ``(min, max)`` to autoscale (default: Ray's).
         num_cpus, num_gpus: reserved per actor. With ``num_gpus=1``, give ``device="cuda"`` (a CUDA build).
         on_error: ``"record"`` (a failed video gives one row with an ``error`` column, after its decoded
