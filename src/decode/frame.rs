@@ -3,6 +3,7 @@
 //! reads. A backend hands each frame over as a [`FrameRef`]; the transform stage matches on it, so a frame that
 //! cannot go where its batch lives is a match arm, not a panic.
 
+use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 
 /// A decoded frame, as its decoder backend hands it over.
@@ -17,7 +18,20 @@ pub(crate) enum FrameRef<'a> {
     Device(&'a DeviceFrame),
 }
 
-impl FrameRef<'_> {
+impl<'a> FrameRef<'a> {
+    /// The picture in host memory, for stages fed by the CPU decoder only. An NVDEC picture there is a bug,
+    /// reported as the video's error rather than a panic.
+    pub(crate) fn host(self) -> Result<&'a AvFrame, VideoError> {
+        match self {
+            FrameRef::Host(frame) => Ok(frame),
+            FrameRef::Device(_) => Err(VideoError::Cuda {
+                operation: "placing a decoded frame",
+                message: "a stage fed by the CPU decoder was given a frame in GPU memory"
+                    .to_owned(),
+            }),
+        }
+    }
+
     /// The picture's width and height.
     pub(crate) fn size(&self) -> (usize, usize) {
         match self {

@@ -180,9 +180,9 @@ impl Worker {
         }
         asm.set_on_gpu(false, emit)?;
         let mut decoder = self.cpu_decoder_for(opened)?;
-        let mut hold = |frame: FrameRef<'_>| match frame {
-            FrameRef::Host(frame) => frame.new_ref().map_err(|e| Stop::Video(e.into())),
-            FrameRef::Device(_) => unreachable!("the CPU decoder gives host frames"),
+        let mut hold = |frame: FrameRef<'_>| {
+            let frame = frame.host().map_err(Stop::Video)?;
+            frame.new_ref().map_err(|e| Stop::Video(e.into()))
         };
         self.seek_and_decode(opened, &mut decoder, planned, asm, &mut hold)
     }
@@ -284,9 +284,7 @@ impl Worker {
         let last_duration = Cell::new(None);
         let mut put = |out: Out<'_, AvFrame>| self.put(asm, &mut host, out);
         let mut on_frame = |info: crate::decode::FrameInfo, frame: FrameRef<'_>| {
-            let FrameRef::Host(frame) = frame else {
-                unreachable!("the CPU decoder gives host frames")
-            };
+            let frame = frame.host().map_err(Stop::Video)?;
             last_duration.set(frame.duration().map(|d| d as f64 * time_base));
             sampler.frame(frame, info.pts, &mut put)
         };
