@@ -9,7 +9,9 @@ For each run: frames lost (sent minus batched), the latency from a frame's arriv
 the batch that holds it, p50 and p99 (over the whole run, and after each camera's first 3 s, split into the
 time to decode it and the time it waited in the mux for its batch), how far the last
 frames were behind the cameras' clock (real time: the lag does not grow), and CPU: framefeed's process (all its
-threads) and the senders', per camera, in cores.
+threads) and the senders', per camera, in cores. After the first run's row, its steady state: the process's CPU
+per camera from 3 s after the last camera joined to 1 s before the clip's end (without the cameras' start-up),
+its page faults and its peak resident memory.
 
 Then, unless CAPACITY=0, the number of cameras one machine batches in real time without loss: N from START
 (default CAMERAS) up by STEP (4) until a run loses frames or falls behind (a camera done more than 2.5 s
@@ -111,6 +113,15 @@ def listening(ports: List[int]) -> bool:
     return all(p in open_ports for p in ports)
 
 
+def resident_bytes() -> int:
+    """This process's resident memory now (Linux), or 0."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
 def percentile(values: List[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
@@ -134,6 +145,19 @@ def run(path: str, frames: int, cameras: int, policy: str, resize) -> Dict[str, 
             mux.add_url(url, f"cam{i}", schemes=[SCHEME], reconnect=0)
         mux.close()
 
+    # The process's CPU time, page faults and resident memory every 0.25 s, for the steady state's CPU (from the
+    # last camera's WARM_UP-th second to 1 s before the clip's end) apart from the start-up's.
+    samples: List[Tuple[float, float, int, int]] = []
+    sampling = threading.Event()
+
+    def sample() -> None:
+        while not sampling.wait(0.25):
+            samples.append((time.monotonic(), time.process_time(),
+                            resource.getrusage(resource.RUSAGE_SELF).ru_minflt, resident_bytes()))
+
+    faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     joining = threading.Thread(target=join)
     joining.start()
     got = [0] * cameras
@@ -167,6 +191,12 @@ def run(path: str, frames: int, cameras: int, policy: str, resize) -> Dict[str, 
     joining.join()
     wall = time.monotonic() - wall_before
     cpu = time.process_time() - cpu_before
+    sampling.set()
+    sampler.join()
+    joined = wall_before + STAGGER
+    steady = [x for x in samples if joined + WARM_UP <= x[0] <= joined + frames / FPS - 1]
+    steady_cpu = ((steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0]) / cameras
+                  if len(steady) >= 2 else float("nan"))
     for s in sending:
         try:
             s.wait(timeout=10)
@@ -194,6 +224,9 @@ def run(path: str, frames: int, cameras: int, policy: str, resize) -> Dict[str, 
         "lag_p99": percentile(lag, 0.99) * 1000,
         "lag_last": (statistics.median(lag[-cameras * 30:]) if lag else float("nan")) * 1000,
         "cpu_per_camera": cpu / wall / cameras,
+        "steady_cpu_per_camera": steady_cpu,
+        "page_faults": resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults_before,
+        "peak_resident_mb": max((x[3] for x in samples), default=0) / 1e6,
         "sender_cpu_per_camera": senders_cpu / wall / cameras,
         "wall": wall,
     }
@@ -300,7 +333,11 @@ def main() -> None:
     print(f"the floor allows {best / FPS:.1f} cameras at 30 fps; 0.9x of that: {0.9 * best / FPS:.1f}")
     print()
     print(HEADER)
-    print(row(run(path, frames, cameras, policy, resize)), flush=True)
+    first = run(path, frames, cameras, policy, resize)
+    print(row(first), flush=True)
+    print(f"\nsteady state (from {WARM_UP:.0f} s after the last camera joined to 1 s before the clip's end): "
+          f"{first['steady_cpu_per_camera']:.4f} cores a camera (the process); page faults in the run: "
+          f"{first['page_faults']}; peak resident memory: {first['peak_resident_mb']:.0f} MB", flush=True)
     if os.environ.get("CAPACITY", "1") == "0":
         return
     # Capacity: framefeed's mux and the live floor (ffmpeg CLI decoders of the same senders), side by side at

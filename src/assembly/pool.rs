@@ -40,7 +40,9 @@ struct PoolInner {
     returned: Condvar,
     /// Buffers handed out and not yet back.
     in_use: AtomicUsize,
-    max_free: usize,
+    /// The most idle buffers kept; more coming back are freed. Only raised (see
+    /// [`BufferPool::keep_idle_at_least`]).
+    max_free: AtomicUsize,
     /// How long a large request waits for a buffer in use to come back, when not [`return_wait`] (tests).
     fixed_wait: Option<Duration>,
     /// Whether new buffers try the system's reserved huge pages first.
@@ -73,7 +75,7 @@ impl BufferPool {
             free: Mutex::new(Vec::new()),
             returned: Condvar::new(),
             in_use: AtomicUsize::new(0),
-            max_free,
+            max_free: AtomicUsize::new(max_free),
             fixed_wait,
             huge_pages,
             allocations: AtomicU64::new(0),
@@ -149,6 +151,14 @@ impl BufferPool {
         })
     }
 
+    /// Keeps at least `n` idle buffers from now on (never fewer than before): for a consumer that holds more
+    /// batches at once than the pool's owner planned for, so that the buffers it gives back together are kept
+    /// for the batches that follow rather than freed and allocated again (each new buffer faulted in and
+    /// zeroed by the kernel on its first write).
+    pub(crate) fn keep_idle_at_least(&self, n: usize) {
+        self.0.max_free.fetch_max(n, Ordering::Relaxed);
+    }
+
     /// How many buffers the pool has allocated since it was made.
     pub(crate) fn allocations(&self) -> u64 {
         self.0.allocations.load(Ordering::Relaxed)
@@ -218,7 +228,7 @@ impl Drop for PooledBuffer {
         if let Some(pool) = self.pool.upgrade() {
             let mut free = pool.free.lock();
             pool.in_use.fetch_sub(1, Ordering::AcqRel);
-            if free.len() < pool.max_free {
+            if free.len() < pool.max_free.load(Ordering::Relaxed) {
                 free.push(std::mem::take(&mut self.data));
                 pool.returned.notify_all();
             }
@@ -321,6 +331,18 @@ mod tests {
         let plain = BufferPool::new(1);
         drop(plain.acquire(len).unwrap());
         assert_eq!(plain.huge_page_allocations(), 0);
+    }
+
+    #[test]
+    fn the_idle_limit_is_only_raised() {
+        let pool = BufferPool::new(1);
+        pool.keep_idle_at_least(3);
+        pool.keep_idle_at_least(2); // lower: no change
+        let held: Vec<_> = (0..4).map(|_| pool.acquire(100).unwrap()).collect();
+        drop(held); // three are kept, the fourth freed
+        let again: Vec<_> = (0..4).map(|_| pool.acquire(100).unwrap()).collect();
+        assert_eq!(pool.allocations(), 5);
+        drop(again);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! runtime's libavcodec device from here.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DriverError};
@@ -49,7 +50,8 @@ pub(crate) struct GpuRuntime {
     function: CudaFunction,
     /// Idle device buffers, recycled like the host ones ([`crate::assembly::pool::BufferPool`]).
     free: Mutex<Vec<CudaSlice<u8>>>,
-    max_free: usize,
+    /// The most idle device buffers kept; only raised ([`GpuRuntime::keep_idle_at_least`]).
+    max_free: AtomicUsize,
     stream: Arc<CudaStream>,
 }
 
@@ -70,9 +72,16 @@ impl GpuRuntime {
             hw,
             function,
             free: Mutex::new(Vec::new()),
-            max_free,
+            max_free: AtomicUsize::new(max_free),
             stream,
         }))
+    }
+
+    /// Keeps at least `n` idle device buffers from now on (as
+    /// [`BufferPool::keep_idle_at_least`](crate::assembly::pool::BufferPool::keep_idle_at_least) does on the
+    /// host).
+    pub(crate) fn keep_idle_at_least(&self, n: usize) {
+        self.max_free.fetch_max(n, Ordering::Relaxed);
     }
 
     /// libavcodec's CUDA device on this runtime's context and stream (for the NVDEC decoder).
@@ -225,7 +234,7 @@ impl Drop for DeviceBuffer {
             return;
         };
         let mut free = self.gpu.free.lock();
-        if free.len() < self.gpu.max_free {
+        if free.len() < self.gpu.max_free.load(Ordering::Relaxed) {
             free.push(slice);
         }
         // Otherwise the slice is freed here (cudarc frees it on its stream, without panicking).

@@ -94,6 +94,11 @@ impl<T> Gather<T> {
         }
     }
 
+    /// The most entries a camera may have queued at once (every frame; latest only keeps one).
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
     /// Adds a camera.
     pub(crate) fn add(&mut self, camera: u64) {
         self.queues.insert(

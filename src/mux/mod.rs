@@ -369,6 +369,12 @@ impl Mux {
                 "the mux is closed: no camera may be added".into(),
             ));
         }
+        // The camera's sequences alive at once, beyond its operator's own: those queued here, the one its
+        // feeder holds, and two whole batches in the consumer's hands (the one it has while the next comes).
+        // Its pool keeps that many more idle, so that the buffers coming back together are reused, not freed and
+        // allocated again (each new one faulted in and zeroed page by page on its first write).
+        let in_hand = 2 * self.config.max_batch_size; // at most 2 x 65536 (validated)
+        input.keep_idle_buffers(state.gather.depth() + in_hand + 1);
         let id = state.next_id;
         let stop = Arc::new(AtomicBool::new(false));
         let feeder = {

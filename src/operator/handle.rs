@@ -33,6 +33,9 @@ pub struct VideoInput {
     pub(super) out: Receiver<Item>,
     pub(super) shared: Arc<Signals>,
     pub(super) pool: BufferPool,
+    /// The operator's GPU (`Device::Cuda`), whose idle device buffers [`keep_idle_buffers`](Self::keep_idle_buffers)
+    /// also raises.
+    pub(super) gpu: Option<Arc<GpuRuntime>>,
     pub(super) output_size: Arc<OutputSize>,
     pub(super) worker: Option<JoinHandle<()>>,
     /// Videos whose final batch or error a poll has returned.
@@ -67,7 +70,7 @@ impl VideoInput {
             pool: pool.clone(),
             output_size: output_size.clone(),
             packer: Default::default(),
-            gpu,
+            gpu: gpu.clone(),
             indexes: Default::default(),
         };
         let handle = std::thread::Builder::new()
@@ -80,6 +83,7 @@ impl VideoInput {
             out: out_rx,
             shared,
             pool,
+            gpu,
             output_size,
             worker: Some(handle),
             finished: AtomicU64::new(0),
@@ -158,6 +162,22 @@ impl VideoInput {
     /// buffers are recycled when batches are dropped.
     pub fn buffer_allocations(&self) -> u64 {
         self.pool.allocations()
+    }
+
+    /// Keeps `n` more idle output buffers for reuse from now on than the default (`prefetch_batches` + 4): for
+    /// a consumer known to hold up to `n` more sequences at once (the mux: a camera's queue, the one its feeder
+    /// holds, and the batches its consumer holds), so that the buffers given back together are reused rather
+    /// than freed and allocated again. Calls do not add up: the largest `n` holds.
+    pub(crate) fn keep_idle_buffers(&self, n: usize) {
+        let keep = self
+            .config
+            .prefetch_batches
+            .saturating_add(4)
+            .saturating_add(n);
+        self.pool.keep_idle_at_least(keep);
+        if let Some(gpu) = &self.gpu {
+            gpu.keep_idle_at_least(keep);
+        }
     }
 
     /// How many of [`buffer_allocations`](Self::buffer_allocations) are on the system's reserved huge pages
