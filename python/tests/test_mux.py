@@ -1,8 +1,8 @@
 """``framefeed.Mux``: batches across live cameras, iterated and with ``async for``. Every camera's frames arrive
 once and in order (MD5 against a plain decode of the same bytes), batches hold one shape and at most
 ``batch_size``; cameras pulled by URL (SRT) give their bytes' frames; a dead address fails alone; a camera joins
-late; latest-only counts its drops; the GIL is released while a poll waits; dropping the mux mid-batch frees its
-cameras; bad settings are ``ValueError``s."""
+late; latest-only counts its drops; the GIL is released while a poll waits; a camera reuses its buffers while
+the loop holds a batch; dropping the mux mid-batch frees its cameras; bad settings are ``ValueError``s."""
 
 from __future__ import annotations
 
@@ -257,6 +257,30 @@ def test_the_gil_is_released_while_a_poll_waits():
     live.abort("removed")
     mux.close()
     assert mux.next_event(timeout=10) is None  # a removed camera tells nothing
+
+
+def test_a_camera_reuses_its_buffers_while_the_loop_holds_a_batch():
+    # Cameras decoding faster than the loop takes their sequences fill their queues (16), and each batch the loop
+    # lets go of gives many buffers back at once: the cameras keep them rather than free and allocate again.
+    data = fixture(VIDEO)  # 100 frames
+    mux = ff.Mux(16, DEADLINE)
+    inputs = []
+    for name in ("a", "b"):
+        inp = ff.VideoInput(1, 1)
+        for _ in range(12):
+            inp.feed(data)
+        inp.close()
+        mux.add_input(inp, name)
+        inputs.append(inp)
+    mux.close()
+    sequences = 0
+    for event in mux:  # `event` holds its batch until the next one comes
+        if isinstance(event, ff.MuxBatch):
+            sequences += len(event)
+    assert sequences == 2 * 12 * 100
+    # What a camera has alive at once: its operator's own (1 + 4), its feeder's, its queue (16) and two
+    # batches in the loop's hands (32). Before the fix: about 550 each.
+    assert all(inp.buffer_allocations <= 54 for inp in inputs), [inp.buffer_allocations for inp in inputs]
 
 
 def test_dropping_the_mux_mid_batch_frees_its_cameras():
