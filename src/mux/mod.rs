@@ -355,6 +355,10 @@ impl Mux {
     /// (or will be) once its videos are fed: the camera ends when `input` has no more batches. An input
     /// shared (an `Arc` another owner keeps) is only polled by the mux; its decoding stops when its last
     /// owner drops it.
+    ///
+    /// Every camera's operator keeps for reuse as many buffers as the mux lets it have alive at once (its queue
+    /// of `max_batch_size`, the one its thread holds, two batches in the consumer's hands, and the operator's
+    /// own `prefetch_batches` + 4), so that a camera ahead of its consumer does not free and allocate them again.
     pub fn add_input(
         &self,
         label: impl Into<Label>,
