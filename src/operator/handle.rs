@@ -33,8 +33,8 @@ pub struct VideoInput {
     pub(super) out: Receiver<Item>,
     pub(super) shared: Arc<Signals>,
     pub(super) pool: BufferPool,
-    /// The operator's GPU (`Device::Cuda`), whose idle device buffers [`keep_idle_buffers`](Self::keep_idle_buffers)
-    /// also raises.
+    /// The operator's GPU (`Device::Cuda`), whose idle device buffers
+    /// [`keep_idle_buffers`](Self::keep_idle_buffers) also raises.
     pub(super) gpu: Option<Arc<GpuRuntime>>,
     pub(super) output_size: Arc<OutputSize>,
     pub(super) worker: Option<JoinHandle<()>>,
@@ -57,11 +57,9 @@ impl VideoInput {
         ));
         let (out_tx, out_rx) = crossbeam_channel::bounded(config.prefetch_batches);
         let shared = Arc::new(Signals::default());
-        // Batches alive at once: the channel's, the one being built, a held full one, and a few the consumer
-        // keeps; more idle buffers than that are freed.
-        let pool = BufferPool::with_huge_pages(config.prefetch_batches + 4, config.huge_pages);
+        let pool = BufferPool::with_huge_pages(idle_buffers(&config), config.huge_pages);
         let output_size = Arc::new(OutputSize::default());
-        let (device, gpu) = resolve_device(config.device, config.prefetch_batches + 4)?;
+        let (device, gpu) = resolve_device(config.device, idle_buffers(&config))?;
         let worker = Worker {
             config: config.clone(),
             feed: feed.clone(),
@@ -164,16 +162,12 @@ impl VideoInput {
         self.pool.allocations()
     }
 
-    /// Keeps `n` more idle output buffers for reuse from now on than the default (`prefetch_batches` + 4): for
+    /// Keeps `n` more idle output buffers for reuse from now on than the default ([`idle_buffers`]): for
     /// a consumer known to hold up to `n` more sequences at once (the mux: a camera's queue, the one its feeder
     /// holds, and the batches its consumer holds), so that the buffers given back together are reused rather
     /// than freed and allocated again. Calls do not add up: the largest `n` holds.
     pub(crate) fn keep_idle_buffers(&self, n: usize) {
-        let keep = self
-            .config
-            .prefetch_batches
-            .saturating_add(4)
-            .saturating_add(n);
+        let keep = idle_buffers(&self.config).saturating_add(n);
         self.pool.keep_idle_at_least(keep);
         if let Some(gpu) = &self.gpu {
             gpu.keep_idle_at_least(keep);
@@ -212,6 +206,13 @@ impl Drop for VideoInput {
             tracing::error!("the decoding thread panicked");
         }
     }
+}
+
+/// How many idle output buffers an operator keeps for reuse (host and device alike): as many as it may have
+/// alive at once, the channel's `prefetch_batches`, the one being built, a held full one, and a few the consumer
+/// keeps; more coming back are freed (unless [`VideoInput::keep_idle_buffers`] raised it).
+fn idle_buffers(config: &Config) -> usize {
+    config.prefetch_batches.saturating_add(4)
 }
 
 /// Resolves `Auto` and sets up CUDA: `Cuda(n)` that cannot be used is an error, `Auto` then picks the CPU.
