@@ -145,15 +145,14 @@ def run(path: str, frames: int, cameras: int, policy: str, resize) -> Dict[str, 
             mux.add_url(url, f"cam{i}", schemes=[SCHEME], reconnect=0)
         mux.close()
 
-    # The process's CPU time, page faults and resident memory every 0.25 s, for the steady state's CPU (from the
-    # last camera's WARM_UP-th second to 1 s before the clip's end) apart from the start-up's.
-    samples: List[Tuple[float, float, int, int]] = []
+    # The process's CPU time and resident memory every 0.25 s, for the steady state's CPU (from the last
+    # camera's WARM_UP-th second to 1 s before the clip's end) apart from the start-up's, and the peak memory.
+    samples: List[Tuple[float, float, int]] = []
     sampling = threading.Event()
 
     def sample() -> None:
         while not sampling.wait(0.25):
-            samples.append((time.monotonic(), time.process_time(),
-                            resource.getrusage(resource.RUSAGE_SELF).ru_minflt, resident_bytes()))
+            samples.append((time.monotonic(), time.process_time(), resident_bytes()))
 
     faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     sampler = threading.Thread(target=sample, daemon=True)
@@ -226,7 +225,7 @@ def run(path: str, frames: int, cameras: int, policy: str, resize) -> Dict[str, 
         "cpu_per_camera": cpu / wall / cameras,
         "steady_cpu_per_camera": steady_cpu,
         "page_faults": resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults_before,
-        "peak_resident_mb": max((x[3] for x in samples), default=0) / 1e6,
+        "peak_resident_mb": max((x[2] for x in samples), default=0) / 1e6,
         "sender_cpu_per_camera": senders_cpu / wall / cameras,
         "wall": wall,
     }
