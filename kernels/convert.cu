@@ -1,5 +1,5 @@
 // framefeed's one CUDA kernel: an NVDEC surface (NV12, or P010/P016 for more than 8 bits) to the batch's
-// output in one pass: resize, crop window, YUV -> RGB with the stream's matrix and range, rounding to 8-bit
+// output in one pass: the video's turn (its display matrix), resize, crop window, YUV -> RGB with the stream's matrix and range, rounding to 8-bit
 // levels (as the CPU path does), then type, normalization and layout.
 //
 // Header-free on purpose: no CUDA toolkit is needed to build it. The PTX that framefeed loads
@@ -26,7 +26,7 @@ struct ConvertParams {
     ff_u64 out;         // device address of element 0 of the sequence's output
     int luma_pitch;     // bytes from one row to the next
     int chroma_pitch;
-    int src_w, src_h;   // decoded size
+    int src_w, src_h;   // decoded size, as shown (sides swapped when `orient` turns a quarter)
     int high_depth;     // 0: 8-bit samples (NV12); 1: 16-bit words, MSB-aligned (P010, P016)
     int resized;        // 0: the frame is used at its decoded size
     int frame_w, frame_h; // size after the resize
@@ -40,6 +40,8 @@ struct ConvertParams {
     int chroma_cubic;   // unresized frames: 0 repeats each chroma sample over 2x2 pixels (swscale's 8-bit
                         // fast path); 1 interpolates it as swscale's scaled path does (the CPU backend's path
                         // for deeper samples and odd sizes)
+    int orient;         // how a shown pixel is found in the surface (src/orientation.rs, `Orientation::code`):
+                        // 1 mirrors the shown column, 2 the shown row, 4 then swaps column and row
     float matrix[9];    // RGB = matrix * (YUV levels - offset), rows R, G, B; in 8-bit level units
     float offset[3];
     float fill[3];      // output values outside the frame (output units)
@@ -56,8 +58,16 @@ FF_DEVICE float ff_floor(float v) {
     return (float)(v < (float)i ? i - 1 : i);
 }
 
-// One sample of plane `base` (8-bit or 16-bit words), as an 8-bit level (fractional for deeper samples).
-FF_DEVICE float ff_sample(const ConvertParams* p, ff_u64 base, int pitch, int x, int y, int step, int comp) {
+// One sample of plane `base` (8-bit or 16-bit words), as an 8-bit level (fractional for deeper samples), at
+// (x, y) of the plane as shown (`pw` x `ph` samples): read where the turn puts it in the surface.
+FF_DEVICE float ff_sample(const ConvertParams* p, ff_u64 base, int pitch, int x, int y, int pw, int ph, int step,
+                          int comp) {
+    if (p->orient) {
+        int sx = (p->orient & 1) ? pw - 1 - x : x;
+        int sy = (p->orient & 2) ? ph - 1 - y : y;
+        x = (p->orient & 4) ? sy : sx;
+        y = (p->orient & 4) ? sx : sy;
+    }
     if (p->high_depth) {
         const ff_u16* row = (const ff_u16*)(base + (ff_u64)y * (ff_u64)pitch);
         return (float)row[x * step + comp] * (1.0f / 256.0f);
@@ -87,7 +97,7 @@ FF_DEVICE float ff_resample(const ConvertParams* p, ff_u64 base, int pitch, int 
     if (p->filter == 0) {
         int x = ff_clampi((int)ff_floor(cx + 0.5f), 0, pw - 1);
         int y = ff_clampi((int)ff_floor(cy + 0.5f), 0, ph - 1);
-        return ff_sample(p, base, pitch, x, y, step, comp);
+        return ff_sample(p, base, pitch, x, y, pw, ph, step, comp);
     }
     float support = p->filter == 2 ? 2.0f : (p->filter == 3 ? 0.5f : 1.0f);
     // Downscaling stretches the filter over the source pixels an output pixel covers (antialiasing).
@@ -111,7 +121,7 @@ FF_DEVICE float ff_resample(const ConvertParams* p, ff_u64 base, int pitch, int 
             float wx = p->filter == 3 ? 1.0f : ff_weight(p->filter, ((float)x - cx) / stretch_x);
             if (wx == 0.0f) continue;
             float w = wx * wy;
-            sum += w * ff_sample(p, base, pitch, ff_clampi(x, 0, pw - 1), yy, step, comp);
+            sum += w * ff_sample(p, base, pitch, ff_clampi(x, 0, pw - 1), yy, pw, ph, step, comp);
             total += w;
         }
     }
@@ -160,7 +170,8 @@ FF_DEVICE float ff_chroma_scaled(const ConvertParams* p, int x, int y, int cw, i
         int yy = ff_clampi(y0 + j, 0, ch - 1);
         float row = 0.0f;
         for (int i = 0; i < nx; ++i)
-            row += wx[i] * ff_sample(p, p->chroma, p->chroma_pitch, ff_clampi(x0 + i, 0, cw - 1), yy, 2, comp);
+            row += wx[i] * ff_sample(p, p->chroma, p->chroma_pitch, ff_clampi(x0 + i, 0, cw - 1), yy, cw, ch, 2,
+                                     comp);
         sum += wy[j] * row;
     }
     return sum;
@@ -222,13 +233,13 @@ FF_DEVICE void ff_convert_pixel(const ConvertParams* p, int ox, int oy) {
     int cw = (p->src_w + 1) / 2, ch = (p->src_h + 1) / 2;
     float y, u, v;
     if (!p->resized) {
-        y = ff_sample(p, p->luma, p->luma_pitch, rx, ry, 1, 0);
+        y = ff_sample(p, p->luma, p->luma_pitch, rx, ry, p->src_w, p->src_h, 1, 0);
         if (p->chroma_cubic) {
             u = ff_chroma_scaled(p, rx, ry, cw, ch, 0);
             v = ff_chroma_scaled(p, rx, ry, cw, ch, 1);
         } else {
-            u = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, 2, 0);
-            v = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, 2, 1);
+            u = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, cw, ch, 2, 0);
+            v = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, cw, ch, 2, 1);
         }
     } else {
         float sx = (float)p->src_w / (float)p->frame_w, sy = (float)p->src_h / (float)p->frame_h;

@@ -1,5 +1,7 @@
 //! What a container holds: its format and streams, as read by FFmpeg ([`probe`](crate::probe)).
 
+use crate::orientation::Orientation;
+
 /// The kind of a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -71,12 +73,34 @@ pub struct StreamInfo {
     pub default: bool,
     /// The stream is an attached picture (cover art), not a video.
     pub attached_picture: bool,
+    /// The display matrix the container gives the stream (phone videos: how to turn the picture to show
+    /// it), when it gives one; a frame may carry its own. See [`rotation`](Self::rotation) and
+    /// [`orientation`](Self::orientation).
+    pub display_matrix: Option<[i32; 9]>,
 }
 
 impl StreamInfo {
     /// Frames per second, when known.
     pub fn fps(&self) -> Option<f64> {
         self.frame_rate.map(|(n, d)| f64::from(n) / f64::from(d))
+    }
+
+    /// The rotation the display matrix describes, in degrees counter-clockwise (as ffprobe and TorchCodec
+    /// report it: a phone video shown turned a quarter clockwise is -90); `None` without a matrix.
+    pub fn rotation(&self) -> Option<f64> {
+        self.display_matrix
+            .as_ref()
+            .and_then(crate::orientation::display_rotation)
+    }
+
+    /// How framefeed turns the stream's pictures to show them (with
+    /// [`Config::autorotate`](crate::Config::autorotate), the default): [`Orientation::Upright`] without a
+    /// display matrix; `None` for a matrix that is not a quarter turn or a flip (not applied).
+    pub fn orientation(&self) -> Option<Orientation> {
+        match &self.display_matrix {
+            Some(m) => Orientation::from_display_matrix(m),
+            None => Some(Orientation::Upright),
+        }
     }
 
     /// Seconds per timestamp unit (0 for an invalid time base).
@@ -111,6 +135,7 @@ impl StreamInfo {
             bit_rate: None,
             default: true,
             attached_picture: false,
+            display_matrix: None,
         }
     }
 }

@@ -102,6 +102,7 @@ pub mod fuzzing;
 mod info;
 mod mux;
 mod operator;
+mod orientation;
 #[cfg(feature = "json")]
 pub mod report;
 mod sample;
@@ -130,12 +131,13 @@ pub use operator::feeding::FeedVideo;
 pub use operator::futures::{BatchStream, FeedReady, NextBatch, Ready};
 pub use operator::handle::VideoInput;
 pub use operator::polling::Batches;
+pub use orientation::{display_rotation, Orientation};
 pub use sample::segments::segments;
 pub use settings::choice::Choice;
 pub use settings::config::{
     limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
 };
-pub use settings::sampling::{ClipSampler, Sampling, SamplingOptions};
+pub use settings::sampling::{ClipPolicy, ClipSampler, Sampling, SamplingOptions};
 pub use source::files::FileList;
 pub use source::live::{LiveVideo, PushChunk, PushReady};
 pub use source::url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};

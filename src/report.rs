@@ -6,12 +6,13 @@ use serde_json::{json, Value};
 use crate::assembly::batch::Batch;
 use crate::error::{Error, VideoError};
 use crate::video::VideoRef;
-use crate::DecodedOn;
+use crate::{DecodedOn, Orientation};
 
 /// A batch as a JSON object: `video`, `label`, `batch` (index within the video), `last`, and `sequences`, each
 /// with `shape` (in the configured layout, (F,H,W,C) by default), `valid_frames`, `first_frame`, `pts`
 /// (seconds, per real frame), and, when configured, `resize` (`[w, h]`) and `crop` (`[x, y, w, h]` in the
-/// pixels of the resized frame); in a packed batch each sequence also has its `video` and `label`.
+/// pixels of the resized frame), and for a video turned to be shown, `orientation` (`rotate90`...: see
+/// [`Orientation::as_str`]); in a packed batch each sequence also has its `video` and `label`.
 ///
 /// ```
 /// use framefeed::{Config, VideoInput};
@@ -40,6 +41,9 @@ pub fn batch_json(batch: &Batch) -> Value {
             }
             if let Some(c) = seq.crop_window() {
                 s["crop"] = json!([c.x, c.y, c.width, c.height]);
+            }
+            if seq.orientation() != Orientation::Upright {
+                s["orientation"] = json!(seq.orientation().as_str());
             }
             if packed {
                 s["video"] = json!(seq.video().id.0);

@@ -356,6 +356,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "src/video.rs",
             "src/signal.rs",
             "src/info.rs",
+            "src/orientation.rs",
             "src/settings/",
         ],
     ),

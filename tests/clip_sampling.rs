@@ -10,7 +10,8 @@ use std::path::Path;
 
 use common::*;
 use framefeed::{
-    ClipSampler, Config, Encoded, Error, LastSequencePolicy, Sampling, VideoError, VideoInput,
+    ClipPolicy, ClipSampler, Config, Encoded, Error, LastSequencePolicy, Sampling, VideoError,
+    VideoInput,
 };
 
 /// One sampled sequence: its display indices, its real frames' bytes and its padding.
@@ -244,7 +245,8 @@ fn regular_clips_reach_the_last_frame_and_short_videos_follow_the_policy() {
         149,
         "the last clip ends on the last frame"
     );
-    // 23 frames, clips of 10 frames with stride 3 (28 frames): one clip of what there is, padded.
+    // 23 frames, clips of 10 frames with stride 3 (28 frames): the 4 clips asked for, each of what there is
+    // (clip_policy cut, the default), padded.
     let short = fixture("h264.mp4");
     let sampling = Sampling::new().clips(4, ClipSampler::Random).stride(3);
     let seqs = one(
@@ -253,11 +255,59 @@ fn regular_clips_reach_the_last_frame_and_short_videos_follow_the_policy() {
             .sampling(sampling.clone()),
         &short,
     );
-    assert_eq!(seqs.len(), 1);
-    assert_eq!(seqs[0].indices, vec![0, 3, 6, 9, 12, 15, 18, 21]);
-    assert_eq!(seqs[0].padded, 2);
+    assert_eq!(seqs.len(), 4);
+    for seq in &seqs {
+        assert_eq!(seq.indices, vec![0, 3, 6, 9, 12, 15, 18, 21]);
+        assert_eq!(seq.padded, 2);
+    }
     let seqs = one(Config::new(10, 2).sampling(sampling), &short);
-    assert_eq!((seqs[0].frames.len(), seqs[0].padded), (8, 0));
+    assert_eq!(
+        (seqs.len(), seqs[0].frames.len(), seqs[0].padded),
+        (4, 8, 0)
+    );
+}
+
+/// A video gives the clips asked for whatever its length (3 or 4 frames for clips of 4 alike), and a clip that
+/// cannot fit holds what `clip_policy` says: the frames there are (cut), its last frame repeated, its frames
+/// again from its first, or the video fails naming the numbers.
+#[test]
+fn clips_are_as_many_as_asked_and_short_ones_follow_the_clip_policy() {
+    let path = fixture("h264.mp4"); // 25 fps: a time range of 0.12 s holds 3 frames, 0.16 s 4
+    let clips = |end: f64, policy: ClipPolicy| {
+        let sampling = Sampling::new()
+            .clips(3, ClipSampler::Random)
+            .time_range(0.0, end)
+            .clip_policy(policy);
+        sample(
+            Config::new(4, 2).sampling(sampling),
+            vec![Encoded::new(std::fs::read(&path).unwrap())],
+        )
+    };
+    for end in [0.12, 0.16] {
+        let (seqs, errors) = clips(end, ClipPolicy::Cut);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(seqs[0].len(), 3, "{end} s: the clips asked for");
+    }
+    let (seqs, _) = clips(0.12, ClipPolicy::Cut);
+    assert_eq!(seqs[0][0].indices, vec![0, 1, 2]);
+    let (seqs, _) = clips(0.12, ClipPolicy::RepeatLast);
+    assert_eq!(seqs[0][0].indices, vec![0, 1, 2, 2]);
+    assert_eq!(seqs[0][0].frames[3], seqs[0][0].frames[2]);
+    let (seqs, _) = clips(0.12, ClipPolicy::Wrap);
+    assert_eq!(seqs[0][0].indices, vec![0, 1, 2, 0]);
+    assert_eq!(seqs[0][0].frames[3], seqs[0][0].frames[0]);
+    let (seqs, errors) = clips(0.12, ClipPolicy::Error);
+    assert!(seqs[0].is_empty());
+    match &errors[..] {
+        [(0, VideoError::Sampling { reason })] => assert!(
+            reason.contains("a clip spans 4 frames") && reason.contains("the video has 3"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let (seqs, errors) = clips(0.16, ClipPolicy::Error);
+    assert!(errors.is_empty(), "a clip that fits: {errors:?}");
+    assert_eq!(seqs[0].len(), 3);
 }
 
 #[test]

@@ -1,10 +1,14 @@
 //! Conformance against the shared corpus (`../shared/videos`): frame counts equal MANIFEST.json and every
 //! frame matches the `ffmpeg` CLI's own rgb24 decode (PSNR >= 35 dB for 8-bit sources, >= 25 dB for 10-bit).
+//! Awkward videos (turned by a display matrix, a damaged start, a change of frame size), whole and in every
+//! sampling mode: every frame byte for byte the CLI's at the index framefeed reports.
 
 mod common;
 
 use common::*;
-use framefeed::{Config, Error, VideoError, VideoInput};
+use std::path::{Path, PathBuf};
+
+use framefeed::{ClipSampler, Config, Encoded, Error, Sampling, VideoError, VideoInput};
 use serde_json::Value;
 
 struct Expected {
@@ -98,4 +102,159 @@ fn every_corpus_video_matches_ffmpeg() {
         checked += 1;
     }
     assert_eq!(checked, manifest.as_array().unwrap().len());
+}
+
+/// One decode's sequences: each frame's display index and the MD5 of its RGB bytes.
+fn sequences(path: &Path, config: Config) -> Vec<Vec<(u64, String)>> {
+    let input = VideoInput::new(config).unwrap();
+    input.feed(Encoded::file(path).unwrap()).unwrap();
+    input.close();
+    let mut out = Vec::new();
+    while let Some(result) = input.next_batch().transpose() {
+        let batch = result.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for seq in batch.sequences() {
+            out.push(
+                seq.frames()
+                    .map(|f| (f.index(), md5_hex(f.data())))
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+/// The awkward videos and the CLI's frames of each (MD5s at their own size): turned by a display matrix (every
+/// angle and mirror, 10-bit, 4:2:2, the corpus's phone clips), a damaged start, a change of frame size with and
+/// without timestamps, and a display matrix sent with each keyframe (which the CLI applies only to the frames
+/// that carry it: the reference is the same turn applied to every frame).
+fn awkward_videos() -> Vec<(PathBuf, Vec<String>)> {
+    let mut videos: Vec<(PathBuf, Vec<String>)> = [
+        "rotated_90.mp4",
+        "rotated_180.mp4",
+        "rotated_270.mp4",
+        "hflip.mp4",
+        "vflip.mp4",
+        "transpose.mp4",
+        "transverse.mp4",
+        "rotated_90_hevc10.mp4",
+        "rotated_270_yuv422.mp4",
+        "cut_start.ts",
+        "res_change.ts",
+        "res_change.h264",
+    ]
+    .iter()
+    .map(|name| {
+        let path = fixture(name);
+        let md5s = ffmpeg_md5s(&path, &[], None);
+        (path, md5s)
+    })
+    .collect();
+    let message = fixture("orientation_message.ts");
+    let turned = ffmpeg_md5s(&message, &["-noautorotate"], Some("transpose=cclock_flip"));
+    videos.push((message, turned));
+    if let Some(dir) = shared_videos() {
+        for name in ["rotated/video_180.mov", "rotated/video_270.mov"] {
+            let path = dir.join(name);
+            let md5s = ffmpeg_md5s(&path, &[], None);
+            videos.push((path, md5s));
+        }
+    } else {
+        println!("the corpus's rotated clips were not checked: ../shared/videos is absent");
+    }
+    videos
+}
+
+#[test]
+fn turned_damaged_and_resized_videos_match_ffmpeg_in_every_sampling_mode() {
+    assert!(
+        ffmpeg_available(),
+        "the ffmpeg CLI is needed for conformance (apt-get install ffmpeg)"
+    );
+    let l = 3;
+    for (path, reference) in awkward_videos() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let n = reference.len() as u64;
+        assert!(n >= 3, "{name}: {n} frames");
+        // A plain run: every frame, numbered as the CLI numbers them.
+        let plain: Vec<(u64, String)> = sequences(&path, Config::new(l, 2)).concat();
+        let indices: Vec<u64> = plain.iter().map(|(i, _)| *i).collect();
+        assert_eq!(indices, (0..n).collect::<Vec<_>>(), "{name}: plain indices");
+        let samplings = [
+            Sampling::new().stride(2),
+            Sampling::new().stride(3).step(2),
+            Sampling::new()
+                .clips(4, ClipSampler::Random)
+                .stride(2)
+                .seed(5),
+            Sampling::new().clips(3, ClipSampler::Regular),
+            Sampling::new().fps(7.0),
+            Sampling::new().start(0.03),
+            Sampling::new().indices(vec![0, 1, 1, n / 2, n - 1]),
+        ];
+        for sampling in samplings.iter().cloned() {
+            let seqs = sequences(&path, Config::new(l, 2).sampling(sampling.clone()));
+            assert!(!seqs.is_empty(), "{name}: nothing sampled by {sampling:?}");
+            for (index, md5) in seqs.iter().flatten() {
+                assert!(
+                    reference.get(*index as usize) == Some(md5),
+                    "{name}: frame {index} under {sampling:?} is not the CLI's"
+                );
+            }
+            // Strided sequences follow the stride (a change of size splits one, never reorders it).
+            if sampling == Sampling::new().stride(2) {
+                for seq in &seqs {
+                    assert!(
+                        seq.windows(2).all(|w| w[1].0 == w[0].0 + 2),
+                        "{name}: {:?}",
+                        seq.iter().map(|f| f.0).collect::<Vec<_>>()
+                    );
+                }
+            }
+        }
+        // Segments, decoded apart, give the whole video's sequences (where the packets give a display order).
+        let config = Config::new(l, 2).sampling(Sampling::new().stride(2));
+        let whole = sequences(&path, config.clone());
+        match framefeed::segments(&Encoded::file(&path).unwrap(), &config, 4) {
+            Ok(parts) => {
+                let joined: Vec<_> = parts
+                    .iter()
+                    .flat_map(|p| {
+                        let sampling = Sampling::new().stride(2).segment(p.start, p.end);
+                        sequences(&path, Config::new(l, 2).sampling(sampling))
+                    })
+                    .collect();
+                assert_eq!(joined, whole, "{name}: segments against the whole video");
+            }
+            // Raw H.264 has no timestamps; the keyframe messages' stream has a packet without one: both are
+            // decoded in order, which a segment cannot be.
+            Err(e) => assert!(
+                name.ends_with(".h264") || name == "orientation_message.ts",
+                "{name}: {e}"
+            ),
+        }
+        println!("{name}: {n} frames, every sampling mode exact");
+    }
+}
+
+#[test]
+fn autorotate_off_gives_the_frames_as_coded() {
+    assert!(
+        ffmpeg_available(),
+        "the ffmpeg CLI is needed for conformance (apt-get install ffmpeg)"
+    );
+    for name in [
+        "rotated_90.mp4",
+        "rotated_180.mp4",
+        "transverse.mp4",
+        "orientation_message.ts",
+    ] {
+        let path = fixture(name);
+        let coded = ffmpeg_md5s(&path, &["-noautorotate"], None);
+        let ours: Vec<String> = sequences(&path, Config::new(4, 1).autorotate(false))
+            .concat()
+            .into_iter()
+            .map(|(_, md5)| md5)
+            .collect();
+        assert_eq!(ours, coded, "{name}");
+    }
 }

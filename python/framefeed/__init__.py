@@ -35,6 +35,7 @@ from .exceptions import (
     VideoError,
 )
 from .types import (
+    ClipPolicy,
     ClipSampler,
     CropPosition,
     DType,
@@ -127,6 +128,7 @@ class VideoInput(_NativeVideoInput):
             layout: Layout = "FHWC",
             pack: bool = False,
             huge_pages: bool = False,
+            autorotate: bool = True,
             low_latency: bool = False,
             max_queued: Optional[Tuple[int, int]] = None,
             max_batch_bytes: Optional[int] = None,
@@ -137,6 +139,7 @@ class VideoInput(_NativeVideoInput):
             step: Optional[int] = None,
             clips: Optional[int] = None,
             clip_sampler: ClipSampler = "random",
+            clip_policy: ClipPolicy = "cut",
             fps: Optional[float] = None,
             start: Optional[float] = None,
             end: Optional[float] = None,

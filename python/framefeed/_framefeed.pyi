@@ -7,6 +7,7 @@ from typing_extensions import Self, disjoint_base, final
 
 from .types import (
     CameraStats,
+    ClipPolicy,
     ClipSampler,
     ContainerInfo,
     CropPosition,
@@ -18,6 +19,7 @@ from .types import (
     Layout,
     MuxPolicy,
     NvdecDriver,
+    Orientation,
     OutOfBounds,
     ResizeMode,
     RtspTransport,
@@ -79,6 +81,9 @@ class Sequence:
     def arrivals(self) -> List[float]: ...
     @property
     def crop_window(self) -> Optional[Tuple[int, int, int, int]]: ...
+    @property
+    def orientation(self) -> Orientation:
+        """How the frames were turned by the video's display matrix before the resize and crop."""
     @property
     def resized(self) -> Optional[Tuple[int, int]]: ...
     @property
@@ -206,6 +211,7 @@ class VideoInput:
         layout: Layout = "FHWC",
         pack: bool = False,
         huge_pages: bool = False,
+        autorotate: bool = True,
         low_latency: bool = False,
         max_queued: Optional[Tuple[int, int]] = None,
         max_batch_bytes: Optional[int] = None,
@@ -216,6 +222,7 @@ class VideoInput:
         step: Optional[int] = None,
         clips: Optional[int] = None,
         clip_sampler: ClipSampler = "random",
+        clip_policy: ClipPolicy = "cut",
         fps: Optional[float] = None,
         start: Optional[float] = None,
         end: Optional[float] = None,

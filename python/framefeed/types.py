@@ -24,6 +24,8 @@ __all__ = [
     "OutOfBounds",
     "NvdecDriver",
     "ClipSampler",
+    "ClipPolicy",
+    "Orientation",
     "RtspTransport",
     "MuxPolicy",
     "StreamInfo",
@@ -52,6 +54,11 @@ NvdecDriver = Literal["direct", "hwaccel"]
 """How NVDEC is driven on a CUDA device."""
 ClipSampler = Literal["random", "regular"]
 """How clips' start frames are chosen."""
+ClipPolicy = Literal["cut", "repeat_last", "wrap", "error"]
+"""What a clip holds when the video is shorter than its span: the frames it has (then the last sequence
+policy), its last frame repeated, its frames again from its first, or the video fails."""
+Orientation = Literal["none", "rotate90", "rotate180", "rotate270", "hflip", "vflip", "transpose", "transverse"]
+"""How frames were turned by a video's display matrix to be shown upright (``rotate90``: a quarter clockwise)."""
 RtspTransport = Literal["tcp", "udp"]
 """RTSP's media transport."""
 MuxPolicy = Literal["every_frame", "latest_only"]
@@ -74,6 +81,11 @@ class StreamInfo(TypedDict):
     frame_rate: Optional[float]
     duration: Optional[float]
     frames: Optional[int]
+    rotation: Optional[float]
+    """Degrees counter-clockwise from the display matrix (as ffprobe and TorchCodec report); ``None`` without
+    one."""
+    orientation: Optional[Orientation]
+    """How framefeed turns the frames by default; ``None`` for a matrix that is not a quarter turn or a flip."""
 
 
 class ContainerInfo(TypedDict):
@@ -140,6 +152,7 @@ class CameraSettings(TypedDict, total=False):
     layout: Layout
     pack: bool
     huge_pages: bool
+    autorotate: bool
     low_latency: bool
     max_queued: Optional[Tuple[int, int]]
     max_batch_bytes: Optional[int]
@@ -150,6 +163,7 @@ class CameraSettings(TypedDict, total=False):
     step: Optional[int]
     clips: Optional[int]
     clip_sampler: ClipSampler
+    clip_policy: ClipPolicy
     fps: Optional[float]
     start: Optional[float]
     end: Optional[float]

@@ -401,6 +401,14 @@ impl PySequence {
             .map(|w| (w.x, w.y, w.width, w.height))
     }
 
+    /// How the frames were turned by the video's display matrix before the resize and crop: `"none"`,
+    /// `"rotate90"` (a quarter clockwise), `"rotate180"`, `"rotate270"`, `"hflip"`, `"vflip"`, `"transpose"` or
+    /// `"transverse"` (`"none"` with `autorotate=False`).
+    #[getter]
+    fn orientation(&self) -> &'static str {
+        self.batch.sequence(self.index).orientation().as_str()
+    }
+
     /// `(width, height)` frames were resized to before the crop, or `None` without a resize.
     #[getter]
     fn resized(&self) -> Option<(usize, usize)> {

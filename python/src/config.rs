@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use framefeed::{
-    ClipSampler, Config, Crop, CropPosition, DType, Device, Interpolation, LastSequencePolicy,
-    Layout, NvdecDriver, OutOfBounds, Resize, ResizeMode, Sampling, SamplingOptions, Transforms,
+    ClipPolicy, ClipSampler, Config, Crop, CropPosition, DType, Device, Interpolation,
+    LastSequencePolicy, Layout, NvdecDriver, OutOfBounds, Resize, ResizeMode, Sampling,
+    SamplingOptions, Transforms,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -39,6 +40,7 @@ pub(crate) struct Settings<'py> {
     pub(crate) layout: &'py str,
     pub(crate) pack: bool,
     pub(crate) huge_pages: bool,
+    pub(crate) autorotate: bool,
     pub(crate) low_latency: bool,
     pub(crate) max_queued: Option<(usize, usize)>,
     pub(crate) max_batch_bytes: Option<u64>,
@@ -54,6 +56,7 @@ pub(crate) struct SamplingArgs<'py> {
     pub(crate) step: Option<usize>,
     pub(crate) clips: Option<usize>,
     pub(crate) clip_sampler: &'py str,
+    pub(crate) clip_policy: &'py str,
     pub(crate) fps: Option<f64>,
     pub(crate) start: Option<f64>,
     pub(crate) end: Option<f64>,
@@ -68,6 +71,7 @@ impl SamplingArgs<'_> {
             step: self.step,
             clips: self.clips,
             clip_sampler: Some(self.clip_sampler.parse::<ClipSampler>().map_err(bad)?),
+            clip_policy: Some(self.clip_policy.parse::<ClipPolicy>().map_err(bad)?),
             seed,
             fps: self.fps,
             start: self.start,
@@ -179,6 +183,7 @@ impl Settings<'_> {
             .nvdec_driver(self.nvdec_driver.parse::<NvdecDriver>().map_err(bad)?)
             .pack_batches(self.pack)
             .huge_pages(self.huge_pages)
+            .autorotate(self.autorotate)
             .transforms(self.transforms()?)
             .sampling(self.sampling.sampling(self.seed)?);
         if let Some((videos, bytes)) = self.max_queued {

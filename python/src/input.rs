@@ -129,9 +129,9 @@ impl PyVideoInput {
         prefetch_batches=1, device="cpu", cpu_fallback=true, nvdec_driver="direct", resize=None, resize_shorter=None,
         resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None, out_of_bounds="error",
         fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, layout="FHWC", pack=false,
-        huge_pages=false, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
+        huge_pages=false, autorotate=true, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
         live_buffer_bytes=None, stall_timeout=None, stride=None, step=None, clips=None, clip_sampler="random",
-        fps=None, start=None, end=None, indices=None
+        clip_policy="cut", fps=None, start=None, end=None, indices=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
@@ -159,6 +159,7 @@ impl PyVideoInput {
         layout: &'py str,
         pack: bool,
         huge_pages: bool,
+        autorotate: bool,
         low_latency: bool,
         max_queued: Option<(usize, usize)>,
         max_batch_bytes: Option<u64>,
@@ -169,6 +170,7 @@ impl PyVideoInput {
         step: Option<usize>,
         clips: Option<usize>,
         clip_sampler: &'py str,
+        clip_policy: &'py str,
         fps: Option<f64>,
         start: Option<f64>,
         end: Option<f64>,
@@ -199,6 +201,7 @@ impl PyVideoInput {
             layout,
             pack,
             huge_pages,
+            autorotate,
             low_latency,
             max_queued,
             max_batch_bytes,
@@ -210,6 +213,7 @@ impl PyVideoInput {
                 step,
                 clips,
                 clip_sampler,
+                clip_policy,
                 fps,
                 start,
                 end,

@@ -77,6 +77,8 @@ fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
             d.set_item("frame_rate", s.fps())?;
             d.set_item("duration", s.duration)?;
             d.set_item("frames", s.frames)?;
+            d.set_item("rotation", s.rotation())?;
+            d.set_item("orientation", s.orientation().map(|o| o.as_str()))?;
             Ok(d)
         })
         .collect::<PyResult<Vec<_>>>()?;

@@ -15,6 +15,7 @@ use crate::assembly::pool::BufferPool;
 use crate::device::{DecodedOn, GpuRuntime};
 use crate::error::VideoError;
 use crate::ffi::scale::WRITE_SLACK;
+use crate::orientation::Orientation;
 use crate::settings::config::{batch_bytes, LastSequencePolicy};
 use crate::settings::transforms::{DType, Layout, Transforms, CHANNELS};
 use crate::transform::plan::{Geometry, OutputSize, Planner};
@@ -68,6 +69,8 @@ pub(crate) struct FrameAt {
     pub(crate) index: u64,
     /// When the packet that gave it was read.
     pub(crate) arrival: Instant,
+    /// How it is turned to be shown (its size, given with it, is the shown one).
+    pub(crate) orientation: Orientation,
 }
 
 /// How a video's assembly ended.
@@ -332,6 +335,7 @@ impl Assembler {
                 arrivals: Vec::with_capacity(l),
                 offset: b.used,
                 geometry,
+                orientation: at.orientation,
                 video: self.video.clone(),
                 ends_video: false,
                 error_follows: false,
@@ -433,8 +437,9 @@ impl Assembler {
         }
     }
 
-    /// The open sequence ends short of `sequence_length` frames (sampling: the frames it takes ran out): it is
-    /// padded or shortened per the policy, and the next frame starts a new sequence.
+    /// A sampled sequence ends: its open part, short of `sequence_length` frames (the frames it takes ran out,
+    /// or a change of frame size split it and this is the part after the change), is padded or shortened per
+    /// the policy, and the next frame starts a new sequence. Nothing to do when it ended full.
     pub(crate) fn end_sequence<E>(
         &mut self,
         emit: &mut impl FnMut(Batch) -> Result<(), E>,
@@ -641,6 +646,7 @@ mod tests {
                     pts: i as f64 / 25.0,
                     index: i as u64,
                     arrival: Instant::now(),
+                    orientation: Orientation::Upright,
                 },
                 |_, out, f, _| {
                     let SeqOut::Host(HostOut::U8(out)) = out else {
@@ -779,6 +785,7 @@ mod tests {
                     pts: 0.0,
                     index: 0,
                     arrival: Instant::now(),
+                    orientation: Orientation::Upright,
                 },
                 |_, out, f, _| {
                     let SeqOut::Host(HostOut::U8(out)) = out else {

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::assembly::pool::{BufferPool, PooledBuffer};
 use crate::device::{DecodedOn, DeviceBuffer};
+use crate::orientation::Orientation;
 use crate::settings::transforms::{DType, Layout, CHANNELS};
 use crate::transform::plan::Geometry;
 use crate::video::{Label, VideoId, VideoRef};
@@ -28,6 +29,8 @@ pub(crate) struct SequenceMeta {
     pub(crate) offset: usize,
     /// The sequence's resize and crop window.
     pub(crate) geometry: Geometry,
+    /// How its first frame was turned to be shown.
+    pub(crate) orientation: Orientation,
     /// The video the sequence comes from (packed batches hold several).
     pub(crate) video: VideoRef,
     /// This is the video's last sequence.
@@ -449,6 +452,14 @@ impl<'a> Sequence<'a> {
         })
     }
 
+    /// How the sequence's frames were turned to be shown, before the resize and crop: the video's display
+    /// matrix read as the `ffmpeg` CLI reads it ([`Orientation::Upright`] when it has none, or with
+    /// [`Config::autorotate`](crate::Config::autorotate) off). Its first frame's, should a video change
+    /// turn mid-sequence.
+    pub fn orientation(&self) -> Orientation {
+        self.meta.orientation
+    }
+
     /// The size `(width, height)` frames were resized to before the crop, when a resize is configured.
     pub fn resized(&self) -> Option<(usize, usize)> {
         let g = &self.meta.geometry;
@@ -583,8 +594,9 @@ impl<'a> Frame<'a> {
         wall_clock(self.seq.meta.arrivals[self.i])
     }
 
-    /// Index of the frame in its video: 0, 1, 2...
+    /// The frame's display index in its video (0, 1, 2... in a plain run; a sampled sequence's own, as
+    /// [`Sequence::indices`] lists them).
     pub fn index(&self) -> u64 {
-        self.seq.meta.first_frame + self.i as u64
+        self.seq.meta.indices[self.i]
     }
 }

@@ -32,6 +32,15 @@ impl<'a> FrameRef<'a> {
         }
     }
 
+    /// The display matrix the decoder attached to the picture (side data of a host frame: H.264's display
+    /// orientation message, say); `None` for a picture in GPU memory, which takes its stream's.
+    pub(crate) fn display_matrix(&self) -> Option<[i32; 9]> {
+        match self {
+            FrameRef::Host(frame) => frame.display_matrix(),
+            FrameRef::Device(_) => None,
+        }
+    }
+
     /// The picture's width and height.
     pub(crate) fn size(&self) -> (usize, usize) {
         match self {

@@ -308,6 +308,7 @@ mod tests {
             bit_rate: None,
             default,
             attached_picture: false,
+            display_matrix: None,
         }
     }
 

@@ -394,6 +394,23 @@ impl FormatContext {
             bit_rate: (par.bit_rate > 0).then_some(par.bit_rate as u64),
             default: st.disposition & sys::AV_DISPOSITION_DEFAULT != 0,
             attached_picture: st.disposition & sys::AV_DISPOSITION_ATTACHED_PIC != 0,
+            display_matrix: self.display_matrix(index),
+        }
+    }
+
+    /// Stream `index`'s display matrix (`AV_PKT_DATA_DISPLAYMATRIX` side data), if it has one.
+    fn display_matrix(&self, index: usize) -> Option<[i32; 9]> {
+        let st = self.stream(index);
+        let mut size = 0usize;
+        // SAFETY: av_stream_get_side_data reads the stream's side data list and returns NULL or data the stream
+        // owns, `size` bytes long; it is read (unaligned) only when it holds nine 32-bit numbers.
+        unsafe {
+            let data = sys::av_stream_get_side_data(
+                st,
+                sys::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
+                &mut size,
+            );
+            (!data.is_null() && size >= 36).then(|| ptr::read_unaligned(data.cast::<[i32; 9]>()))
         }
     }
 

@@ -26,6 +26,89 @@ pub(crate) struct PlaneMut<'a> {
     pub(crate) height: usize,
 }
 
+/// One plane of a picture in any byte-addressed pixel format, for moving its pixels about (turning a picture):
+/// `height` rows of `width` pixels of `pixel_bytes` bytes, `stride` bytes apart (the slice ends at the last
+/// row's last byte). `turns` is false for a paletted format's palette, which is copied as it is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PixelPlane<'a> {
+    pub(crate) data: &'a [u8],
+    pub(crate) stride: usize,
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    pub(crate) pixel_bytes: usize,
+    pub(crate) turns: bool,
+}
+
+/// One writable plane, as [`PixelPlane`] (whose other fields the reader has).
+#[derive(Debug)]
+pub(crate) struct PixelPlaneMut<'a> {
+    pub(crate) data: &'a mut [u8],
+    pub(crate) stride: usize,
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+}
+
+/// `(width, height, pixel bytes, turns)` of each plane of a `width` x `height` picture in `format`, as FFmpeg
+/// lays them out (`av_image_fill_linesizes`: a plane's width is shifted by the chroma subsampling when its widest
+/// component is a chroma one; planes 1 and 2 are shifted in height). `None` for hardware and bitstream formats
+/// (under a byte a pixel).
+fn pixel_plane_dims(
+    format: sys::AVPixelFormat,
+    width: usize,
+    height: usize,
+) -> Option<Vec<(usize, usize, usize, bool)>> {
+    // SAFETY: av_pix_fmt_desc_get returns NULL or a static descriptor; av_pix_fmt_count_planes reads it.
+    let (desc, planes) = unsafe {
+        (
+            sys::av_pix_fmt_desc_get(format).as_ref()?,
+            sys::av_pix_fmt_count_planes(format),
+        )
+    };
+    let flags = desc.flags as i32;
+    if flags & (sys::AV_PIX_FMT_FLAG_HWACCEL | sys::AV_PIX_FMT_FLAG_BITSTREAM) != 0 {
+        return None;
+    }
+    let planes = usize::try_from(planes)
+        .ok()
+        .filter(|&p| (1..=4).contains(&p))?;
+    let mut step = [(0usize, 0usize); 4]; // (widest step, its component) per plane
+    for (c, comp) in desc.comp[..usize::from(desc.nb_components).min(4)]
+        .iter()
+        .enumerate()
+    {
+        let plane = usize::try_from(comp.plane).ok().filter(|&p| p < 4)?;
+        let s = usize::try_from(comp.step).ok()?;
+        if s > step[plane].0 {
+            step[plane] = (s, c);
+        }
+    }
+    let palette = flags & sys::AV_PIX_FMT_FLAG_PAL != 0;
+    (0..planes)
+        .map(|p| {
+            if palette && p == 1 {
+                return Some((1024, 1, 1, false)); // 256 RGBA entries
+            }
+            let (bytes, comp) = step[p];
+            let shift_w = if comp == 1 || comp == 2 {
+                desc.log2_chroma_w
+            } else {
+                0
+            };
+            let shift_h = if p == 1 || p == 2 {
+                desc.log2_chroma_h
+            } else {
+                0
+            };
+            (bytes > 0).then_some((
+                width.div_ceil(1 << shift_w),
+                height.div_ceil(1 << shift_h),
+                bytes,
+                true,
+            ))
+        })
+        .collect()
+}
+
 /// Bytes from a plane's first sample to its last one inclusive: `(width, height, stride)`.
 fn plane_len((width, height, stride): (usize, usize, usize)) -> usize {
     stride * (height - 1) + width
@@ -201,14 +284,180 @@ impl AvFrame {
         Some(dims)
     }
 
+    /// The frame's pixel format.
+    fn pixel_format(&self) -> sys::AVPixelFormat {
+        // SAFETY: the integer came from a decoder's (or av_frame_get_buffer's) own AVFrame.format, so it is a
+        // valid AVPixelFormat.
+        unsafe { std::mem::transmute::<i32, sys::AVPixelFormat>(self.format()) }
+    }
+
+    /// Every plane of the picture as [`PixelPlane`]s; `None` for hardware and bitstream formats, and for
+    /// negative strides.
+    pub(crate) fn pixel_planes(&self) -> Option<Vec<PixelPlane<'_>>> {
+        let raw = self.raw();
+        let dims = pixel_plane_dims(
+            self.pixel_format(),
+            self.width() as usize,
+            self.height() as usize,
+        )?;
+        dims.into_iter()
+            .enumerate()
+            .map(|(p, (width, height, pixel_bytes, turns))| {
+                let stride = usize::try_from(raw.linesize[p]).ok()?;
+                let row = width * pixel_bytes;
+                if raw.data[p].is_null() || stride < row || height == 0 || row == 0 {
+                    return None;
+                }
+                // SAFETY: the decoder (or av_frame_get_buffer) allocated `height` rows of at least `row` bytes
+                // in plane `p`, `stride` bytes apart (checked positive and at least a row); the slice ends at the
+                // last row's last byte, and the frame, borrowed for the slice's life, keeps its buffers alive and
+                // unchanged.
+                let data = unsafe {
+                    std::slice::from_raw_parts(raw.data[p], plane_len((row, height, stride)))
+                };
+                Some(PixelPlane {
+                    data,
+                    stride,
+                    width,
+                    height,
+                    pixel_bytes,
+                    turns,
+                })
+            })
+            .collect()
+    }
+
+    /// [`pixel_planes`](Self::pixel_planes), writable: for a picture this value allocated
+    /// ([`AvFrame::reuse_shaped_like`]), whose buffers nothing else references (an error otherwise: a bug).
+    pub(crate) fn pixel_planes_mut(&mut self) -> Result<Vec<PixelPlaneMut<'_>>, AvError> {
+        let raw = self.0.as_ptr();
+        // SAFETY: av_frame_is_writable only reads the frame's buffer references.
+        let writable = unsafe { sys::av_frame_is_writable(raw) } != 0;
+        let planes = self
+            .pixel_planes()
+            .filter(|_| writable)
+            .ok_or_else(|| super::av_error(sys::AVERROR_BUG, "writing into a decoded picture"))?;
+        let layout: Vec<_> = planes
+            .iter()
+            .map(|p| (p.data.len(), p.stride, p.width, p.height))
+            .collect();
+        drop(planes);
+        Ok(layout
+            .into_iter()
+            .enumerate()
+            .map(|(p, (len, stride, width, height))| {
+                // SAFETY: as in `pixel_planes` (the same ranges); the planes are disjoint ranges of the frame's
+                // buffers, which are writable and referenced by this frame alone (checked above), and `&mut
+                // self` makes the access exclusive for the slices' life.
+                let data = unsafe { std::slice::from_raw_parts_mut((*raw).data[p], len) };
+                PixelPlaneMut {
+                    data,
+                    stride,
+                    width,
+                    height,
+                }
+            })
+            .collect())
+    }
+
+    /// The picture in `slot` when it has `like`'s pixel format and the size `size`; otherwise a new one put
+    /// there (planes allocated, aligned). Either way it takes `like`'s properties (colour tags, times, side
+    /// data): the turned copy of a frame that a converter reuses from frame to frame.
+    pub(crate) fn reuse_shaped_like<'a>(
+        slot: &'a mut Option<AvFrame>,
+        like: &AvFrame,
+        size: (u32, u32),
+    ) -> Result<&'a mut AvFrame, AvError> {
+        Self::reuse_shaped(slot, like, like.format(), size)
+    }
+
+    /// [`reuse_shaped_like`](Self::reuse_shaped_like) in packed 8-bit RGB (`rgb24`): the turned copy of a
+    /// frame that only converted to RGB can be turned.
+    pub(crate) fn reuse_rgb24_like<'a>(
+        slot: &'a mut Option<AvFrame>,
+        like: &AvFrame,
+        size: (u32, u32),
+    ) -> Result<&'a mut AvFrame, AvError> {
+        Self::reuse_shaped(
+            slot,
+            like,
+            sys::AVPixelFormat::AV_PIX_FMT_RGB24 as i32,
+            size,
+        )
+    }
+
+    fn reuse_shaped<'a>(
+        slot: &'a mut Option<AvFrame>,
+        like: &AvFrame,
+        format: i32,
+        size: (u32, u32),
+    ) -> Result<&'a mut AvFrame, AvError> {
+        let reuse = slot
+            .as_ref()
+            .is_some_and(|f| (f.width(), f.height()) == size && f.format() == format);
+        if !reuse {
+            let frame = Self::new()?;
+            // SAFETY: a fresh frame's fields may be set before av_frame_get_buffer allocates its planes for them.
+            unsafe {
+                let raw = frame.0.as_ptr();
+                (*raw).format = format;
+                (*raw).width = size.0.min(i32::MAX as u32) as i32;
+                (*raw).height = size.1.min(i32::MAX as u32) as i32;
+                check(sys::av_frame_get_buffer(raw, 0), "av_frame_get_buffer")?;
+            }
+            *slot = Some(frame);
+        }
+        let frame = slot.as_mut().expect("set above");
+        // SAFETY: both frames are valid; av_frame_copy_props copies metadata (times, colour tags, side data),
+        // never the planes or the size.
+        check(
+            unsafe { sys::av_frame_copy_props(frame.0.as_ptr(), like.0.as_ptr()) },
+            "av_frame_copy_props",
+        )?;
+        Ok(frame)
+    }
+
+    /// Whether FFmpeg's own filters turn this picture plane by plane (as framefeed then does): `transpose` takes
+    /// formats whose chroma is subsampled alike both ways and that are not paletted, `hflip`/`vflip` any but
+    /// packed formats with subsampled chroma (`yuyv422`...); the CLI converts the others to RGB first, and so
+    /// does framefeed. `false` for hardware and bitstream formats.
+    pub(crate) fn turns_by_planes(&self, transposing: bool) -> bool {
+        // SAFETY: av_pix_fmt_desc_get returns NULL or a static descriptor.
+        let Some(desc) = (unsafe { sys::av_pix_fmt_desc_get(self.pixel_format()).as_ref() }) else {
+            return false;
+        };
+        let flags = desc.flags as i32;
+        let subsampled_unevenly = desc.log2_chroma_w != desc.log2_chroma_h;
+        let packed = desc.nb_components > 1 && desc.comp[0].plane == desc.comp[1].plane;
+        let taken = if transposing {
+            flags & sys::AV_PIX_FMT_FLAG_PAL == 0 && !subsampled_unevenly
+        } else {
+            !(subsampled_unevenly && packed)
+        };
+        taken && self.pixel_planes().is_some()
+    }
+
+    /// The display matrix the decoder attached to this frame (its `AV_FRAME_DATA_DISPLAYMATRIX` side data, from
+    /// the bitstream, e.g. H.264's display orientation message), if any.
+    pub(crate) fn display_matrix(&self) -> Option<[i32; 9]> {
+        // SAFETY: av_frame_get_side_data reads the frame's side data list and returns NULL or an entry the frame
+        // owns; its `data` holds `size` bytes, read (unaligned) only when it holds nine 32-bit numbers.
+        unsafe {
+            let sd = sys::av_frame_get_side_data(
+                self.0.as_ptr(),
+                sys::AVFrameSideDataType::AV_FRAME_DATA_DISPLAYMATRIX,
+            )
+            .as_ref()?;
+            (sd.size >= 36 && !sd.data.is_null())
+                .then(|| std::ptr::read_unaligned(sd.data.cast::<[i32; 9]>()))
+        }
+    }
+
     /// The frame's pixel format with the deprecated full-range "J" formats mapped to their plain twins (the
     /// range is [`full_range`](Self::full_range)), so that swscale does not warn and picks the same fast paths.
     pub(crate) fn plain_format(&self) -> sys::AVPixelFormat {
         use sys::AVPixelFormat::*;
-        // SAFETY: the integer came from a decoder's (or av_frame_get_buffer's) own AVFrame.format, so it is a
-        // valid AVPixelFormat.
-        let format = unsafe { std::mem::transmute::<i32, sys::AVPixelFormat>(self.format()) };
-        match format {
+        match self.pixel_format() {
             AV_PIX_FMT_YUVJ420P => AV_PIX_FMT_YUV420P,
             AV_PIX_FMT_YUVJ422P => AV_PIX_FMT_YUV422P,
             AV_PIX_FMT_YUVJ444P => AV_PIX_FMT_YUV444P,

@@ -10,6 +10,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::worker::{outcome_error, Outcome, Shutdown, Worker};
@@ -22,10 +23,12 @@ use crate::demux::open::Opened;
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
+use crate::orientation::Orientation;
 use crate::sample::seek::{decode_needed, SeekOutcome};
 use crate::sample::slots::{Out, Slots};
+use crate::sample::start::leave_out_undecodable_start;
 use crate::sample::{
-    list_whole, plan_whole, scan_whole, virtual_range, InOrder, Planned, Scanned, WholePlan,
+    list_whole, plan_whole, scan_whole, virtual_range, InOrder, Planned, Scanned, Shown, WholePlan,
 };
 use crate::source::live::Failure;
 use crate::transform;
@@ -75,6 +78,25 @@ impl Worker {
             Ok(scanned) => scanned,
             Err(error) => return self.end(video, asm, Some(error)),
         };
+        let mut scanned = scanned;
+        if let (true, Some(Scanned::Index(index))) = (fresh, &mut scanned) {
+            // A damaged start is decoded once, before the index is kept or planned on.
+            if let Some(index) = Arc::get_mut(index).filter(|i| i.leading_frames().is_some()) {
+                let left_out = self.cpu_decoder_for(&opened).and_then(|mut decoder| {
+                    leave_out_undecodable_start(
+                        index,
+                        &mut opened.demuxer,
+                        &mut decoder,
+                        &self.shared.stop,
+                    )
+                });
+                match left_out {
+                    Ok(_) => {}
+                    Err(Stop::Shutdown) => return Err(Shutdown),
+                    Err(Stop::Video(error)) => return self.end(video, asm, Some(error)),
+                }
+            }
+        }
         if let (true, Some(file), Some(Scanned::Index(index))) = (fresh, file, &scanned) {
             self.indexes.keep(file, index.clone());
         }
@@ -192,26 +214,29 @@ impl Worker {
         &self,
         asm: &mut Assembler,
         host: &mut transform::HostScratch,
-        out: Out<'_, F>,
+        out: Out<'_, Shown<F>>,
     ) -> Result<(), Stop> {
         if self.shared.stop.load(Ordering::Relaxed) {
             return Err(Stop::Shutdown);
         }
         let emit = &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown);
         match out {
-            Out::EndShort => asm.end_sequence(emit),
+            Out::EndSequence => asm.end_sequence(emit),
             Out::Frame {
                 frame,
                 display,
                 pts,
             } => {
-                let frame = frame.view();
+                let orientation = frame.orientation;
+                let frame = frame.picture.view();
                 let (width, height) = frame.size();
                 check_frame_size(width as u32, height as u32, &self.config)?;
+                let (width, height) = orientation.displayed_size(width, height);
                 let at = FrameAt {
                     pts,
                     index: display,
                     arrival: Instant::now(),
+                    orientation,
                 };
                 let transforms = &self.config.transforms;
                 asm.push_frame(
@@ -219,8 +244,17 @@ impl Worker {
                     height,
                     at,
                     |geometry, out, f, frames| {
-                        transform::apply(frame, geometry, transforms, out, f, frames, host)
-                            .map_err(Stop::Video)
+                        transform::apply(
+                            frame,
+                            orientation,
+                            geometry,
+                            transforms,
+                            out,
+                            f,
+                            frames,
+                            host,
+                        )
+                        .map_err(Stop::Video)
                     },
                     emit,
                 )
@@ -241,17 +275,24 @@ impl Worker {
     ) -> Result<SeekOutcome, Stop> {
         let time_base = opened.demuxer.stream().seconds_per_unit();
         let mut host = transform::HostScratch::new();
+        let orienter = transform::Orienter::new(opened.demuxer.stream(), &self.config);
         let Planned {
             index,
             virtual_frames,
             plan,
             needed,
         } = planned;
-        let mut slots = Slots::new(plan.clone(), self.config.sequence_length);
-        let mut put = |out: Out<'_, F>| self.put(asm, &mut host, out);
+        let mut slots = Slots::new(plan.clone());
+        let mut put = |out: Out<'_, Shown<F>>| self.put(asm, &mut host, out);
+        // The turn of the frame the decoder gave last (every frame is seen, needed or not).
+        let turn = Cell::new(Orientation::Upright);
+        let mut seen = |frame: &FrameRef<'_>| turn.set(orienter.observe(frame));
         let mut deliver = |d: u64, frame: FrameRef<'_>| -> Result<(), Stop> {
             let pts = index.pts_of(d) as f64 * time_base;
-            let held = Rc::new(hold(frame)?);
+            let held = Rc::new(Shown {
+                picture: hold(frame)?,
+                orientation: turn.get(),
+            });
             for v in virtual_range(virtual_frames, d) {
                 slots.push(v, d, pts, &held, &mut put)?;
             }
@@ -263,6 +304,7 @@ impl Worker {
             index,
             needed,
             &self.shared.stop,
+            &mut seen,
             &mut deliver,
         )?;
         slots.finish(&mut put)?;
@@ -278,15 +320,17 @@ impl Worker {
         asm: &mut Assembler,
     ) -> Result<Outcome, Stop> {
         let mut host = transform::HostScratch::new();
+        let orienter = transform::Orienter::new(opened.demuxer.stream(), &self.config);
         let mut outcome = Outcome::default();
         let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
         let time_base = opened.demuxer.stream().seconds_per_unit();
         let last_duration = Cell::new(None);
-        let mut put = |out: Out<'_, AvFrame>| self.put(asm, &mut host, out);
+        let mut put = |out: Out<'_, Shown<AvFrame>>| self.put(asm, &mut host, out);
         let mut on_frame = |info: crate::decode::FrameInfo, frame: FrameRef<'_>| {
+            let orientation = orienter.observe(&frame);
             let frame = frame.host().map_err(Stop::Video)?;
             last_duration.set(frame.duration().map(|d| d as f64 * time_base));
-            sampler.frame(frame, info.pts, &mut put)
+            sampler.frame(frame, orientation, info.pts, &mut put)
         };
         self.read_and_decode(
             &mut opened.demuxer,

@@ -437,6 +437,7 @@ impl Worker {
     ) -> Result<(), Stop> {
         let transforms = &self.config.transforms;
         let mut host = transform::HostScratch::new();
+        let orienter = transform::Orienter::new(demuxer.stream(), &self.config);
         // When the packet being decoded was read: the arrival of the frames its decoding gives.
         let arrival = std::cell::Cell::new(Instant::now());
         let mut sink = |info: FrameInfo, frame: FrameRef<'_>| -> Result<(), Stop> {
@@ -445,18 +446,30 @@ impl Worker {
             }
             check_frame_size(info.width as u32, info.height as u32, &self.config)
                 .map_err(Stop::Video)?;
+            let orientation = orienter.observe(&frame);
+            let (width, height) = orientation.displayed_size(info.width, info.height);
             let at = FrameAt {
                 pts: info.pts,
                 index: asm.frames(),
                 arrival: arrival.get(),
+                orientation,
             };
             asm.push_frame(
-                info.width,
-                info.height,
+                width,
+                height,
                 at,
                 |geometry, out, f, frames| {
-                    transform::apply(frame, geometry, transforms, out, f, frames, &mut host)
-                        .map_err(Stop::Video)
+                    transform::apply(
+                        frame,
+                        orientation,
+                        geometry,
+                        transforms,
+                        out,
+                        f,
+                        frames,
+                        &mut host,
+                    )
+                    .map_err(Stop::Video)
                 },
                 &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown),
             )

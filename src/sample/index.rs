@@ -128,6 +128,34 @@ impl FrameIndex {
             .map(|d| d as u64)
     }
 
+    /// The presentation time of the first keyframe (in decode order) when the index lists frames a full decode
+    /// may not give, because decoding can only start at that keyframe: packets before it (a recording cut in
+    /// the middle of a GOP), or shown before it (an open GOP's leading pictures). `None` when every listed
+    /// frame is shown from the first keyframe on (an edit list's discarded pre-roll included).
+    pub(crate) fn leading_frames(&self) -> Option<i64> {
+        let first_key = self.packets.iter().position(|p| p.key)?;
+        let key_pts = self.packets[first_key].pts?;
+        let before = self.packets[..first_key].iter().any(|p| !p.discard);
+        let shown_before = self.packets[first_key..]
+            .iter()
+            .any(|p| !p.discard && p.pts.is_some_and(|t| t < key_pts));
+        (before || shown_before).then_some(key_pts)
+    }
+
+    /// Leaves out of the display order the frames shown before `key_pts` (see
+    /// [`leading_frames`](Self::leading_frames)) that a full decode did not give (`shown`: the presentation
+    /// times of those it gave); returns how many. Display indices then count the frames a full decode gives,
+    /// as a plain run and the `ffmpeg` CLI number them.
+    pub(crate) fn leave_out_undecodable(&mut self, key_pts: i64, shown: &[i64]) -> usize {
+        let before = self.display.len();
+        let packets = &self.packets;
+        self.display.retain(|&i| {
+            let pts = packets[i as usize].pts.expect("indexed frames have one");
+            pts >= key_pts || shown.contains(&pts)
+        });
+        before - self.display.len()
+    }
+
     /// The display indices of the keyframes, ascending.
     pub(crate) fn keyframes(&self) -> Vec<u64> {
         let mut keys: Vec<u64> = self
@@ -292,6 +320,44 @@ mod tests {
         assert_eq!(index.start_for(8, 0), 4);
         assert_eq!(index.start_for(8, 1), 0);
         assert_eq!(index.start_for(8, 5), 0);
+    }
+
+    #[test]
+    fn a_cut_start_leaves_out_what_the_decoder_did_not_give() {
+        // A recording cut mid-GOP: P/B frames of a GOP whose keyframe is gone, then a closed GOP.
+        let mut packets: Vec<PacketEntry> = [(2, false), (0, false), (1, false), (3, true)]
+            .iter()
+            .map(|&(t, k)| packet(t, k))
+            .collect();
+        packets.extend(open_gop().into_iter().skip(1).map(|p| PacketEntry {
+            pts: p.pts.map(|t| t + 4),
+            pos: p.pos.map(|pos| pos + 400),
+            ..p
+        }));
+        let mut index = FrameIndex::new(packets, 1.0).unwrap();
+        assert_eq!(index.frames(), 13);
+        assert_eq!(index.leading_frames(), Some(3));
+        // The decoder gave the damaged frame shown at 1 (concealed), not those at 0 and 2.
+        assert_eq!(index.leave_out_undecodable(3, &[1]), 2);
+        assert_eq!(index.frames(), 11);
+        assert_eq!(index.display_of(1), Some(0));
+        assert_eq!(index.display_of(3), Some(1));
+        assert_eq!(index.display_of(0), None);
+        assert_eq!(
+            index.timeline().pts[1],
+            2.0,
+            "times count from the first frame given"
+        );
+        assert_eq!(index.keyframes()[0], 1);
+        // A stream that starts with its keyframe, shown first, lists nothing of the kind.
+        assert_eq!(
+            FrameIndex::new(open_gop(), 1.0).unwrap().leading_frames(),
+            None
+        );
+        // An edit list's pre-roll: discarded packets before the first shown frame.
+        let mut edited = open_gop();
+        edited[0].discard = true;
+        assert_eq!(FrameIndex::new(edited, 1.0).unwrap().leading_frames(), None);
     }
 
     #[test]

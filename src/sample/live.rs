@@ -8,13 +8,15 @@ use std::rc::Rc;
 
 use super::plan::{Plan, Ticks};
 use super::slots::{Out, Slots};
+use super::Shown;
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
+use crate::orientation::Orientation;
 use crate::settings::sampling::Sampling;
 
 /// The sampler of one video decoded from its start to its end.
 pub(crate) struct InOrder {
-    slots: Slots<AvFrame>,
+    slots: Slots<Shown<AvFrame>>,
     start: f64,
     end: f64,
     ticks: Option<Ticks>,
@@ -23,7 +25,7 @@ pub(crate) struct InOrder {
     next_display: u64,
     next_virtual: u64,
     /// With a frame rate: the last frame, waiting for the next one's time to know its ticks.
-    waiting: Option<(Rc<AvFrame>, u64, f64)>,
+    waiting: Option<(Rc<Shown<AvFrame>>, u64, f64)>,
 }
 
 impl InOrder {
@@ -35,7 +37,7 @@ impl InOrder {
             None => Plan::grid(length, sampling),
         });
         Self {
-            slots: Slots::new(plan, length),
+            slots: Slots::new(plan),
             start: sampling.start.unwrap_or(0.0),
             end: sampling.end.unwrap_or(f64::INFINITY),
             ticks: sampling.fps.map(|fps| Ticks::new(fps, sampling)),
@@ -46,21 +48,28 @@ impl InOrder {
         }
     }
 
-    /// The next frame the decoder gave, at `pts` seconds.
+    /// The next frame the decoder gave, at `pts` seconds, shown per `orientation`.
     pub(crate) fn frame<E: From<VideoError>>(
         &mut self,
         frame: &AvFrame,
+        orientation: Orientation,
         pts: f64,
-        out: &mut impl FnMut(Out<'_, AvFrame>) -> Result<(), E>,
+        out: &mut impl FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), E>,
     ) -> Result<(), E> {
+        let hold = || -> Result<Rc<Shown<AvFrame>>, E> {
+            let picture = frame.new_ref().map_err(|e| E::from(e.into()))?;
+            Ok(Rc::new(Shown {
+                picture,
+                orientation,
+            }))
+        };
         let display = self.next_display;
         self.next_display += 1;
         let origin = *self.origin.get_or_insert(pts);
         let t = pts - origin;
         if self.ticks.is_some() {
             self.release_waiting(t, out)?;
-            let held = Rc::new(frame.new_ref().map_err(|e| E::from(e.into()))?);
-            self.waiting = Some((held, display, pts));
+            self.waiting = Some((hold()?, display, pts));
             return Ok(());
         }
         if t < self.start || t >= self.end {
@@ -69,8 +78,7 @@ impl InOrder {
         let v = self.next_virtual;
         self.next_virtual += 1;
         if self.slots.wants(v) {
-            let held = Rc::new(frame.new_ref().map_err(|e| E::from(e.into()))?);
-            self.slots.push(v, display, pts, &held, out)
+            self.slots.push(v, display, pts, &hold()?, out)
         } else {
             self.slots.skip_to(v + 1, out)
         }
@@ -80,7 +88,7 @@ impl InOrder {
     pub(crate) fn finish<E>(
         &mut self,
         last_duration: Option<f64>,
-        out: &mut impl FnMut(Out<'_, AvFrame>) -> Result<(), E>,
+        out: &mut impl FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), E>,
     ) -> Result<(), E> {
         if let Some((_, _, pts)) = &self.waiting {
             let t = pts - self.origin.unwrap_or(*pts);
@@ -98,7 +106,7 @@ impl InOrder {
     fn release_waiting<E>(
         &mut self,
         until: f64,
-        out: &mut impl FnMut(Out<'_, AvFrame>) -> Result<(), E>,
+        out: &mut impl FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), E>,
     ) -> Result<(), E> {
         let Some((frame, display, pts)) = self.waiting.take() else {
             return Ok(());

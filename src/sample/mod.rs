@@ -5,6 +5,8 @@
 //!   (stride and step, clips, a list of indices).
 //! - `index`: a whole video's frame index, listed from an MP4's index or built by demuxing without decoding:
 //!   display order and keyframes.
+//! - `start`: a damaged start (frames before the first keyframe) decoded to leave out of the index what a full
+//!   decode does not give, so that display indices count the frames a full decode gives.
 //! - `seek`: decodes a whole video's needed frames only, seeking to the keyframe each needs.
 //! - `live`: samples frames in the order the decoder gives them (live videos, and whole ones with no index).
 //! - `segments`: a long video's frames cut at keyframes into parts decoded apart (`Sampling::segment`).
@@ -20,6 +22,7 @@ pub(crate) mod plan;
 pub(crate) mod seek;
 pub(crate) mod segments;
 pub(crate) mod slots;
+pub(crate) mod start;
 
 pub(crate) use live::InOrder;
 
@@ -29,8 +32,16 @@ use self::index::{max_packets, FrameIndex};
 use self::plan::{virtual_frames, Plan};
 use crate::demux::Demuxer;
 use crate::error::VideoError;
+use crate::orientation::Orientation;
 use crate::settings::config::Config;
 use crate::video::ClipKey;
+
+/// A decoded picture held for the sequences that take it, with the turn that shows it, known when it was
+/// decoded (a frame's display matrix holds for the frames the decoder gives after it).
+pub(crate) struct Shown<F> {
+    pub(crate) picture: F,
+    pub(crate) orientation: Orientation,
+}
 
 /// A whole video's sampling, planned from its index: decode the needed frames by seeking.
 pub(crate) struct Planned {

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::settings::sampling::{ClipSampler, Sampling};
+use crate::settings::sampling::{ClipPolicy, ClipSampler, Sampling};
 use crate::video::ClipKey;
 
 /// Times closer than this (seconds) are the same time: a tick `k / fps` computed in floating point and a frame
@@ -178,26 +178,29 @@ impl Plan {
         if n == 0 {
             return Ok(Self::list(Vec::new()));
         }
-        let clip = |s: u64| -> Vec<u64> {
-            (0..length as u64)
-                .map(|j| s + j * stride)
-                .take_while(|&v| v < n)
-                .collect()
-        };
-        if n < span {
-            // Shorter than one clip: the one clip it has (the last-sequence policy applies).
-            return Ok(Self::list(vec![clip(0)]));
+        let policy = sampling.clip_policy;
+        if n < span && policy == ClipPolicy::Error {
+            return Err(PlanError(format!(
+                "a clip spans {span} frames ({length} frames, stride {stride}) and the video has {n}; \
+                 allowed with clip_policy 'error': videos of at least {span} frames"
+            )));
         }
-        let room = n - span; // the last start with room for a whole clip
-        let mut starts: Vec<u64> = match sampler {
-            ClipSampler::Regular if count == 1 => vec![0],
-            ClipSampler::Regular => (0..count as u64)
-                .map(|i| (u128::from(i) * u128::from(room) / (count as u128 - 1)) as u64)
-                .collect(),
-            ClipSampler::Random => {
-                let mut rng = ChaCha8Rng::seed_from_u64(sampling.seed);
-                rng.set_stream(key.stream());
-                (0..count).map(|_| uniform(&mut rng, room + 1)).collect()
+        let clip = |s: u64| clip_at(s, length, stride, n, policy);
+        let mut starts: Vec<u64> = if n < span {
+            // No room for a whole clip: every clip starts at the first frame.
+            vec![0; count]
+        } else {
+            let room = n - span; // the last start with room for a whole clip
+            match sampler {
+                ClipSampler::Regular if count == 1 => vec![0],
+                ClipSampler::Regular => (0..count as u64)
+                    .map(|i| (u128::from(i) * u128::from(room) / (count as u128 - 1)) as u64)
+                    .collect(),
+                ClipSampler::Random => {
+                    let mut rng = ChaCha8Rng::seed_from_u64(sampling.seed);
+                    rng.set_stream(key.stream());
+                    (0..count).map(|_| uniform(&mut rng, room + 1)).collect()
+                }
             }
         };
         starts.sort_unstable();
@@ -290,6 +293,28 @@ impl Plan {
             Plan::Grid { .. } => (0..virtual_count).filter(|&v| self.uses(v) > 0).collect(),
         }
     }
+}
+
+/// The virtual frames of the clip starting at `start`: `length` frames `stride` apart, those past the
+/// video's `n` frames cut or filled per `policy`.
+fn clip_at(start: u64, length: usize, stride: u64, n: u64, policy: ClipPolicy) -> Vec<u64> {
+    let mut clip: Vec<u64> = (0..length as u64)
+        .map(|j| start + j * stride)
+        .take_while(|&v| v < n)
+        .collect();
+    let fits = clip.len();
+    if fits < length {
+        match policy {
+            ClipPolicy::Cut | ClipPolicy::Error => {}
+            ClipPolicy::RepeatLast => clip.resize(length, clip[fits - 1]),
+            ClipPolicy::Wrap => {
+                for j in fits..length {
+                    clip.push(clip[j % fits]);
+                }
+            }
+        }
+    }
+    clip
 }
 
 /// A uniform draw in `0..n` (`n > 0`), without modulo bias.
@@ -470,7 +495,7 @@ mod tests {
     }
 
     #[test]
-    fn regular_clips_span_the_video_and_short_videos_give_one_clip() {
+    fn regular_clips_span_the_video_and_short_videos_give_every_clip_per_the_policy() {
         let s = Sampling::new().clips(3, ClipSampler::Regular);
         let Plan::List { sequences, .. } = Plan::whole(&s, 4, 20, 20, ClipKey::default()).unwrap()
         else {
@@ -484,7 +509,32 @@ mod tests {
         else {
             unreachable!()
         };
-        assert_eq!(Vec::from(sequences), vec![vec![0, 1, 2, 3, 4]]);
+        assert_eq!(Vec::from(sequences), vec![vec![0, 1, 2, 3, 4]; 3]);
+        // Stride 2, 8 frames (span 15) over 5 frames: [0, 2, 4] fits.
+        let clips = |policy| {
+            let s = Sampling::new()
+                .clips(2, ClipSampler::Random)
+                .stride(2)
+                .clip_policy(policy);
+            Plan::whole(&s, 8, 5, 5, ClipKey::default()).map(|plan| match plan {
+                Plan::List { sequences, .. } => Vec::from(sequences),
+                Plan::Grid { .. } => unreachable!(),
+            })
+        };
+        assert_eq!(clips(ClipPolicy::Cut).unwrap(), vec![vec![0, 2, 4]; 2]);
+        assert_eq!(
+            clips(ClipPolicy::RepeatLast).unwrap(),
+            vec![vec![0, 2, 4, 4, 4, 4, 4, 4]; 2]
+        );
+        assert_eq!(
+            clips(ClipPolicy::Wrap).unwrap(),
+            vec![vec![0, 2, 4, 0, 2, 4, 0, 2]; 2]
+        );
+        assert_eq!(
+            clips(ClipPolicy::Error).unwrap_err().0,
+            "a clip spans 15 frames (8 frames, stride 2) and the video has 5; allowed with clip_policy \
+             'error': videos of at least 15 frames"
+        );
     }
 
     #[test]
@@ -523,15 +573,21 @@ mod tests {
         }
 
         #[test]
-        fn clips_stay_inside_the_video(count in 1usize..20, l in 1usize..10, stride in 1usize..4, n in 1u64..300, seed: u64, random: bool) {
+        /// Every video gives the clips asked for, each inside it: whole where it fits, else as the policy
+        /// says (cut: the frames it has; repeat_last and wrap: the sequence length, of the frames it has).
+        fn clips_stay_inside_the_video(count in 1usize..20, l in 1usize..10, stride in 1usize..4, n in 1u64..300, seed: u64, random: bool, fill in 0usize..3) {
             let sampler = if random { ClipSampler::Random } else { ClipSampler::Regular };
-            let s = Sampling::new().clips(count, sampler).stride(stride).seed(seed);
+            let policy = [ClipPolicy::Cut, ClipPolicy::RepeatLast, ClipPolicy::Wrap][fill];
+            let s = Sampling::new().clips(count, sampler).stride(stride).seed(seed).clip_policy(policy);
             let Plan::List { sequences, .. } = Plan::whole(&s, l, n, n, ClipKey::default()).unwrap() else { unreachable!() };
             let span = (l as u64 - 1) * stride as u64 + 1;
-            prop_assert_eq!(sequences.len(), if n < span { 1 } else { count });
+            prop_assert_eq!(sequences.len(), count);
+            let fits = if n < span { (n - 1) / stride as u64 + 1 } else { l as u64 };
             for c in &sequences {
                 prop_assert!(c.iter().all(|&v| v < n));
-                prop_assert_eq!(c.len() as u64, if n < span { (n - 1) / stride as u64 + 1 } else { l as u64 });
+                let len = if policy == ClipPolicy::Cut { fits } else { l as u64 };
+                prop_assert_eq!(c.len() as u64, len);
+                prop_assert!(c[..fits as usize].windows(2).all(|w| w[1] == w[0] + stride as u64));
             }
         }
     }

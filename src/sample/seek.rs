@@ -36,19 +36,22 @@ pub(crate) struct SeekOutcome {
 }
 
 /// Decodes the frames at the display indices `needed` (ascending, unique) and hands each to `deliver`, in
-/// order, with its display index. Any backend: frames are told apart by the timestamp of the packet that
-/// carried them, which the CPU and NVDEC backends both give back.
+/// order, with its display index; `seen` sees every frame the decoder gives first, needed or not (what a
+/// frame carries for those after it: a display matrix). Any backend: frames are told apart by the timestamp
+/// of the packet that carried them, which the CPU and NVDEC backends both give back.
 pub(crate) fn decode_needed(
     demuxer: &mut Demuxer,
     decoder: &mut dyn Decoder,
     index: &FrameIndex,
     needed: &[u64],
     stop: &AtomicBool,
+    seen: &mut dyn FnMut(&FrameRef<'_>),
     deliver: &mut Deliver<'_>,
 ) -> Result<SeekOutcome, Stop> {
     let mut run = Run {
         demuxer,
         decoder,
+        seen,
         index,
         needed,
         next: 0,
@@ -66,6 +69,7 @@ pub(crate) type Deliver<'a> = dyn FnMut(u64, FrameRef<'_>) -> Result<(), Stop> +
 struct Run<'a> {
     demuxer: &'a mut Demuxer,
     decoder: &'a mut dyn Decoder,
+    seen: &'a mut dyn FnMut(&FrameRef<'_>),
     index: &'a FrameIndex,
     needed: &'a [u64],
     /// The next needed frame (an index into `needed`).
@@ -187,7 +191,9 @@ impl Run<'_> {
         let (next, earlier) = (&mut self.next, &mut self.earlier);
         let gave_frame = &mut self.gave_frame;
         let missing = &mut self.outcome.missing;
+        let seen = &mut *self.seen;
         let rejected = self.decoder.decode(packet, &mut |info, frame| {
+            seen(&frame);
             if verdict == Verdict::Retry {
                 return Ok(());
             }
@@ -308,6 +314,7 @@ mod tests {
             &index,
             needed,
             &AtomicBool::new(false),
+            &mut |_| {},
             &mut |d, frame| {
                 if let FrameRef::Host(frame) = frame {
                     assert_eq!(frame.pts().and_then(|p| index.display_of(p)), Some(d));

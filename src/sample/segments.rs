@@ -5,8 +5,12 @@
 //! sequence that straddles it.
 
 use std::ops::Range;
+use std::sync::atomic::AtomicBool;
 
 use super::index::{self, FrameIndex};
+use super::start::leave_out_undecodable_start;
+use crate::decode::cpu::CpuDecoder;
+use crate::decode::Stop;
 use crate::demux::Demuxer;
 use crate::error::{Error, Result, VideoError};
 use crate::settings::config::Config;
@@ -66,8 +70,21 @@ pub fn segments(video: &Encoded, config: &Config, every: u64) -> Result<Vec<Rang
         }
     };
     let packets = packets.ok_or_else(|| unknown("too many packets to index"))?;
-    let index = FrameIndex::new(packets, time_base)
+    let mut index = FrameIndex::new(packets, time_base)
         .ok_or_else(|| unknown("its packets do not give the frames' display order"))?;
+    if index.leading_frames().is_some() {
+        // A damaged start: numbered as the operator numbers it (`start`), from a demuxer at the first packet.
+        let mut demuxer = Demuxer::open(video.data.clone(), config).map_err(failed)?;
+        let mut decoder =
+            CpuDecoder::open(&demuxer, config.decoder_threads, config.threading).map_err(failed)?;
+        let stop = AtomicBool::new(false);
+        match leave_out_undecodable_start(&mut index, &mut demuxer, &mut decoder, &stop) {
+            Ok(_) => {}
+            Err(Stop::Video(error)) => return Err(failed(error)),
+            // Nothing sets `stop` here.
+            Err(Stop::Shutdown) => return Err(Error::Closed),
+        }
+    }
     Ok(cut(&index.keyframes(), index.frames(), every))
 }
 

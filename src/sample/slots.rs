@@ -19,9 +19,11 @@ pub(crate) enum Out<'a, F> {
         display: u64,
         pts: f64,
     },
-    /// The current sequence ends short of its length (the video or the time range ended, a frame never came):
-    /// it is closed per the last-sequence policy.
-    EndShort,
+    /// The current sequence ends (after at least one frame). Short of its length (the video or the time range
+    /// ended, a frame never came) it is closed per the last-sequence policy; so is the part after a change of
+    /// frame size, which the assembler starts as a sequence of its own (each part at its own size), so that the
+    /// next sequence starts where the plan starts it.
+    EndSequence,
 }
 
 struct Held<F> {
@@ -40,7 +42,6 @@ struct Current {
 /// The slots of one video's sampled sequences.
 pub(crate) struct Slots<F> {
     plan: Plan,
-    length: usize,
     held: BTreeMap<u64, Held<F>>,
     current: Option<Current>,
     /// Virtual frames seen (or skipped) so far: the next one to come.
@@ -48,11 +49,10 @@ pub(crate) struct Slots<F> {
 }
 
 impl<F> Slots<F> {
-    /// The slots of `plan`'s sequences of `length` frames.
-    pub(crate) fn new(plan: Plan, length: usize) -> Self {
+    /// The slots of `plan`'s sequences.
+    pub(crate) fn new(plan: Plan) -> Self {
         Self {
             plan,
-            length,
             held: BTreeMap::new(),
             current: None,
             seen: 0,
@@ -158,8 +158,8 @@ impl<F> Slots<F> {
                 cur.pos += 1;
             }
             let cur = self.current.take().expect("set above");
-            if cur.written > 0 && cur.written < self.length {
-                out(Out::EndShort)?;
+            if cur.written > 0 {
+                out(Out::EndSequence)?;
             }
         }
     }
@@ -179,7 +179,7 @@ mod tests {
         n: u64,
         present: impl Fn(u64) -> bool,
     ) -> (Vec<Vec<u64>>, usize) {
-        let mut slots = Slots::new(plan, length);
+        let mut slots = Slots::new(plan);
         let mut seqs: Vec<Vec<u64>> = vec![Vec::new()];
         let mut most_kept = 0;
         let mut out = |o: Out<'_, u64>| -> Result<(), ()> {
@@ -192,7 +192,11 @@ mod tests {
                         seqs.push(Vec::new());
                     }
                 }
-                Out::EndShort => seqs.push(Vec::new()),
+                Out::EndSequence => {
+                    if !seqs.last().unwrap().is_empty() {
+                        seqs.push(Vec::new());
+                    }
+                }
             }
             Ok(())
         };

@@ -28,6 +28,8 @@ pub(crate) struct BatchSettings {
     /// Which frames: stride, step, fps, a time range or indices on any upload; clips on an upload decoded
     /// whole.
     pub(crate) sampling: Sampling,
+    /// Frames turned by the video's display matrix (the default), or as coded.
+    pub(crate) autorotate: bool,
 }
 
 impl Default for BatchSettings {
@@ -38,6 +40,7 @@ impl Default for BatchSettings {
             policy: LastSequencePolicy::Partial,
             transforms: Transforms::new(),
             sampling: Sampling::new(),
+            autorotate: true,
         }
     }
 }
@@ -71,6 +74,7 @@ pub(crate) fn operator_config(
         .last_sequence_policy(settings.policy)
         .transforms(settings.transforms.clone())
         .sampling(settings.sampling.clone())
+        .autorotate(settings.autorotate)
         // Low latency: batches leave as soon as their frames are decoded.
         .low_latency()
         .prefetch_batches(PREFETCH)

@@ -26,7 +26,7 @@ use super::errors::ApiError;
 use super::service::{RequestCtx, Service};
 use crate::mux::MuxPolicy;
 use crate::settings::config::LastSequencePolicy;
-use crate::settings::sampling::ClipSampler;
+use crate::settings::sampling::{ClipPolicy, ClipSampler};
 use crate::source::url::RtspTransport;
 use crate::transform::CropPosition;
 
@@ -161,6 +161,8 @@ impl<T: std::str::FromStr<Err = String>> Rule for Choice<T> {
 pub(crate) type Policy = Choice<LastSequencePolicy>;
 /// The clip sampler, by name.
 pub(crate) type Sampler = Choice<ClipSampler>;
+/// What a clip that cannot fit holds, by name.
+pub(crate) type FitPolicy = Choice<ClipPolicy>;
 
 // ---- Rules for JSON body values ----
 
@@ -275,7 +277,9 @@ pub(crate) struct UploadParams {
     pub(crate) indices: Option<Field<FrameList>>,
     pub(crate) clips: Option<Field<Count>>,
     pub(crate) clip_sampler: Option<Field<Sampler>>,
+    pub(crate) clip_policy: Option<Field<FitPolicy>>,
     pub(crate) seed: Option<Field<Seed>>,
+    pub(crate) autorotate: Option<Field<Flag>>,
 }
 
 /// The longest `GET /streams/{id}/batches?wait=S` waits for a stream that does not exist yet, in seconds.
@@ -349,6 +353,7 @@ pub(crate) struct StreamBody {
     pub(crate) reconnect: Option<Field<UpTo<1000>>>,
     pub(crate) rtsp_transport: Option<Field<Transport>>,
     pub(crate) low_latency: Option<Field<Bool>>,
+    pub(crate) autorotate: Option<Field<Bool>>,
 }
 
 impl<R: Rule> std::fmt::Debug for Field<R> {

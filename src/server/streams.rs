@@ -177,6 +177,9 @@ impl StreamRequest {
         if let Some(policy) = value(body.last_sequence_policy).or(value(body.policy)) {
             settings.policy = policy;
         }
+        if let Some(autorotate) = value(body.autorotate) {
+            settings.autorotate = autorotate;
+        }
         let mut transforms = Transforms::new().seed(value(body.seed).unwrap_or_default());
         let resize = value(body.resize);
         if let Some((width, height)) = resize {

@@ -53,8 +53,9 @@ pub(crate) struct UploadQuery {
 
 /// Reads `POST /videos`'s query: `sequence_length` (default 16), `batch_size` (default 1),
 /// `last_sequence_policy` (or `policy`: `partial`, the default, or `pad`), `detach` (`true`/`false`), and with
-/// `detach=true` `id` and `label`; the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as
-/// `I,J,K`; `clips` with `clip_sampler` and `seed`, which make the upload decoded whole), checked with the
+/// `detach=true` `id` and `label`; `autorotate` (`true`, the default: frames turned by the video's display
+/// matrix; `false`: as coded); the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as
+/// `I,J,K`; `clips` with `clip_sampler`, `clip_policy` and `seed`, which make the upload decoded whole), checked with the
 /// operator's config.
 pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError> {
     let bad = |m: &str| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
@@ -64,6 +65,7 @@ pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError
         step: value(params.step),
         clips: value(params.clips),
         clip_sampler: value(params.clip_sampler),
+        clip_policy: value(params.clip_policy),
         seed: value(params.seed),
         fps: value(params.fps),
         start: value(params.start),
@@ -72,6 +74,9 @@ pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError
     };
     if sampling.clips.is_none() && (sampling.clip_sampler.is_some() || sampling.seed.is_some()) {
         return Err(bad("clip_sampler and seed are for uploads with clips"));
+    }
+    if sampling.clips.is_none() && sampling.clip_policy.is_some() {
+        return Err(bad("clip_policy is for uploads with clips"));
     }
     let detach = value(params.detach).unwrap_or(false);
     if !detach && (params.id.is_some() || params.label.is_some()) {
@@ -86,6 +91,7 @@ pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError
                 .unwrap_or(defaults.policy),
             transforms: Transforms::new(),
             sampling: Sampling::from(sampling),
+            autorotate: value(params.autorotate).unwrap_or(defaults.autorotate),
         },
         detach,
         id: params.id,

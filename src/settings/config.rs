@@ -109,6 +109,7 @@ pub struct Config {
     pub(crate) transforms: Transforms,
     pub(crate) pack_batches: bool,
     pub(crate) huge_pages: bool,
+    pub(crate) autorotate: bool,
     pub(crate) device: Device,
     pub(crate) cpu_fallback: bool,
     pub(crate) nvdec_driver: NvdecDriver,
@@ -196,6 +197,7 @@ impl Config {
             transforms: Transforms::default(),
             pack_batches: false,
             huge_pages: false,
+            autorotate: true,
             device: Device::Cpu,
             cpu_fallback: true,
             nvdec_driver: NvdecDriver::Direct,
@@ -229,6 +231,18 @@ impl Config {
     /// tells how many buffers got them.
     pub fn huge_pages(mut self, huge_pages: bool) -> Self {
         self.huge_pages = huge_pages;
+        self
+    }
+
+    /// Frames shown upright: `true` (default) applies a video's display matrix (phone videos: rotated 90, 180
+    /// or 270 degrees, or flipped), from its stream or from a frame that carries one, as the `ffmpeg` CLI does
+    /// by default: the frame is rotated or flipped before the resize and crop, so transforms and crop windows see
+    /// the upright frame and shapes are the displayed ones. `false` gives the pictures as coded (`ffmpeg
+    /// -noautorotate`), for users who rotate them themselves; [`StreamInfo::rotation`](crate::StreamInfo) and
+    /// [`Sequence::orientation`](crate::Sequence::orientation) still say what the video asks for. A matrix
+    /// that is not a quarter turn or a flip is not applied (a warning is logged).
+    pub fn autorotate(mut self, autorotate: bool) -> Self {
+        self.autorotate = autorotate;
         self
     }
 

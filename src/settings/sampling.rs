@@ -22,6 +22,33 @@ super::choice::choices!(ClipSampler, "clip_sampler", [
     ClipSampler::Regular => "regular",
 ]);
 
+/// What a [clip](Sampling::clips) holds when it cannot fit: the video (or its time range, or its resampled
+/// frames) is shorter than one clip's span (`(sequence_length - 1) * stride + 1` frames). A video gives the
+/// clips asked for whatever its length; those that cannot fit all start at its first frame and hold what this
+/// says. After TorchCodec's samplers' `policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClipPolicy {
+    /// The clip stops at the video's last frame and follows the
+    /// [`LastSequencePolicy`](crate::LastSequencePolicy): shorter (`partial`), or padded with zero frames
+    /// (`pad`; [`Sequence::valid_frames`](crate::Sequence::valid_frames) tells how many are real).
+    #[default]
+    Cut,
+    /// The clip's last frame repeated up to the clip's length (TorchCodec's `repeat_last`): every frame is a
+    /// real one, and the sequence reports the repeated index.
+    RepeatLast,
+    /// The clip's frames taken again from its first up to its length (TorchCodec's `wrap`).
+    Wrap,
+    /// The video fails with a sampling error naming its length and the clip's span.
+    Error,
+}
+
+super::choice::choices!(ClipPolicy, "clip_policy", [
+    ClipPolicy::Cut => "cut",
+    ClipPolicy::RepeatLast => "repeat_last" | "repeat-last",
+    ClipPolicy::Wrap => "wrap",
+    ClipPolicy::Error => "error",
+]);
+
 /// The most clips asked for per video.
 pub const MAX_CLIPS: usize = 1 << 16;
 /// The longest explicit list of frame indices.
@@ -54,6 +81,7 @@ pub struct Sampling {
     pub(crate) stride: Option<usize>,
     pub(crate) step: Option<usize>,
     pub(crate) clips: Option<(usize, ClipSampler)>,
+    pub(crate) clip_policy: ClipPolicy,
     pub(crate) seed: u64,
     pub(crate) fps: Option<f64>,
     pub(crate) start: Option<f64>,
@@ -80,6 +108,8 @@ pub struct SamplingOptions {
     pub clips: Option<usize>,
     /// How clips are placed (default [`ClipSampler::Random`]); only with `clips`.
     pub clip_sampler: Option<ClipSampler>,
+    /// What a clip that cannot fit holds (default [`ClipPolicy::Cut`]); only with `clips`.
+    pub clip_policy: Option<ClipPolicy>,
     /// [`Sampling::seed`] (default 0).
     pub seed: Option<u64>,
     /// [`Sampling::fps`].
@@ -100,6 +130,7 @@ impl From<SamplingOptions> for Sampling {
             clips: o
                 .clips
                 .map(|n| (n, o.clip_sampler.unwrap_or(ClipSampler::Random))),
+            clip_policy: o.clip_policy.unwrap_or_default(),
             seed: o.seed.unwrap_or(0),
             fps: o.fps,
             start: o.start,
@@ -132,12 +163,21 @@ impl Sampling {
     }
 
     /// `count` clips per video, each one sequence (`sequence_length` frames, with the stride), their starts
-    /// chosen by `sampler`; delivered in display order. A video shorter than one clip gives one clip of the
-    /// frames it has (the [`LastSequencePolicy`](crate::LastSequencePolicy) applies). Only whole videos can be
-    /// sampled this way: a live video fed with clips fails with a configuration error.
+    /// chosen by `sampler`; delivered in display order. Every video with a frame gives `count` clips: in a
+    /// video shorter than one clip's span they all start at its first frame and hold what
+    /// [`clip_policy`](Self::clip_policy) says (by default the frames it has, under the
+    /// [`LastSequencePolicy`](crate::LastSequencePolicy)). Only whole videos can be sampled this way: a live
+    /// video fed with clips fails with a configuration error.
     #[must_use]
     pub fn clips(mut self, count: usize, sampler: ClipSampler) -> Self {
         self.clips = Some((count, sampler));
+        self
+    }
+
+    /// What a clip holds when the video is shorter than its span (default [`ClipPolicy::Cut`]).
+    #[must_use]
+    pub fn clip_policy(mut self, policy: ClipPolicy) -> Self {
+        self.clip_policy = policy;
         self
     }
 
@@ -360,6 +400,20 @@ mod tests {
             .seed(3)
             .validate()
             .is_ok());
+    }
+
+    #[test]
+    fn clip_policy_names() {
+        assert_eq!(
+            "repeat_last".parse::<ClipPolicy>(),
+            Ok(ClipPolicy::RepeatLast)
+        );
+        assert_eq!("Wrap".parse::<ClipPolicy>(), Ok(ClipPolicy::Wrap));
+        assert_eq!(ClipPolicy::default().to_string(), "cut");
+        assert_eq!(
+            "loop".parse::<ClipPolicy>().unwrap_err(),
+            "clip_policy is 'loop'; allowed: 'cut', 'repeat_last', 'wrap', 'error'"
+        );
     }
 
     #[test]

@@ -5,11 +5,13 @@
 
 use super::gpu::kernel_params;
 use super::host::HostConverter;
+use super::orient::Turner;
 use super::plan::Geometry;
 use super::write::{write_frame, HostOut, RgbView, SeqOut};
 use crate::decode::frame::FrameRef;
 use crate::error::VideoError;
 use crate::ffi::scale::Filter;
+use crate::orientation::Orientation;
 use crate::settings::transforms::{Interpolation, Transforms, CHANNELS};
 
 /// swscale's filter for an interpolation.
@@ -22,11 +24,12 @@ fn filter(interpolation: Interpolation) -> Filter {
     }
 }
 
-/// A video's host conversion state, reused from frame to frame: swscale's plan and a scratch buffer for
-/// windows.
+/// A video's host conversion state, reused from frame to frame: swscale's plan, a scratch buffer for windows
+/// and the turned picture.
 pub(crate) struct HostScratch {
     converter: HostConverter,
     buffer: Vec<u8>,
+    turner: Turner,
 }
 
 impl HostScratch {
@@ -34,14 +37,17 @@ impl HostScratch {
         Self {
             converter: HostConverter::new(),
             buffer: Vec::new(),
+            turner: Turner::default(),
         }
     }
 }
 
-/// Converts `frame` into frame `f` of a sequence of `frames` frames per `geometry`. `host` is reused from
-/// frame to frame.
+/// Converts `frame`, shown per `orientation` (its turn comes first: `geometry` is planned on the shown size),
+/// into frame `f` of a sequence of `frames` frames per `geometry`. `host` is reused from frame to frame.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn apply(
     frame: FrameRef<'_>,
+    orientation: Orientation,
     geometry: &Geometry,
     transforms: &Transforms,
     out: &mut SeqOut<'_>,
@@ -51,7 +57,14 @@ pub(crate) fn apply(
 ) -> Result<(), VideoError> {
     let (source, out) = match (frame, out) {
         (FrameRef::Device(src), SeqOut::Device(d)) => {
-            return d.convert(kernel_params(src, geometry, transforms, f, frames));
+            return d.convert(kernel_params(
+                src,
+                orientation,
+                geometry,
+                transforms,
+                f,
+                frames,
+            ));
         }
         (FrameRef::Host(source), SeqOut::Host(out)) => (source, out),
         // The worker builds a video's batches where its decoder puts its frames (`Assembler::set_on_gpu`), so
@@ -66,6 +79,11 @@ pub(crate) fn apply(
                 "a frame in GPU memory cannot go into a batch in host memory",
             ))
         }
+    };
+    let source = if orientation == Orientation::Upright {
+        source
+    } else {
+        host.turner.turn(source, orientation, &mut host.converter)?
     };
     if transforms.is_identity() {
         let HostOut::U8(out) = out else {

@@ -218,3 +218,35 @@ pub fn encode_live_clip(path: &Path, source: &str, frames: u32, format: &str) {
         .expect("run ffmpeg");
     assert!(status.success(), "ffmpeg could not encode {source}");
 }
+
+/// The `ffmpeg` CLI's frames of `path` as rgb24 MD5s, in output order: `input` options go before `-i` (such as
+/// `-noautorotate`), `filters` is a `-vf` chain, if any. Each frame at its own size (`-autoscale 0`: after a
+/// resolution change the CLI would otherwise scale every frame to the first size); no frame-rate conversion.
+pub fn ffmpeg_md5s(path: &Path, input: &[&str], filters: Option<&str>) -> Vec<String> {
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args(["-v", "quiet", "-threads", "2"])
+        .args(input)
+        .arg("-i")
+        .arg(path)
+        .args(["-autoscale", "0", "-fps_mode", "passthrough"]);
+    if let Some(vf) = filters {
+        cmd.args(["-vf", vf]);
+    }
+    let out = cmd
+        .args(["-f", "framemd5", "-pix_fmt", "rgb24", "-"])
+        .output()
+        .expect("run ffmpeg");
+    assert!(out.status.success(), "ffmpeg failed on {}", path.display());
+    String::from_utf8(out.stdout)
+        .expect("framemd5 is text")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.rsplit(',').next().unwrap().trim().to_owned())
+        .collect()
+}
+
+/// The MD5 of `bytes`, as `ffmpeg -f framemd5` prints it.
+pub fn md5_hex(bytes: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    format!("{:x}", Md5::digest(bytes))
+}

@@ -1,12 +1,15 @@
 //! `framefeed info FILE [--segments N]`: a container and its streams as JSON, and the video's keyframe
 //! segments.
 
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, String> {
+use super::{written, Failure};
+
+pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, Failure> {
     // Read where the demuxer looks, never whole: a long video's file may be larger than memory.
     let video = framefeed::Encoded::file(file)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?
@@ -41,6 +44,9 @@ pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, St
                 "frames": s.frames,
                 "bit_rate": s.bit_rate,
                 "default": s.default,
+                // Degrees counter-clockwise, as ffprobe prints them; the turn framefeed applies by default.
+                "rotation": s.rotation(),
+                "orientation": s.orientation().map(|o| o.as_str()),
             })
         })
         .collect();
@@ -57,16 +63,18 @@ pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, St
             Ok(parts) => {
                 out["segments"] = parts.iter().map(|p| json!([p.start, p.end])).collect();
             }
-            Err(framefeed::Error::Config(reason)) => return Err(format!("--segments: {reason}")),
+            Err(framefeed::Error::Config(reason)) => {
+                return Err(format!("--segments: {reason}").into())
+            }
             Err(e) => {
                 eprintln!("framefeed: {}: {e}", file.display());
                 return Ok(ExitCode::from(1));
             }
         }
     }
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&out).expect("JSON of plain values")
-    );
+    let text = serde_json::to_string_pretty(&out).expect("JSON of plain values");
+    let mut stdout = io::stdout().lock();
+    writeln!(stdout, "{text}").map_err(written)?;
+    stdout.flush().map_err(written)?;
     Ok(ExitCode::SUCCESS)
 }

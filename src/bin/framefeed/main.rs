@@ -73,10 +73,41 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(e) => {
+        // The reader of the output went away (`framefeed info FILE | head`): nothing more is wanted.
+        Err(Failure::ReaderGone) => ExitCode::SUCCESS,
+        Err(Failure::Message(e)) => {
             eprintln!("framefeed: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Why a command stopped short.
+pub(crate) enum Failure {
+    /// What went wrong, for standard error.
+    Message(String),
+    /// Standard output's reader is gone (a closed pipe): the command ends quietly.
+    ReaderGone,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure::Message(message)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        Failure::Message(message.to_owned())
+    }
+}
+
+/// A failed write to standard output: a closed pipe ends the command quietly, anything else is an error.
+pub(crate) fn written(e: io::Error) -> Failure {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Failure::ReaderGone
+    } else {
+        Failure::Message(format!("cannot write the output: {e}"))
     }
 }
 

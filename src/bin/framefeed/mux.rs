@@ -13,6 +13,7 @@ use framefeed::{Config, Encoded, Error, Mux, MuxConfig, MuxEvent, UrlOptions, Vi
 
 use super::output::{batch_json, peak_rss_mib};
 use super::run::{RunArgs, Source};
+use super::{written, Failure};
 
 /// Runs the mux over the arguments' sources, each decoded by an operator of `config` (one sequence a batch).
 pub(crate) fn run(
@@ -21,7 +22,7 @@ pub(crate) fn run(
     url_options: UrlOptions,
     deadline: Duration,
     stop_after: Option<Duration>,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, Failure> {
     if args.files.is_empty() {
         return Err("--mux batches across sources: give the URLs (or files) of the cameras".into());
     }
@@ -105,8 +106,8 @@ pub(crate) fn run(
                 }
                 if args.json {
                     writeln!(out, "{}", json!({"batch": batches, "sequences": sequences}))
-                        .map_err(|e| e.to_string())?;
-                    out.flush().map_err(|e| e.to_string())?;
+                        .map_err(written)?;
+                    out.flush().map_err(written)?;
                 }
                 batches += 1;
             }
@@ -151,7 +152,7 @@ pub(crate) fn run(
             "cameras": cameras,
             "errors": errors,
         }});
-        writeln!(out, "{summary}").map_err(|e| e.to_string())?;
+        writeln!(out, "{summary}").map_err(written)?;
     } else {
         writeln!(
             out,
@@ -159,14 +160,14 @@ pub(crate) fn run(
             args.files.len(),
             errors.len(),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(written)?;
         for c in &cameras {
             writeln!(
                 out,
                 "camera {} ({}): {} sequences, {} dropped",
                 c["video"], c["label"], c["sequences"], c["dropped"]
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(written)?;
         }
         for e in &errors {
             writeln!(
@@ -174,10 +175,10 @@ pub(crate) fn run(
                 "error: {} ({}): {}",
                 e["label"], e["video"], e["error"]
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(written)?;
         }
     }
-    out.flush().map_err(|e| e.to_string())?;
+    out.flush().map_err(written)?;
     Ok(if errors.is_empty() {
         ExitCode::SUCCESS
     } else {

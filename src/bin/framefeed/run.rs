@@ -18,6 +18,7 @@ use framefeed::{
 
 use super::output::{batch_json, peak_rss_mib};
 use super::parse_bytes;
+use super::{written, Failure};
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -129,6 +130,10 @@ pub(crate) struct RunArgs {
     /// while enough are free, ordinary memory otherwise: fewer page faults for big batches.
     #[arg(long)]
     huge_pages: bool,
+    /// Give frames as coded, not turned by the video's display matrix (phone videos are shown upright by
+    /// default, as `ffmpeg` shows them; the JSON lines name each sequence's turn as "orientation").
+    #[arg(long)]
+    no_autorotate: bool,
     /// Where to decode: cpu, cuda (NVDEC on GPU 0; needs a build with `--features cuda`), cuda:N, or auto
     /// (CUDA when a usable GPU is present, else the CPU).
     #[arg(long, default_value = "cpu", value_parser = parse_device)]
@@ -160,6 +165,11 @@ pub(crate) struct RunArgs {
     /// Sampling: how clips start: random (uniform, seeded) or regular (evenly spaced).
     #[arg(long, default_value = "random", help_heading = "Sampling")]
     clip_sampler: framefeed::ClipSampler,
+    /// Sampling: what a clip holds when the video is shorter than its span (every video still gives --clips
+    /// clips, starting at its first frame): cut (the frames it has, then --policy), repeat_last (its last
+    /// frame repeated), wrap (its frames again from its first) or error (the video fails).
+    #[arg(long, default_value = "cut", help_heading = "Sampling")]
+    clip_policy: framefeed::ClipPolicy,
     /// Sampling: resample to F frames per second (for each tick k/F from the first frame, the frame shown
     /// then).
     #[arg(long, value_name = "F", help_heading = "Sampling")]
@@ -241,6 +251,7 @@ impl RunArgs {
             step: self.step,
             clips: self.clips,
             clip_sampler: Some(self.clip_sampler),
+            clip_policy: Some(self.clip_policy),
             seed: Some(self.seed),
             fps: self.fps,
             start: self.start,
@@ -313,6 +324,7 @@ fn operator_config(args: &RunArgs, batch_size: usize) -> Config {
         .max_queued(1, usize::MAX)
         .pack_batches(args.pack)
         .huge_pages(args.huge_pages)
+        .autorotate(!args.no_autorotate)
         .device(args.device)
         .cpu_fallback(!args.no_cpu_fallback)
         .nvdec_driver(args.nvdec)
@@ -333,7 +345,7 @@ fn operator_config(args: &RunArgs, batch_size: usize) -> Config {
     }
 }
 
-pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
+pub(crate) fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let seconds_arg = |name: &str, s: f64| {
         Duration::try_from_secs_f64(s)
             .map_err(|_| format!("--{name} {s} is not a number of seconds"))
@@ -452,10 +464,9 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
                     progress.inc(1);
                 }
                 if args.json {
-                    writeln!(out, "{}", batch_json(&batch, args.md5, pulled))
-                        .map_err(|e| e.to_string())?;
+                    writeln!(out, "{}", batch_json(&batch, args.md5, pulled)).map_err(written)?;
                     // Each line leaves as its batch does (a reader of a live source sees it at once).
-                    out.flush().map_err(|e| e.to_string())?;
+                    out.flush().map_err(written)?;
                 }
                 if let Some(raw) = raw_out.as_mut() {
                     raw.write_all(batch.data())
@@ -478,7 +489,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
                     .errors
                     .push(framefeed::report::video_error_json(&video, &error));
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.to_string().into()),
         }
     }
     let seconds = start.elapsed().as_secs_f64();
@@ -511,7 +522,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
             "peak_rss_mib": peak_rss_mib(),
             "errors": totals.errors,
         }});
-        writeln!(out, "{summary}").map_err(|e| e.to_string())?;
+        writeln!(out, "{summary}").map_err(written)?;
     } else {
         writeln!(
             out,
@@ -521,7 +532,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
             totals.frames,
             peak_rss_mib().map_or("unknown".to_owned(), |m| format!("{m:.1} MiB")),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(written)?;
         for e in &totals.errors {
             writeln!(
                 out,
@@ -530,10 +541,10 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
                 e["video"],
                 e["error"].as_str().unwrap_or("?")
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(written)?;
         }
     }
-    out.flush().map_err(|e| e.to_string())?;
+    out.flush().map_err(written)?;
     Ok(if totals.errors.is_empty() {
         ExitCode::SUCCESS
     } else {

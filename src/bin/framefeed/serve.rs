@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::ValueEnum;
 
-use super::{parse_bytes, seconds};
+use super::{parse_bytes, seconds, Failure};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum MoovArg {
@@ -88,7 +88,7 @@ pub(crate) struct ServeArgs {
     allow_hosts: framefeed::server::AllowHosts,
 }
 
-pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, String> {
+pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
     let mut config = framefeed::server::ServeConfig::default();
     config.addr = args.addr;
     config.auth_tokens = match &args.auth_tokens {
@@ -121,9 +121,12 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         let server = framefeed::server::Server::bind(config)
             .await
             .map_err(|e| e.to_string())?;
-        // The address goes to stdout (with the port the system chose for :0), for scripts and tests.
-        println!("listening on {}", server.local_addr());
-        let _ = io::stdout().flush();
+        // The address goes to stdout (with the port the system chose for :0), for scripts and tests; a reader
+        // gone already (`serve | head -1`) does not stop the service.
+        let mut stdout = io::stdout().lock();
+        let _ = writeln!(stdout, "listening on {}", server.local_addr());
+        let _ = stdout.flush();
+        drop(stdout);
         server
             .run(async {
                 let mut term =

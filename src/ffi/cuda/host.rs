@@ -41,8 +41,14 @@ impl HostKernel {
     pub(crate) fn run(&self, params: &ConvertParams, planes: (&[u8], &[u8]), out: &mut [u8]) {
         let (luma, chroma) = planes;
         let rows = |pitch: i32, h: i32| pitch as usize * h as usize;
-        assert!(luma.len() >= rows(params.luma_pitch, params.src_h));
-        assert!(chroma.len() >= rows(params.chroma_pitch, (params.src_h + 1) / 2));
+        // The surface's rows: the shown width when the kernel turns it a quarter (`orient` bit 4).
+        let coded_h = if params.orient & 4 != 0 {
+            params.src_w
+        } else {
+            params.src_h
+        };
+        assert!(luma.len() >= rows(params.luma_pitch, coded_h));
+        assert!(chroma.len() >= rows(params.chroma_pitch, (coded_h + 1) / 2));
         assert!(out.len() >= params.output_bytes());
         let mut p = *params;
         p.luma = luma.as_ptr() as u64;

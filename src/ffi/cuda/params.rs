@@ -28,6 +28,7 @@ pub(crate) struct ConvertParams {
     pub(crate) frames: i32,
     pub(crate) frame_index: i32,
     pub(crate) chroma_cubic: i32,
+    pub(crate) orient: i32,
     pub(crate) matrix: [f32; 9],
     pub(crate) offset: [f32; 3],
     pub(crate) fill: [f32; 3],
@@ -54,8 +55,7 @@ mod tests {
 
     #[test]
     fn block_size_matches_the_kernels() {
-        // 3 addresses (24 bytes), 18 ints (72), 21 floats (84): 180, padded to 184 for the addresses'
-        // alignment, as the PTX declares it.
+        // 3 addresses (24 bytes), 19 ints (76), 21 floats (84): 184, as the PTX declares it.
         assert_eq!(std::mem::size_of::<ConvertParams>(), 184);
         let ptx = include_str!("../../../kernels/convert.ptx");
         assert!(

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::ffi::cuda::host::HostKernel;
+use crate::orientation::Orientation;
 use crate::transform::plan::Planner;
 use crate::{Batch, Config, Crop, CropPosition, LastSequencePolicy, Resize, VideoInput};
 use std::path::{Path, PathBuf};
@@ -22,8 +23,9 @@ fn fixture(name: &str) -> PathBuf {
 /// the samples over unchanged (asking for `yuv420p` from a `yuvj420p` stream would convert the range).
 fn surfaces(path: &Path, planar: &str, w: usize, h: usize, limit: usize) -> Vec<Vec<u8>> {
     let high_depth = planar.contains("10");
+    // As decoded: not turned by the file's display matrix (the kernel turns them).
     let out = std::process::Command::new("ffmpeg")
-        .args(["-v", "error", "-i"])
+        .args(["-v", "error", "-noautorotate", "-i"])
         .arg(path)
         .args(["-fps_mode", "passthrough", "-frames:v", &limit.to_string()])
         .args(["-f", "rawvideo", "-pix_fmt", planar, "-"])
@@ -103,10 +105,12 @@ fn compare(
         colour,
         transforms,
         usize::MAX,
+        Orientation::Upright,
     )
 }
 
-/// [`compare`] on any file, over its first `limit` frames (whole sequences).
+/// [`compare`] on any file, over its first `limit` frames (whole sequences), its `(w, h)` frames (as decoded)
+/// shown per `orientation`.
 fn compare_file(
     path: &Path,
     pix_fmt: &str,
@@ -114,6 +118,7 @@ fn compare_file(
     colour: Colour,
     transforms: &Transforms,
     limit: usize,
+    orientation: Orientation,
 ) -> (f64, f64) {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let has_ffmpeg = std::process::Command::new("ffmpeg")
@@ -140,7 +145,13 @@ fn compare_file(
     let mut frame = 0;
     for batch in &batches {
         for (i, seq) in batch.sequences().iter().enumerate() {
-            let geometry = planner.plan(w, h, seq.first_frame()).unwrap();
+            assert_eq!(
+                seq.orientation(),
+                orientation,
+                "{name}: the CPU path's turn"
+            );
+            let (shown_w, shown_h) = orientation.displayed_size(w, h);
+            let geometry = planner.plan(shown_w, shown_h, seq.first_frame()).unwrap();
             let mut params = kernel_params(
                 &DeviceFrame {
                     luma: 0,
@@ -152,6 +163,7 @@ fn compare_file(
                     high_depth,
                     colour,
                 },
+                orientation,
                 &geometry,
                 transforms,
                 0,
@@ -304,6 +316,56 @@ fn resize_and_padded_crop_match_the_cpu_backend_closely() {
     }
 }
 
+/// Frames turned by their display matrix (every orientation; 8-bit at a width not a multiple of 8, and 10-bit):
+/// the kernel reading the surface turned against the CPU backend turning the planes, plain and resized and
+/// cropped after the turn.
+#[test]
+fn turned_frames_match_the_cpu_backend() {
+    let cases = [
+        ("rotated_90.mp4", Orientation::Rotate270),
+        ("rotated_180.mp4", Orientation::Rotate180),
+        ("rotated_270.mp4", Orientation::Rotate90),
+        ("hflip.mp4", Orientation::FlipHorizontal),
+        ("vflip.mp4", Orientation::FlipVertical),
+        ("transpose.mp4", Orientation::Transpose),
+        ("transverse.mp4", Orientation::Transverse),
+    ];
+    let transforms = [
+        Transforms::default(),
+        Transforms::default()
+            .resize(Resize::Shorter(48))
+            .crop(Crop::new(40, 32).position(CropPosition::Random))
+            .seed(3),
+    ];
+    for (name, orientation) in cases {
+        for t in &transforms {
+            let (mean, max) = compare_file(
+                &fixture(name),
+                "yuv420p",
+                (100, 60),
+                BT601,
+                t,
+                usize::MAX,
+                orientation,
+            );
+            assert!(mean <= 1.5 && max <= 8.0, "{name}: mean {mean} max {max}");
+        }
+    }
+    let (mean, max) = compare_file(
+        &fixture("rotated_90_hevc10.mp4"),
+        "yuv420p10le",
+        (146, 144),
+        BT601,
+        &Transforms::default(),
+        usize::MAX,
+        Orientation::Rotate270,
+    );
+    assert!(
+        mean <= 1.5 && max <= 8.0,
+        "rotated 10-bit: mean {mean} max {max}"
+    );
+}
+
 /// Every file of the shared corpus that NVDEC decodes (per `nvdec_support`), its first 12 frames: the
 /// kernel on the decoder's planes against the CPU backend, plain RGB.
 #[test]
@@ -353,6 +415,7 @@ fn shared_corpus_matches_the_cpu_backend() {
             colour,
             &Transforms::default(),
             12,
+            Orientation::Upright,
         );
         assert!(mean <= 1.5, "{file}: mean {mean} max {max}");
         checked += 1;

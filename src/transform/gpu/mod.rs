@@ -10,6 +10,7 @@ use super::plan::Geometry;
 use super::write::affine;
 use crate::decode::frame::{Colour, DeviceFrame};
 use crate::ffi::cuda::params::ConvertParams;
+use crate::orientation::Orientation;
 use crate::settings::transforms::{DType, Interpolation, Layout, Transforms};
 
 /// The kernel's code, compiled for the CPU, against the CPU backend on the same files: what NVDEC's surfaces
@@ -76,10 +77,12 @@ fn int(v: usize) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
 }
 
-/// The block converting `src` into frame `f` of a sequence of `frames` frames, per `geometry` and `transforms`.
-/// Its output address is left 0: the device buffer that receives the frame sets it.
+/// The block converting `src`, shown per `orientation`, into frame `f` of a sequence of `frames` frames, per
+/// `geometry` (planned on the shown size) and `transforms`. Its output address is left 0: the device buffer
+/// that receives the frame sets it.
 pub(crate) fn kernel_params(
     src: &DeviceFrame,
+    orientation: Orientation,
     geometry: &Geometry,
     transforms: &Transforms,
     f: usize,
@@ -89,14 +92,15 @@ pub(crate) fn kernel_params(
         let (matrix, offset) = src.colour.matrix();
         let (scale, bias) = affine(transforms);
         let (out_w, out_h) = geometry.out();
+        let (src_w, src_h) = orientation.displayed_size(src.width, src.height);
         ConvertParams {
             luma: src.luma,
             chroma: src.chroma,
             out: 0,
             luma_pitch: src.luma_pitch,
             chroma_pitch: src.chroma_pitch,
-            src_w: int(src.width),
-            src_h: int(src.height),
+            src_w: int(src_w),
+            src_h: int(src_h),
             high_depth: i32::from(src.high_depth),
             resized: i32::from(geometry.resized),
             frame_w: int(geometry.frame.0),
@@ -116,9 +120,10 @@ pub(crate) fn kernel_params(
             layout: layout_code(transforms.layout),
             frames: int(frames),
             frame_index: int(f),
-            // As the CPU backend: swscale's fast path (8-bit 4:2:0 at an even height) repeats chroma; deeper
-            // samples and odd heights go through its scaled path, which interpolates.
-            chroma_cubic: i32::from(src.high_depth || src.height % 2 == 1),
+            // As the CPU backend: swscale's fast path (8-bit 4:2:0 at an even height, once turned) repeats
+            // chroma; deeper samples and odd heights go through its scaled path, which interpolates.
+            chroma_cubic: i32::from(src.high_depth || src_h % 2 == 1),
+            orient: orientation.code(),
             matrix,
             offset,
             fill: geometry.fill,

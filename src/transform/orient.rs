@@ -1,0 +1,269 @@
+//! The CPU path's turn of a decoded picture (the GPU twin reads the surface turned, in the kernel): each plane's
+//! pixels moved to where the shown picture has them, into a picture reused from frame to frame, before the
+//! conversion and the transforms read it. This is what the `ffmpeg` CLI's autorotation does (its `transpose`,
+//! `hflip` and `vflip` filters on the decoder's planes, a plane at its own subsampled size), so the conversion
+//! that follows gives the CLI's bytes. A format those filters do not take as it is (chroma subsampled unevenly
+//! under a quarter turn, palettes under a quarter turn, packed 4:2:2 under a mirror) the CLI converts to RGB
+//! first, and so does this: the frame is converted to `rgb24` as it would be unturned, then turned.
+
+use std::cell::Cell;
+
+use super::host::HostConverter;
+use crate::decode::frame::FrameRef;
+use crate::error::{AvError, VideoError};
+use crate::ffi::frame::AvFrame;
+use crate::ffi::scale::WRITE_SLACK;
+use crate::info::StreamInfo;
+use crate::orientation::{Orientation, Steps};
+use crate::settings::config::Config;
+
+/// How a video's frames are turned: the display matrix of the last frame that carried one (H.264 sends it in
+/// a message with a keyframe, and the `ffmpeg` CLI keeps it for the frames after), else its stream's, read as
+/// the CLI reads it; nothing with [`Config::autorotate`](crate::Config::autorotate) off.
+pub(crate) struct Orienter {
+    stream: Option<[i32; 9]>,
+    /// The last frame's own matrix.
+    framed: Cell<Option<[i32; 9]>>,
+    autorotate: bool,
+    /// A matrix that is not a quarter turn or a flip was met (it is not applied; logged once).
+    warned: Cell<bool>,
+}
+
+impl Orienter {
+    /// For a video whose stream is `stream`.
+    pub(crate) fn new(stream: &StreamInfo, config: &Config) -> Self {
+        Self {
+            stream: stream.display_matrix,
+            framed: Cell::new(None),
+            autorotate: config.autorotate,
+            warned: Cell::new(false),
+        }
+    }
+
+    /// How `frame`, the next one the decoder gave, is shown (every frame is seen, in the decoder's order: one
+    /// with a display matrix of its own sets it for those after it).
+    pub(crate) fn observe(&self, frame: &FrameRef<'_>) -> Orientation {
+        if !self.autorotate {
+            return Orientation::Upright;
+        }
+        if let Some(own) = frame.display_matrix() {
+            self.framed.set(Some(own));
+        }
+        let Some(matrix) = self.framed.get().or(self.stream) else {
+            return Orientation::Upright;
+        };
+        Orientation::from_display_matrix(&matrix).unwrap_or_else(|| {
+            if !self.warned.replace(true) {
+                tracing::warn!(
+                    rotation = crate::orientation::display_rotation(&matrix),
+                    "the display matrix is not a quarter turn or a flip: frames are given as decoded"
+                );
+            }
+            Orientation::Upright
+        })
+    }
+}
+
+/// A video's turned pictures, reused from frame to frame.
+#[derive(Default)]
+pub(crate) struct Turner {
+    upright: Option<AvFrame>,
+    /// The frame converted to RGB, for formats turned that way.
+    rgb: Vec<u8>,
+}
+
+impl Turner {
+    /// `frame` shown per `orientation` (not [`Orientation::Upright`]): a picture of the shown size, in the
+    /// frame's own format where FFmpeg's filters turn it plane by plane, else in `rgb24` (converted by
+    /// `converter`, as the unturned frame would be).
+    pub(crate) fn turn<'a>(
+        &'a mut self,
+        frame: &AvFrame,
+        orientation: Orientation,
+        converter: &mut HostConverter,
+    ) -> Result<&'a AvFrame, VideoError> {
+        let steps = orientation.steps();
+        let (w, h) = orientation.displayed_size(frame.width(), frame.height());
+        if frame.turns_by_planes(steps.transpose) {
+            let upright = AvFrame::reuse_shaped_like(&mut self.upright, frame, (w, h))?;
+            let src = frame.pixel_planes().ok_or_else(unturnable)?;
+            let dst = upright.pixel_planes_mut()?;
+            for (s, d) in src.iter().zip(dst) {
+                if s.turns {
+                    turn_plane(
+                        Source {
+                            data: s.data,
+                            stride: s.stride,
+                        },
+                        d.data,
+                        d.stride,
+                        (d.width, d.height),
+                        s.pixel_bytes,
+                        steps,
+                    );
+                } else {
+                    d.data.copy_from_slice(&s.data[..d.data.len()]);
+                }
+            }
+            return Ok(upright);
+        }
+        // Through RGB: the frame converted as it is, then its pixels turned.
+        let (fw, fh) = (frame.width() as usize, frame.height() as usize);
+        let row = fw * 3;
+        let len = row * fh + WRITE_SLACK;
+        self.rgb
+            .try_reserve(len.saturating_sub(self.rgb.len()))
+            .map_err(|_| AvError {
+                operation: "allocating a picture to turn",
+                code: -libc::ENOMEM,
+                message: format!("cannot allocate {len} bytes"),
+            })?;
+        self.rgb.resize(len, 0);
+        converter.rgb(frame, &mut self.rgb)?;
+        let upright = AvFrame::reuse_rgb24_like(&mut self.upright, frame, (w, h))?;
+        let mut planes = upright.pixel_planes_mut()?;
+        let d = planes.first_mut().ok_or_else(unturnable)?;
+        let source = Source {
+            data: &self.rgb,
+            stride: row,
+        };
+        turn_plane(source, d.data, d.stride, (d.width, d.height), 3, steps);
+        Ok(upright)
+    }
+}
+
+fn unturnable() -> VideoError {
+    VideoError::Ffmpeg(AvError {
+        operation: "turning a picture",
+        code: -libc::EINVAL,
+        message: "its planes cannot be read".into(),
+    })
+}
+
+/// A coded plane: rows `stride` bytes apart.
+#[derive(Clone, Copy)]
+struct Source<'a> {
+    data: &'a [u8],
+    stride: usize,
+}
+
+/// Pixels a side of the square blocks a quarter turn moves at a time (both planes' rows stay in the cache).
+const BLOCK: usize = 32;
+
+/// Writes the shown plane `size` (`dst`, rows `dst_stride` bytes apart) from the coded plane `src`: pixel
+/// `(x, y)` is the coded one [`Steps::source`] names, `pixel_bytes` bytes each.
+fn turn_plane(
+    src: Source<'_>,
+    dst: &mut [u8],
+    dst_stride: usize,
+    size: (usize, usize),
+    pixel_bytes: usize,
+    steps: Steps,
+) {
+    match pixel_bytes {
+        1 => turn_pixels::<1>(src, dst, dst_stride, size, steps),
+        2 => turn_pixels::<2>(src, dst, dst_stride, size, steps),
+        3 => turn_pixels::<3>(src, dst, dst_stride, size, steps),
+        4 => turn_pixels::<4>(src, dst, dst_stride, size, steps),
+        6 => turn_pixels::<6>(src, dst, dst_stride, size, steps),
+        8 => turn_pixels::<8>(src, dst, dst_stride, size, steps),
+        n => turn_any(src, dst, dst_stride, size, n, steps),
+    }
+}
+
+/// [`turn_plane`] for pixels of `N` bytes.
+fn turn_pixels<const N: usize>(
+    src: Source<'_>,
+    dst: &mut [u8],
+    dst_stride: usize,
+    (w, h): (usize, usize),
+    steps: Steps,
+) {
+    if !steps.transpose {
+        // Whole rows: copied, or reversed pixel by pixel.
+        for y in 0..h {
+            let sy = if steps.flip_y { h - 1 - y } else { y };
+            let from = &src.data[sy * src.stride..][..w * N];
+            let to = &mut dst[y * dst_stride..][..w * N];
+            if steps.flip_x {
+                for (d, s) in to.chunks_exact_mut(N).zip(from.chunks_exact(N).rev()) {
+                    d.copy_from_slice(s);
+                }
+            } else {
+                to.copy_from_slice(from);
+            }
+        }
+        return;
+    }
+    // A quarter turn or a diagonal mirror: shown row y is coded column y' (y mirrored when flip_y), read down
+    // the coded rows x' (x mirrored when flip_x); a block at a time.
+    for y0 in (0..h).step_by(BLOCK) {
+        for x0 in (0..w).step_by(BLOCK) {
+            let x1 = (x0 + BLOCK).min(w);
+            for y in y0..(y0 + BLOCK).min(h) {
+                let column = if steps.flip_y { h - 1 - y } else { y } * N;
+                let to = &mut dst[y * dst_stride + x0 * N..][..(x1 - x0) * N];
+                for (i, d) in to.chunks_exact_mut(N).enumerate() {
+                    let x = x0 + i;
+                    let row = if steps.flip_x { w - 1 - x } else { x };
+                    let at = row * src.stride + column;
+                    d.copy_from_slice(&src.data[at..at + N]);
+                }
+            }
+        }
+    }
+}
+
+/// [`turn_plane`] for pixels of any size, pixel by pixel.
+fn turn_any(
+    src: Source<'_>,
+    dst: &mut [u8],
+    dst_stride: usize,
+    (w, h): (usize, usize),
+    n: usize,
+    steps: Steps,
+) {
+    for y in 0..h {
+        for x in 0..w {
+            let (cx, cy) = steps.source(x, y, w, h);
+            let at = cy * src.stride + cx * n;
+            dst[y * dst_stride + x * n..][..n].copy_from_slice(&src.data[at..at + n]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every way of turning a plane (whole rows, blocks, pixel by pixel) puts each shown pixel where
+        /// [`Steps::source`] says, for every orientation, pixel size and stride.
+        #[test]
+        fn planes_turn_as_the_steps_say(
+            w in 1usize..80, h in 1usize..80, pad in 0usize..9, bytes in prop::sample::select(vec![1usize, 2, 3, 5]),
+            which in 0usize..8,
+        ) {
+            let o = Orientation::ALL[which];
+            let steps = o.steps();
+            let stride = w * bytes + pad;
+            let coded: Vec<u8> = (0..stride * h).map(|i| (i * 7 + i / 13) as u8).collect();
+            let (sw, sh) = o.displayed_size(w, h);
+            let dst_stride = sw * bytes + 3;
+            let mut shown = vec![0u8; dst_stride * sh];
+            let src = Source { data: &coded, stride };
+            turn_plane(src, &mut shown, dst_stride, (sw, sh), bytes, steps);
+            let mut each = vec![0u8; dst_stride * sh];
+            turn_any(src, &mut each, dst_stride, (sw, sh), bytes, steps);
+            for y in 0..sh {
+                for x in 0..sw {
+                    let (cx, cy) = steps.source(x, y, sw, sh);
+                    let want = &coded[cy * stride + cx * bytes..][..bytes];
+                    prop_assert_eq!(&shown[y * dst_stride + x * bytes..][..bytes], want, "{} ({}, {})", o, x, y);
+                    prop_assert_eq!(&each[y * dst_stride + x * bytes..][..bytes], want);
+                }
+            }
+        }
+    }
+}
