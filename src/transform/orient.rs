@@ -13,6 +13,8 @@ use crate::decode::frame::FrameRef;
 use crate::error::{AvError, VideoError};
 use crate::ffi::frame::AvFrame;
 use crate::ffi::scale::WRITE_SLACK;
+use crate::ffi::simd::filter_rows::prefetch_rows;
+use crate::ffi::simd::transpose::{self, Rows};
 use crate::info::StreamInfo;
 use crate::orientation::{Orientation, Steps};
 use crate::settings::config::Config;
@@ -147,9 +149,6 @@ struct Source<'a> {
     stride: usize,
 }
 
-/// Pixels a side of the square blocks a quarter turn moves at a time (both planes' rows stay in the cache).
-const BLOCK: usize = 32;
-
 /// Writes the shown plane `size` (`dst`, rows `dst_stride` bytes apart) from the coded plane `src`: pixel
 /// `(x, y)` is the coded one [`Steps::source`] names, `pixel_bytes` bytes each.
 fn turn_plane(
@@ -196,21 +195,83 @@ fn turn_pixels<const N: usize>(
         return;
     }
     // A quarter turn or a diagonal mirror: shown row y is coded column y' (y mirrored when flip_y), read down
-    // the coded rows x' (x mirrored when flip_x); a block at a time.
-    for y0 in (0..h).step_by(BLOCK) {
-        for x0 in (0..w).step_by(BLOCK) {
-            let x1 = (x0 + BLOCK).min(w);
-            for y in y0..(y0 + BLOCK).min(h) {
-                let column = if steps.flip_y { h - 1 - y } else { y } * N;
-                let to = &mut dst[y * dst_stride + x0 * N..][..(x1 - x0) * N];
-                for (i, d) in to.chunks_exact_mut(N).enumerate() {
-                    let x = x0 + i;
-                    let row = if steps.flip_x { w - 1 - x } else { x };
-                    let at = row * src.stride + column;
-                    d.copy_from_slice(&src.data[at..at + N]);
-                }
+    // the coded rows x' (x mirrored when flip_x). Squares 16 bytes a side (1- and 2-byte pixels) are
+    // transposed in registers (`ffi::simd::transpose`), in bands of shown rows; what is left at the right and
+    // bottom edges, and other pixel sizes, a pixel at a time.
+    let side = if matches!(N, 1 | 2) { 16 / N } else { 0 };
+    let full = |n: usize| n.checked_div(side).map_or(0, |q| q * side);
+    let (full_w, full_h) = (full(w), full(h));
+    // Bands of BAND squares: the squares across a band read the same coded rows' cache lines, each line once
+    // from memory, and write a few shown rows' lines, which stay in the cache between squares.
+    const BAND: usize = 4;
+    // The coded rows of the squares this many steps ahead are asked for while the current ones move: read down
+    // a column, they are too far apart for the CPU's own prefetchers.
+    const AHEAD: usize = 2;
+    for band in (0..full_h).step_by((side * BAND).max(1)) {
+        let band_end = (band + side * BAND).min(full_h);
+        let columns = if steps.flip_y {
+            (h - band_end) * N..(h - band) * N
+        } else {
+            band * N..band_end * N
+        };
+        for x0 in (0..full_w).step_by(side) {
+            let next = x0 + AHEAD * side;
+            if next + side <= full_w {
+                let rows = if steps.flip_x {
+                    w - next - side..w - next
+                } else {
+                    next..next + side
+                };
+                prefetch_rows(src.data, src.stride, rows, columns.clone());
+            }
+            for y0 in (band..full_h).step_by(side).take(BAND) {
+                turn_square::<N>(src, dst, dst_stride, (w, h), (x0, y0), steps);
             }
         }
+    }
+    let each = |dst: &mut [u8], xs: std::ops::Range<usize>, ys: std::ops::Range<usize>| {
+        for y in ys {
+            let column = if steps.flip_y { h - 1 - y } else { y } * N;
+            for x in xs.clone() {
+                let row = if steps.flip_x { w - 1 - x } else { x };
+                let at = row * src.stride + column;
+                dst[y * dst_stride + x * N..][..N].copy_from_slice(&src.data[at..at + N]);
+            }
+        }
+    };
+    each(dst, full_w..w, 0..h);
+    each(dst, 0..full_w, full_h..h);
+}
+
+/// Moves the square of shown pixels from `(x0, y0)`, 16 bytes a side (16 pixels of 1 byte or 8 of 2), inside a
+/// shown plane `(w, h)`: the coded rows' 16 bytes in the shown columns' order, transposed, each written as a
+/// shown row (in the reverse order when the rows are mirrored).
+fn turn_square<const N: usize>(
+    src: Source<'_>,
+    dst: &mut [u8],
+    dst_stride: usize,
+    (w, h): (usize, usize),
+    (x0, y0): (usize, usize),
+    steps: Steps,
+) {
+    let side = 16 / N;
+    // The coded columns of shown rows y0..y0 + side, contiguous (mirrored: the last first).
+    let column = if steps.flip_y { h - side - y0 } else { y0 } * N;
+    let row = if steps.flip_x { w - 1 - x0 } else { x0 };
+    let stride = src.stride as isize;
+    let rows = Rows {
+        first: row * src.stride + column,
+        step: if steps.flip_x { -stride } else { stride },
+    };
+    let y = if steps.flip_y { y0 + side - 1 } else { y0 };
+    let dst_step = dst_stride as isize;
+    let outs = Rows {
+        first: y * dst_stride + x0 * N,
+        step: if steps.flip_y { -dst_step } else { dst_step },
+    };
+    match N {
+        1 => transpose::bytes_16x16(src.data, rows, dst, outs),
+        _ => transpose::words_8x8(src.data, rows, dst, outs),
     }
 }
 
