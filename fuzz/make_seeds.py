@@ -13,7 +13,9 @@ SEEDS = HERE / "seeds"
 
 # Small files covering each container and codec the operator reads.
 VIDEOS = ["h264.mp4", "h264.ts", "h264_fragmented.mp4", "h264_moov_at_end.mp4", "h264.mkv", "hevc.hevc",
-          "vp9_odd_35x19.webm", "av1.mkv", "mpeg4.avi", "res_change.h264", "hevc_10bit.mp4", "zero_frames.avi"]
+          "vp9_odd_35x19.webm", "av1.mkv", "mpeg4.avi", "res_change.h264", "hevc_10bit.mp4", "zero_frames.avi",
+          # Display matrices (turned frames; 4:2:2 turned through RGB; one sent with the keyframes), a damaged start.
+          "rotated_90.mp4", "transverse.mp4", "rotated_270_yuv422.mp4", "orientation_message.ts", "cut_start.ts"]
 # Knob bytes (sequence length, batch size, policy, transform) cycled over the videos.
 KNOBS = [bytes([3, 1, 0, 0]), bytes([7, 3, 1, 1]), bytes([1, 0, 1, 2]), bytes([4, 2, 0, 3])]
 
