@@ -6,42 +6,11 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 use framefeed::{
     ClipSampler, Config, Crop, CropPosition, Encoded, Orientation, Resize, Sampling, Transforms,
-    VideoInput,
 };
 use serde_json::Value;
-
-/// One decode's sequences: display indices, frame shape `[h, w, 3]`, orientation, and real frames' bytes.
-#[derive(Debug, Clone, PartialEq)]
-struct Seq {
-    indices: Vec<u64>,
-    shape: [usize; 3],
-    orientation: Orientation,
-    frames: Vec<Vec<u8>>,
-}
-
-fn decode(path: &Path, config: Config) -> Vec<Seq> {
-    let input = VideoInput::new(config).unwrap();
-    input.feed(Encoded::file(path).unwrap()).unwrap();
-    input.close();
-    let mut out = Vec::new();
-    while let Some(result) = input.next_batch().transpose() {
-        let batch = result.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        for seq in batch.sequences() {
-            out.push(Seq {
-                indices: seq.indices().to_vec(),
-                shape: batch.frame_shape(),
-                orientation: seq.orientation(),
-                frames: seq.frames().map(|f| f.data().to_vec()).collect(),
-            });
-        }
-    }
-    out
-}
 
 fn indices(seqs: &[Seq]) -> Vec<Vec<u64>> {
     seqs.iter().map(|s| s.indices.clone()).collect()
@@ -67,13 +36,13 @@ fn turned_videos_come_out_upright_and_say_how_they_were_turned() {
         assert_eq!(stream.orientation(), Some(orientation), "{name}");
         // 100x60 coded: shown 60 wide by a quarter turn or a diagonal mirror.
         let (w, h) = orientation.displayed_size(100, 60);
-        let seqs = decode(&path, Config::new(4, 2));
+        let seqs = decode_file(&path, Config::new(4, 2));
         assert!(!seqs.is_empty(), "{name}");
         for s in &seqs {
             assert_eq!(s.shape, [h, w, 3], "{name}");
             assert_eq!(s.orientation, orientation, "{name}");
         }
-        let coded = decode(&path, Config::new(4, 2).autorotate(false));
+        let coded = decode_file(&path, Config::new(4, 2).autorotate(false));
         assert_eq!(indices(&coded), indices(&seqs), "{name}");
         assert!(coded
             .iter()
@@ -83,7 +52,7 @@ fn turned_videos_come_out_upright_and_say_how_they_were_turned() {
     let message = fixture("orientation_message.ts");
     let info = framefeed::probe(Encoded::file(&message).unwrap()).unwrap();
     assert_eq!(info.streams[0].display_matrix, None);
-    let seqs = decode(&message, Config::new(4, 1));
+    let seqs = decode_file(&message, Config::new(4, 1));
     assert!(seqs
         .iter()
         .all(|s| s.shape == [100, 60, 3] && s.orientation == Orientation::Transpose));
@@ -115,8 +84,8 @@ fn the_resize_and_the_crop_see_the_upright_frame() {
             .crop(Crop::new(40, 44).position(CropPosition::Random))
             .seed(9);
         let config = Config::new(3, 2).transforms(transforms);
-        let turned = decode(&fixture(name), config.clone());
-        let reference = decode(&upright, config);
+        let turned = decode_file(&fixture(name), config.clone());
+        let reference = decode_file(&upright, config);
         assert_eq!(turned.len(), reference.len(), "{name}");
         for (a, b) in turned.iter().zip(&reference) {
             assert_eq!(a.indices, b.indices, "{name}");
@@ -136,7 +105,7 @@ fn the_resize_and_the_crop_see_the_upright_frame() {
 #[test]
 fn a_damaged_start_is_numbered_as_a_full_decode_numbers_it() {
     let path = fixture("cut_start.ts");
-    let plain = decode(&path, Config::new(4, 2));
+    let plain = decode_file(&path, Config::new(4, 2));
     let n: usize = plain.iter().map(|s| s.indices.len()).sum();
     assert_eq!(
         plain
@@ -148,7 +117,7 @@ fn a_damaged_start_is_numbered_as_a_full_decode_numbers_it() {
     if ffmpeg_available() {
         assert_eq!(n, ffmpeg_md5s(&path, &[], None).len(), "the CLI's frames");
     }
-    let sampled = |sampling: Sampling| decode(&path, Config::new(4, 2).sampling(sampling));
+    let sampled = |sampling: Sampling| decode_file(&path, Config::new(4, 2).sampling(sampling));
     let first = &plain[0].frames[0];
     let got = sampled(Sampling::new().indices(vec![0, 1]));
     assert_eq!(indices(&got), vec![vec![0, 1]]);
@@ -186,7 +155,7 @@ fn a_damaged_start_is_numbered_as_a_full_decode_numbers_it() {
 #[test]
 fn a_size_change_splits_a_sampled_sequence_without_reordering_it() {
     // 10 frames of 96x64, then 7 of 64x48; no timestamps (decoded in order).
-    let raw = decode(
+    let raw = decode_file(
         &fixture("res_change.h264"),
         Config::new(4, 2).sampling(Sampling::new().stride(2)),
     );
@@ -209,7 +178,7 @@ fn a_size_change_splits_a_sampled_sequence_without_reordering_it() {
     // 26 frames of 96x64, then 22 of 64x48, with timestamps (decoded by seeking): the same rule.
     let path = fixture("res_change.ts");
     for (stride, step) in [(2, 4), (3, 4), (2, 3)] {
-        let seqs = decode(
+        let seqs = decode_file(
             &path,
             Config::new(4, 2).sampling(Sampling::new().stride(stride).step(step)),
         );
@@ -334,7 +303,7 @@ async fn the_service_gives_the_librarys_frames_of_awkward_uploads() {
         }
     };
     let library = |name: &str, config: Config| -> Vec<(Vec<u64>, Vec<usize>)> {
-        decode(&fixture(name), config)
+        decode_file(&fixture(name), config)
             .into_iter()
             .map(|s| {
                 let shape = vec![s.indices.len(), s.shape[0], s.shape[1], 3];

@@ -106,21 +106,15 @@ fn every_corpus_video_matches_ffmpeg() {
 
 /// One decode's sequences: each frame's display index and the MD5 of its RGB bytes.
 fn sequences(path: &Path, config: Config) -> Vec<Vec<(u64, String)>> {
-    let input = VideoInput::new(config).unwrap();
-    input.feed(Encoded::file(path).unwrap()).unwrap();
-    input.close();
-    let mut out = Vec::new();
-    while let Some(result) = input.next_batch().transpose() {
-        let batch = result.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        for seq in batch.sequences() {
-            out.push(
-                seq.frames()
-                    .map(|f| (f.index(), md5_hex(f.data())))
-                    .collect(),
-            );
-        }
-    }
-    out
+    decode_file(path, config)
+        .into_iter()
+        .map(|s| {
+            s.indices
+                .into_iter()
+                .zip(s.frames.iter().map(|f| md5_hex(f)))
+                .collect()
+        })
+        .collect()
 }
 
 /// The awkward videos and the CLI's frames of each (MD5s at their own size): turned by a display matrix (every
@@ -128,27 +122,20 @@ fn sequences(path: &Path, config: Config) -> Vec<Vec<(u64, String)>> {
 /// without timestamps, and a display matrix sent with each keyframe (which the CLI applies only to the frames
 /// that carry it: the reference is the same turn applied to every frame).
 fn awkward_videos() -> Vec<(PathBuf, Vec<String>)> {
-    let mut videos: Vec<(PathBuf, Vec<String>)> = [
-        "rotated_90.mp4",
-        "rotated_180.mp4",
-        "rotated_270.mp4",
-        "hflip.mp4",
-        "vflip.mp4",
-        "transpose.mp4",
-        "transverse.mp4",
-        "rotated_90_hevc10.mp4",
-        "rotated_270_yuv422.mp4",
-        "cut_start.ts",
-        "res_change.ts",
-        "res_change.h264",
-    ]
-    .iter()
-    .map(|name| {
-        let path = fixture(name);
-        let md5s = ffmpeg_md5s(&path, &[], None);
-        (path, md5s)
-    })
-    .collect();
+    let mut videos: Vec<(PathBuf, Vec<String>)> = TURNED
+        .iter()
+        .chain(&[
+            "rotated_270_yuv422.mp4",
+            "cut_start.ts",
+            "res_change.ts",
+            "res_change.h264",
+        ])
+        .map(|name| {
+            let path = fixture(name);
+            let md5s = ffmpeg_md5s(&path, &[], None);
+            (path, md5s)
+        })
+        .collect();
     let message = fixture("orientation_message.ts");
     let turned = ffmpeg_md5s(&message, &["-noautorotate"], Some("transpose=cclock_flip"));
     videos.push((message, turned));

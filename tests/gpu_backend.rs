@@ -3,7 +3,7 @@
 //! checks print why they skip on machines without one; with `REQUIRE_GPU=1` they fail instead.
 mod common;
 
-use common::{fixture, read_fixture, shared_videos};
+use common::{fixture, read_fixture, shared_videos, TURNED};
 use framefeed::{
     Batch, Config, Crop, CropPosition, DType, DecodedOn, Device, Error, LastSequencePolicy, Layout,
     NvdecDriver, Resize, Transforms, VideoError, VideoInput,
@@ -452,16 +452,7 @@ fn turned_videos_on_nvdec_match_the_cpu() {
         .resize(Resize::Shorter(48))
         .crop(Crop::new(40, 32).position(CropPosition::Random))
         .seed(3);
-    for name in [
-        "rotated_90.mp4",
-        "rotated_180.mp4",
-        "rotated_270.mp4",
-        "hflip.mp4",
-        "vflip.mp4",
-        "transpose.mp4",
-        "transverse.mp4",
-        "rotated_90_hevc10.mp4",
-    ] {
+    for name in TURNED {
         let video = read_fixture(name);
         for output in [
             Output::rgb(),

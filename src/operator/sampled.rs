@@ -18,7 +18,6 @@ use crate::assembly::assembler::{Assembler, FrameAt};
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
 use crate::decode::{hold_picture, nvdec_support, open_nvdec, Decoder, HeldPicture, Stop};
-use crate::demux::check_frame_size;
 use crate::demux::open::Opened;
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
@@ -227,37 +226,13 @@ impl Worker {
                 display,
                 pts,
             } => {
-                let orientation = frame.orientation;
-                let frame = frame.picture.view();
-                let (width, height) = frame.size();
-                check_frame_size(width as u32, height as u32, &self.config)?;
-                let (width, height) = orientation.displayed_size(width, height);
                 let at = FrameAt {
                     pts,
                     index: display,
                     arrival: Instant::now(),
-                    orientation,
+                    orientation: frame.orientation,
                 };
-                let transforms = &self.config.transforms;
-                asm.push_frame(
-                    width,
-                    height,
-                    at,
-                    |geometry, out, f, frames| {
-                        transform::apply(
-                            frame,
-                            orientation,
-                            geometry,
-                            transforms,
-                            out,
-                            f,
-                            frames,
-                            host,
-                        )
-                        .map_err(Stop::Video)
-                    },
-                    emit,
-                )
+                self.push_frame(asm, host, frame.picture.view(), at)
             }
         }
     }

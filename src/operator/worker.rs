@@ -156,6 +156,41 @@ impl Worker {
         CpuDecoder::open(demuxer, self.config.decoder_threads, self.config.threading)
     }
 
+    /// Hands one decoded frame, `at` its place and turn, to the assembly stage at its shown size, with the
+    /// transform stage converting it into its slot (the plain and the sampled paths alike).
+    pub(super) fn push_frame(
+        &self,
+        asm: &mut Assembler,
+        host: &mut transform::HostScratch,
+        frame: FrameRef<'_>,
+        at: FrameAt,
+    ) -> Result<(), Stop> {
+        let (w, h) = frame.size();
+        check_frame_size(w as u32, h as u32, &self.config).map_err(Stop::Video)?;
+        let (width, height) = at.orientation.displayed_size(w, h);
+        let transforms = &self.config.transforms;
+        asm.push_frame(
+            width,
+            height,
+            at,
+            |geometry, out, f, frames| {
+                let orientation = at.orientation;
+                transform::apply(
+                    frame,
+                    orientation,
+                    geometry,
+                    transforms,
+                    out,
+                    f,
+                    frames,
+                    host,
+                )
+                .map_err(Stop::Video)
+            },
+            &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown),
+        )
+    }
+
     /// Delivers a packed batch still being built (before an error or at the end of the input).
     fn flush_packer(&self) -> Result<(), Shutdown> {
         let mut packer = self.packer.borrow_mut();
@@ -435,7 +470,6 @@ impl Worker {
         resend: bool,
         outcome: &mut Outcome,
     ) -> Result<(), Stop> {
-        let transforms = &self.config.transforms;
         let mut host = transform::HostScratch::new();
         let orienter = transform::Orienter::new(demuxer.stream(), &self.config);
         // When the packet being decoded was read: the arrival of the frames its decoding gives.
@@ -444,35 +478,13 @@ impl Worker {
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
             }
-            check_frame_size(info.width as u32, info.height as u32, &self.config)
-                .map_err(Stop::Video)?;
-            let orientation = orienter.observe(&frame);
-            let (width, height) = orientation.displayed_size(info.width, info.height);
             let at = FrameAt {
                 pts: info.pts,
                 index: asm.frames(),
                 arrival: arrival.get(),
-                orientation,
+                orientation: orienter.observe(&frame),
             };
-            asm.push_frame(
-                width,
-                height,
-                at,
-                |geometry, out, f, frames| {
-                    transform::apply(
-                        frame,
-                        orientation,
-                        geometry,
-                        transforms,
-                        out,
-                        f,
-                        frames,
-                        &mut host,
-                    )
-                    .map_err(Stop::Video)
-                },
-                &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown),
-            )
+            self.push_frame(asm, &mut host, frame, at)
         };
         self.read_and_decode(
             demuxer,

@@ -250,3 +250,45 @@ pub fn md5_hex(bytes: &[u8]) -> String {
     use md5::{Digest, Md5};
     format!("{:x}", Md5::digest(bytes))
 }
+
+/// The fixtures turned by a display matrix, every angle and mirror (`tests/fixtures/make.sh`), 8-bit 100x60, then
+/// a 10-bit HEVC one: what NVDEC decodes too.
+pub const TURNED: [&str; 8] = [
+    "rotated_90.mp4",
+    "rotated_180.mp4",
+    "rotated_270.mp4",
+    "hflip.mp4",
+    "vflip.mp4",
+    "transpose.mp4",
+    "transverse.mp4",
+    "rotated_90_hevc10.mp4",
+];
+
+/// One sequence of a decode: display indices, frame shape `[h, w, 3]`, turn, and its real frames' bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seq {
+    pub indices: Vec<u64>,
+    pub shape: [usize; 3],
+    pub orientation: framefeed::Orientation,
+    pub frames: Vec<Vec<u8>>,
+}
+
+/// Every sequence of the file at `path` decoded under `config` (any error fails the test, naming the file).
+pub fn decode_file(path: &Path, config: Config) -> Vec<Seq> {
+    let input = VideoInput::new(config).unwrap();
+    input.feed(framefeed::Encoded::file(path).unwrap()).unwrap();
+    input.close();
+    let mut out = Vec::new();
+    while let Some(result) = input.next_batch().transpose() {
+        let batch = result.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for seq in batch.sequences() {
+            out.push(Seq {
+                indices: seq.indices().to_vec(),
+                shape: batch.frame_shape(),
+                orientation: seq.orientation(),
+                frames: seq.frames().map(|f| f.data().to_vec()).collect(),
+            });
+        }
+    }
+    out
+}
