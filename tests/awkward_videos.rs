@@ -271,6 +271,68 @@ fn the_cli_reports_turns_takes_the_opt_out_and_ends_quietly_on_a_closed_pipe() {
     }
 }
 
+/// The CLI's frames of the awkward videos, in every sampling mode, are the `ffmpeg` CLI's at the indices the
+/// JSON lines report (their `--md5`).
+#[test]
+fn the_cli_gives_ffmpegs_frames_in_every_sampling_mode() {
+    if skip_without_ffmpeg("the CLI's awkward-video conformance") {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_framefeed");
+    for name in [
+        "rotated_90.mp4",
+        "transverse.mp4",
+        "cut_start.ts",
+        "res_change.ts",
+        "res_change.h264",
+    ] {
+        let path = fixture(name);
+        let reference = ffmpeg_md5s(&path, &[], None);
+        let last = (reference.len() - 1).to_string();
+        let indices = format!("0,1,{last}");
+        for flags in [
+            vec![],
+            vec!["--stride", "2"],
+            vec!["--stride", "3", "--step", "2"],
+            vec!["--clips", "3", "--seed", "4"],
+            vec!["--clips", "2", "--clip-sampler", "regular", "--stride", "2"],
+            vec!["--fps", "7"],
+            vec!["--start", "0.03"],
+            vec!["--indices", indices.as_str()],
+        ] {
+            let out = std::process::Command::new(bin)
+                .args(["run", "--json", "--md5", "-L", "3", "-B", "2"])
+                .arg(&path)
+                .args(&flags)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name} {flags:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let mut frames = 0;
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                let line: Value = serde_json::from_str(line).unwrap();
+                for seq in line["sequences"].as_array().into_iter().flatten() {
+                    let indices = seq["frames"].as_array().unwrap();
+                    let md5s = seq["md5"].as_array().unwrap();
+                    for (i, md5) in indices.iter().zip(md5s) {
+                        let i = i.as_u64().unwrap() as usize;
+                        assert_eq!(
+                            md5.as_str(),
+                            reference.get(i).map(String::as_str),
+                            "{name} {flags:?}: frame {i}"
+                        );
+                        frames += 1;
+                    }
+                }
+            }
+            assert!(frames > 0, "{name} {flags:?}: no frame");
+        }
+    }
+}
+
 /// The service: uploads of turned, damaged and resized videos give the library's sequences and shapes, the
 /// turn named in each line, `autorotate=false` as coded, and `clip_policy`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
