@@ -674,3 +674,22 @@ fn clips_of_a_file_served_over_http_seek_like_the_file() {
         }
     }
 }
+
+/// A time range a whole video never reaches fails the video saying where its frames are (it said the stream
+/// held no decodable frame).
+#[test]
+fn a_time_range_past_the_end_names_the_videos_span() {
+    let (seqs, errors) = sample(
+        Config::new(4, 1).sampling(Sampling::new().start(100.0)),
+        vec![Encoded::new(framefeed::SAMPLE_MP4)],
+    );
+    assert!(seqs[0].is_empty());
+    match &errors[..] {
+        [(0, VideoError::Sampling { reason })] => assert_eq!(
+            reason,
+            "no frame is shown from 100 s on (counted from the first frame): its 60 frames are shown from 0 \
+             to 1.967 s"
+        ),
+        other => panic!("{other:?}"),
+    }
+}

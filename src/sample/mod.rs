@@ -123,6 +123,21 @@ pub(crate) fn plan_whole(
     let timeline = index.timeline();
     let virtual_frames = virtual_frames(&timeline, sampling);
     let count = virtual_frames.len() as u64;
+    let whole = sampling.segment.is_none() && key.segment.is_none();
+    if count == 0 && index.frames() > 0 && whole {
+        // A time range the video does not reach (a segment may hold none of the sequences: not this).
+        let last = timeline.pts.last().copied().unwrap_or(0.0);
+        let start = sampling.start.unwrap_or(0.0);
+        let range = match sampling.end {
+            Some(end) => format!("from {start} s to {end} s"),
+            None => format!("from {start} s on"),
+        };
+        return Err(bad(format!(
+            "no frame is shown {range} (counted from the first frame): its {} frames are shown from 0 to \
+             {last:.3} s",
+            index.frames()
+        )));
+    }
     let plan = Plan::whole(sampling, length, count, index.frames(), key).map_err(|e| bad(e.0))?;
     if let Some((first, end)) = key.segment.filter(|(first, end)| end <= first) {
         return Err(bad(format!(
