@@ -24,10 +24,10 @@ use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::orientation::Orientation;
 use crate::sample::seek::{decode_needed, SeekOutcome};
-use crate::sample::slots::{Out, Slots};
+use crate::sample::slots::{Out, Shown, Slots};
 use crate::sample::start::leave_out_undecodable_start;
 use crate::sample::{
-    list_whole, plan_whole, scan_whole, virtual_range, InOrder, Planned, Scanned, Shown, WholePlan,
+    list_whole, plan_whole, scan_whole, virtual_range, InOrder, Planned, Scanned, WholePlan,
 };
 use crate::source::live::Failure;
 use crate::transform;

@@ -7,8 +7,7 @@
 use std::rc::Rc;
 
 use super::plan::{Plan, Ticks};
-use super::slots::{Out, Slots};
-use super::Shown;
+use super::slots::{Out, Shown, Slots};
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 use crate::orientation::Orientation;

@@ -32,16 +32,8 @@ use self::index::{max_packets, FrameIndex};
 use self::plan::{virtual_frames, Plan};
 use crate::demux::Demuxer;
 use crate::error::VideoError;
-use crate::orientation::Orientation;
 use crate::settings::config::Config;
 use crate::video::ClipKey;
-
-/// A decoded picture held for the sequences that take it, with the turn that shows it, known when it was
-/// decoded (a frame's display matrix holds for the frames the decoder gives after it).
-pub(crate) struct Shown<F> {
-    pub(crate) picture: F,
-    pub(crate) orientation: Orientation,
-}
 
 /// A whole video's sampling, planned from its index: decode the needed frames by seeking.
 pub(crate) struct Planned {

@@ -10,6 +10,14 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::plan::Plan;
+use crate::orientation::Orientation;
+
+/// A decoded picture held for the sequences that take it, with the turn that shows it, known when it was
+/// decoded (a frame's display matrix holds for the frames the decoder gives after it).
+pub(crate) struct Shown<F> {
+    pub(crate) picture: F,
+    pub(crate) orientation: Orientation,
+}
 
 /// What the slots hand to the assembler, in order.
 pub(crate) enum Out<'a, F> {
