@@ -103,6 +103,7 @@ mod info;
 mod mux;
 mod operator;
 mod orientation;
+mod reader;
 #[cfg(feature = "json")]
 pub mod report;
 mod sample;
@@ -132,6 +133,7 @@ pub use operator::futures::{BatchStream, FeedReady, NextBatch, Ready};
 pub use operator::handle::VideoInput;
 pub use operator::polling::Batches;
 pub use orientation::{display_rotation, Orientation};
+pub use reader::{Frames, VideoMetadata, VideoReader};
 pub use sample::segments::segments;
 pub use settings::choice::Choice;
 pub use settings::config::{

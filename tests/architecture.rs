@@ -369,6 +369,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("transform", &["src/transform/"]),
     ("assembly", &["src/assembly/"]),
     ("operator", &["src/operator/"]),
+    ("reader", &["src/reader/"]),
     ("mux", &["src/mux/"]),
     (
         "front ends",

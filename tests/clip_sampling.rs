@@ -547,69 +547,6 @@ fn a_chunked_video_collected_whole_takes_clips_and_its_limit_holds() {
     assert_eq!(by_video[&whole.0].len(), 3);
 }
 
-/// Serves `data` over HTTP/1.1 on loopback, honouring `Range: bytes=N-[M]` with 206 when `ranges`, else
-/// always the whole body with 200 (a server that cannot seek). Returns the port and a count of the requests
-/// for a range not at the start (seeks).
-fn serve_http(data: Vec<u8>, ranges: bool) -> (u16, std::sync::Arc<std::sync::atomic::AtomicU64>) {
-    use std::io::{BufRead, BufReader, Write};
-    use std::sync::atomic::Ordering;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let counter = sent.clone();
-    let data = std::sync::Arc::new(data);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let (data, counter) = (data.clone(), counter.clone());
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut range = None;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(spec) = lower.strip_prefix("range: bytes=") {
-                        let (from, to) = spec.trim().split_once('-').unwrap_or((spec.trim(), ""));
-                        let from: usize = from.parse().unwrap_or(0);
-                        let to: usize = to
-                            .parse()
-                            .map_or(data.len() - 1, |t: usize| t.min(data.len() - 1));
-                        range = Some((from, to));
-                    }
-                }
-                let mut stream = stream;
-                if range.is_some_and(|(from, _)| from > 0) {
-                    counter.fetch_add(1, Ordering::Relaxed);
-                }
-                let (status, body, extra) = match range.filter(|_| ranges) {
-                    Some((from, _)) if from >= data.len() => {
-                        let _ = write!(stream, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-                        return;
-                    }
-                    Some((from, to)) => (
-                        "206 Partial Content",
-                        &data[from..=to],
-                        format!(
-                            "Content-Range: bytes {from}-{to}/{}\r\nAccept-Ranges: bytes\r\n",
-                            data.len()
-                        ),
-                    ),
-                    None => ("200 OK", &data[..], String::new()),
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(body);
-            });
-        }
-    });
-    (port, sent)
-}
-
 /// Clips of a file pulled by URL from a server that takes range requests: indexed through one read of the file,
 /// then only the clips' GOPs read again and decoded, the same clips and frames as the file fed whole. A server
 /// without ranges (or a live stream) cannot give clips: the video fails alone, saying why.

@@ -36,6 +36,7 @@ from .exceptions import (
 )
 from .types import (
     ClipPolicy,
+    DimensionOrder,
     ClipSampler,
     CropPosition,
     DType,
@@ -61,11 +62,16 @@ from ._framefeed import (
     redact_url,
     segments,
 )
+from ._framefeed import Frames, VideoMetadata
 from ._framefeed import Mux as _NativeMux
 from ._framefeed import VideoInput as _NativeVideoInput
+from ._framefeed import VideoReader as _NativeVideoReader
 
 __all__ = [
     "VideoInput",
+    "VideoReader",
+    "VideoMetadata",
+    "Frames",
     "LiveVideo",
     "Batch",
     "Sequence",
@@ -168,6 +174,63 @@ class VideoInput(_NativeVideoInput):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class VideoReader(_NativeVideoReader):
+    """Random access to one whole video, in TorchCodec's words: ``metadata``, ``len(reader)``, ``reader[i]`` and
+    ``reader[a:b:s]``, ``get_frames_at(indices)``, ``get_frames_in_range(start, stop, step)``,
+    ``get_frames_played_at(seconds)``, ``get_frames_played_in_range(start, stop)``. Each read decodes only the
+    GOPs its frames need (going on from where the last read left off when it can) and gives a :class:`Frames`:
+    ``data`` (a NumPy view; ``torch.from_dlpack(frames)`` for a tensor), ``indices``, ``pts_seconds``,
+    ``duration_seconds``. The frames are byte for byte the ``ffmpeg`` CLI's at those indices, turned upright.
+
+    ``source``: a path, a URL served with range requests, ``bytes`` (or any buffer), or a binary file object.
+    Keywords: ``dimension_order`` (``"NHWC"`` or ``"NCHW"``), ``threads`` (decoder threads; one per core by
+    default), ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"``), and the transform keywords of
+    :class:`VideoInput` (``resize``, ``crop``, ``dtype``, ``normalize``, ``autorotate``...; ``dtype`` also takes
+    NumPy dtypes). One reader may be shared by threads; the GIL is released while it decodes.
+
+    >>> import framefeed as ff
+    >>> reader = ff.VideoReader(ff.SAMPLE_MP4)
+    >>> reader.metadata.num_frames, len(reader), reader[5].shape
+    (60, 60, (240, 320, 3))
+    >>> frames = reader.get_frames_at([59, 0, 0])
+    >>> frames.data.shape, frames.indices
+    ((3, 240, 320, 3), [59, 0, 0])
+    """
+
+    if TYPE_CHECKING:
+        # For checkers: the native signature (`_framefeed.pyi`); `dtype` also takes NumPy dtypes.
+        def __new__(
+            cls,
+            source: Any,
+            *,
+            dimension_order: DimensionOrder = "NHWC",
+            threads: Optional[int] = None,
+            device: str = "cpu",
+            cpu_fallback: bool = True,
+            nvdec_driver: NvdecDriver = "direct",
+            resize: Optional[Tuple[int, int]] = None,
+            resize_shorter: Optional[int] = None,
+            resize_mode: ResizeMode = "exact",
+            interpolation: Interpolation = "bilinear",
+            crop: Optional[Union[int, Tuple[int, int]]] = None,
+            crop_pos: Optional[CropPosition] = None,
+            out_of_bounds: OutOfBounds = "error",
+            fill: Tuple[float, float, float] = ...,
+            seed: Optional[int] = None,
+            dtype: Union[DType, "np.dtype[Any]", type] = "uint8",
+            normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
+            autorotate: bool = True,
+        ) -> "VideoReader": ...
+
+    else:
+
+        def __new__(cls, source: Any, **kwargs: Any) -> "VideoReader":
+            dtype = kwargs.get("dtype")
+            if dtype is not None and not isinstance(dtype, str):
+                kwargs["dtype"] = np.dtype(dtype).name
+            return super().__new__(cls, source, **kwargs)
 
 
 MuxEvent = Union[MuxBatch, CameraEnded]

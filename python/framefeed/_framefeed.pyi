@@ -1,7 +1,7 @@
 """Type stubs of the native module (the PyO3 binding); `framefeed` re-exports everything here."""
 
 from os import PathLike
-from typing import Any, Awaitable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Awaitable, BinaryIO, Dict, Iterator, List, Optional, Tuple, Union
 
 from typing_extensions import Self, disjoint_base, final
 
@@ -10,6 +10,7 @@ from .types import (
     ClipPolicy,
     ClipSampler,
     ContainerInfo,
+    DimensionOrder,
     CropPosition,
     DType,
     EpochFeed,
@@ -30,6 +31,9 @@ _Buffer = Any  # bytes, bytearray, memoryview, a NumPy array: anything with the 
 
 __all__ = [
     "VideoInput",
+    "VideoReader",
+    "VideoMetadata",
+    "Frames",
     "LiveVideo",
     "FileList",
     "Batch",
@@ -367,3 +371,101 @@ class Mux:
     def deadline(self) -> float: ...
     @property
     def policy(self) -> MuxPolicy: ...
+
+@final
+class VideoMetadata:
+    """What a :class:`VideoReader` knows of its video, read when it opened it (no frame decoded)."""
+
+    @property
+    def num_frames(self) -> int: ...
+    @property
+    def average_fps(self) -> float: ...
+    @property
+    def duration_seconds(self) -> float: ...
+    @property
+    def begin_stream_seconds(self) -> float: ...
+    @property
+    def end_stream_seconds(self) -> float: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def codec(self) -> str: ...
+    @property
+    def rotation(self) -> Optional[float]: ...
+    @property
+    def orientation(self) -> Orientation: ...
+    @property
+    def key_frame_indices(self) -> List[int]: ...
+
+@final
+class Frames:
+    """The frames one read gave, as one array (``data``), with each frame's index, time and duration."""
+
+    @property
+    def data(self) -> Any:
+        """A NumPy view of the frames (N, H, W, 3) or (N, 3, H, W): no copy."""
+    def numpy(self) -> Any: ...
+    @property
+    def indices(self) -> List[int]: ...
+    @property
+    def pts_seconds(self) -> List[float]: ...
+    @property
+    def duration_seconds(self) -> List[float]: ...
+    @property
+    def shape(self) -> Tuple[int, int, int, int]: ...
+    @property
+    def device(self) -> str: ...
+    def __len__(self) -> int: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: Optional[int] = None,
+        max_version: Optional[Tuple[int, int]] = None,
+        dl_device: Optional[Tuple[int, int]] = None,
+        copy: Optional[bool] = None,
+    ) -> Any: ...
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+
+@disjoint_base
+class VideoReader:
+    """Random access to one whole video: frames by index, range and time (see the package README)."""
+
+    def __new__(
+        cls,
+        source: Union[str, PathLike[str], _Buffer, BinaryIO],
+        *,
+        dimension_order: DimensionOrder = "NHWC",
+        threads: Optional[int] = None,
+        device: str = "cpu",
+        cpu_fallback: bool = True,
+        nvdec_driver: NvdecDriver = "direct",
+        resize: Optional[Tuple[int, int]] = None,
+        resize_shorter: Optional[int] = None,
+        resize_mode: ResizeMode = "exact",
+        interpolation: Interpolation = "bilinear",
+        crop: Optional[Union[int, Tuple[int, int]]] = None,
+        crop_pos: Optional[CropPosition] = None,
+        out_of_bounds: OutOfBounds = "error",
+        fill: Tuple[float, float, float] = ...,
+        seed: Optional[int] = None,
+        dtype: DType = "uint8",
+        normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
+        autorotate: bool = True,
+    ) -> Self: ...
+    @property
+    def metadata(self) -> VideoMetadata: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def packets_decoded(self) -> int: ...
+    def __len__(self) -> int: ...
+    def frame_times(self) -> List[Tuple[float, float]]:
+        """Each frame's (start, end) display time in stream seconds, from the index (nothing decoded)."""
+    def __getitem__(self, key: Union[int, slice], /) -> Any:
+        """Frame ``i`` as an array (H, W, 3), or frames ``a:b:s`` as one (N, H, W, 3); ``Frames`` on a GPU."""
+    def get_frames_at(self, indices: List[int]) -> Frames: ...
+    def get_frames_in_range(self, start: int, stop: int, step: int = 1) -> Frames: ...
+    def get_frames_played_at(self, seconds: List[float]) -> Frames: ...
+    def get_frames_played_in_range(self, start_seconds: float, stop_seconds: float) -> Frames: ...

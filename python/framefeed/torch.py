@@ -1,4 +1,6 @@
-"""PyTorch: :class:`VideoDataset`, an ``IterableDataset`` of video files decoded by framefeed.
+"""PyTorch: :class:`VideoDataset`, an ``IterableDataset`` of video files decoded by framefeed, and
+:class:`VideoClipDataset`, a map-style dataset of clips read by :class:`framefeed.VideoReader` (the shape of
+torchvision's and VideoMAE's datasets: an index in, a clip out).
 
 ``torch`` is imported only by this module. Each DataLoader worker (and each ``torch.distributed`` rank) makes its
 own operator, after the fork, and takes its own shard of the files: every file is decoded exactly once per
@@ -29,13 +31,14 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.distributed as dist
-from torch.utils.data import IterableDataset, get_worker_info
+from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
 import framefeed as ff
 from framefeed import _units
+from framefeed._clips import ClipSampler, Readers, clip_indices, frame_indices, item_rng
 from framefeed._shuffle import ShuffleBuffer
 
-__all__ = ["VideoDataset"]
+__all__ = ["VideoDataset", "VideoClipDataset", "clip_indices"]
 
 
 class VideoDataset(IterableDataset):
@@ -267,3 +270,66 @@ class VideoDataset(IterableDataset):
             "indices": [s.indices for s in sequences],
             "pts": [s.pts for s in sequences],
         }
+
+
+class VideoClipDataset(Dataset):
+    """A map-style dataset: item ``i`` is a clip of video ``paths[i]``, its frames chosen by ``sampler`` and read
+    by :class:`framefeed.VideoReader` (only the GOPs they need are decoded), as a tensor through DLPack (no copy).
+
+    Args:
+        paths: the video files.
+        sampler: chooses a clip's display indices from the video's metadata and a generator seeded by ``seed``,
+            the epoch and the item (the same clip for the same seed, whichever DataLoader worker reads it):
+            :func:`clip_indices` (``num_frames`` frames ``stride`` apart, as VideoMAE's ``clip_len`` and
+            ``frame_sample_rate``), or any callable ``(metadata, rng) -> indices``.
+        labels: one label per path, given back in each item's info.
+        readers: how many readers each worker keeps open (re-reading a video skips its index).
+        **keywords: :class:`framefeed.VideoReader`'s keywords (``dimension_order``, ``resize``, ``crop``,
+            ``dtype``, ``device``...).
+
+    An item is ``(frames, info)``: frames (N, H, W, 3) (or per ``dimension_order``), and ``info`` with ``path``,
+    ``label``, ``indices`` and ``pts`` (seconds).
+
+    >>> dataset = VideoClipDataset(paths, clip_indices(16, stride=4), resize_shorter=128, crop=112,
+    ...                            dtype="float32_unit", dimension_order="NCHW")
+    >>> loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4)
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[Union[str, PathLike]],
+        sampler: ClipSampler,
+        *,
+        labels: Optional[Sequence[Any]] = None,
+        seed: int = 0,
+        readers: int = 8,
+        **keywords: Any,
+    ) -> None:
+        self.paths = [str(p) for p in paths]
+        if labels is not None and len(labels) != len(self.paths):
+            raise ValueError(f"{len(labels)} labels for {len(self.paths)} paths; allowed: one a path")
+        self.labels = list(labels) if labels is not None else None
+        self.sampler = sampler
+        self.seed = seed
+        self.epoch = 0
+        self._readers = Readers(readers, keywords)
+
+    def set_epoch(self, epoch: int) -> None:
+        """New clips for a new epoch (the same for the same seed and epoch)."""
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index: int) -> Tuple[torch.Tensor, Dict[str, Any]]:
+        path = self.paths[index]
+        reader = self._readers.get(path)
+        indices = frame_indices(self.sampler, reader.metadata, item_rng(self.seed, self.epoch, index))
+        frames = reader.get_frames_at(indices)
+        info = {
+            "path": path,
+            "label": self.labels[index] if self.labels is not None else None,
+            "indices": frames.indices,
+            "pts": frames.pts_seconds,
+        }
+        return torch.from_dlpack(frames), info

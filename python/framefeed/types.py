@@ -26,6 +26,7 @@ __all__ = [
     "ClipSampler",
     "ClipPolicy",
     "Orientation",
+    "DimensionOrder",
     "RtspTransport",
     "MuxPolicy",
     "StreamInfo",
@@ -57,6 +58,8 @@ ClipSampler = Literal["random", "regular"]
 ClipPolicy = Literal["cut", "repeat_last", "wrap", "error"]
 """What a clip holds when the video is shorter than its span: the frames it has (then the last sequence
 policy), its last frame repeated, its frames again from its first, or the video fails."""
+DimensionOrder = Literal["NHWC", "NCHW"]
+"""The order of a :class:`VideoReader`'s frame arrays: frames, then height, width, channels (or channels first)."""
 Orientation = Literal["none", "rotate90", "rotate180", "rotate270", "hflip", "vflip", "transpose", "transverse"]
 """How frames were turned by a video's display matrix to be shown upright (``rotate90``: a quarter clockwise)."""
 RtspTransport = Literal["tcp", "udp"]

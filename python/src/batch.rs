@@ -116,6 +116,32 @@ fn export(
     Ok(capsule.unbind())
 }
 
+/// [`export`] of a region of `batch`: `(byte offset, shape)` (a reader's frames).
+pub(crate) fn export_region(
+    py: Python<'_>,
+    batch: &Shared,
+    region: (usize, Vec<i64>),
+    stream: Option<&Bound<'_, PyAny>>,
+    max_version: Option<(u32, u32)>,
+    dl_device: Option<(i32, i32)>,
+    copy: Option<bool>,
+) -> PyResult<Py<PyAny>> {
+    export(
+        py,
+        batch,
+        Some(region),
+        stream,
+        max_version,
+        dl_device,
+        copy,
+    )
+}
+
+/// The DLPack device of a batch's memory, `(kind, ordinal)`.
+pub(crate) fn device_pair(batch: &Batch) -> (i32, i32) {
+    device_of(batch).pair()
+}
+
 fn numpy_from_dlpack<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     obj.py()
         .import("numpy")?

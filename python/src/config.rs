@@ -64,6 +64,21 @@ pub(crate) struct SamplingArgs<'py> {
 }
 
 impl SamplingArgs<'_> {
+    /// No sampling (a reader's config).
+    pub(crate) fn none() -> Self {
+        Self {
+            stride: None,
+            step: None,
+            clips: None,
+            clip_sampler: "random",
+            clip_policy: "cut",
+            fps: None,
+            start: None,
+            end: None,
+            indices: None,
+        }
+    }
+
     /// The framefeed sampling, seeded by `seed` (validated with the rest of the config).
     fn sampling(&self, seed: Option<u64>) -> PyResult<Sampling> {
         Ok(Sampling::from(SamplingOptions {

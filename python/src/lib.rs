@@ -3,7 +3,7 @@
 //! exceptions, the buffer helper, `framefeed.torch` and the type stubs.
 //!
 //! Layers: `config` (keywords → `framefeed::Config`), `input` (the operator, live videos, file lists; the GIL
-//! released around every wait), `mux` (batches across cameras), `batch` (batches and sequences, exported through DLPack), `aio` (asyncio, one
+//! released around every wait), `reader` (random access to one video), `mux` (batches across cameras), `batch` (batches and sequences, exported through DLPack), `aio` (asyncio, one
 //! thread for all waiting tasks), `errors` (framefeed's errors as the package's exceptions), `cuda` (GPU
 //! batches; `cuda_none.rs` without the feature), and `ffi`, the only module with `unsafe` code.
 #![deny(unsafe_code)]
@@ -17,6 +17,7 @@ mod errors;
 mod ffi;
 mod input;
 mod mux;
+mod reader;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -125,6 +126,9 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mux::PyMuxBatch>()?;
     m.add_class::<mux::PyMuxEntry>()?;
     m.add_class::<mux::PyCameraEnded>()?;
+    m.add_class::<reader::PyVideoReader>()?;
+    m.add_class::<reader::PyVideoMetadata>()?;
+    m.add_class::<reader::PyFrames>()?;
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(segments, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;

@@ -55,6 +55,21 @@ for event in mux:
         failed: BaseException = event.error
 stats: list[CameraStats] = mux.stats()
 dropped: int = stats[0]["dropped"]
+
+reader = ff.VideoReader(ff.SAMPLE_MP4, dimension_order="NCHW", dtype=np.float32, resize=(64, 64), threads=2)
+meta: ff.VideoMetadata = reader.metadata
+count: int = meta.num_frames + len(reader)
+rotation: float | None = meta.rotation
+frames: ff.Frames = reader.get_frames_at([0, 1])
+pts: list[float] = frames.pts_seconds
+spans: list[tuple[float, float]] = reader.frame_times()
+shown = reader.get_frames_played_in_range(0.5, 1.0).data
+
+import framefeed.compat.decord as decord
+vr = decord.VideoReader("clip.mp4", ctx=decord.cpu(0), width=224, height=224)
+clip = vr.get_batch([0, 4, 8]).asnumpy()
+stamps = vr.get_frame_timestamp(range(4))
+decord.bridge.set_bridge("numpy")
 """
 
 # One mistake per line; every line must be reported.
@@ -75,6 +90,9 @@ BAD = [
     'ff.Mux(4, 0.03, layuot="FCHW")',
     'ff.Mux(4, 0.03, batch_size=2)',
     'ff.Mux(4, 0.03).add_live(1.5)',
+    'ff.VideoReader(ff.SAMPLE_MP4, dimension_order="HWC")',
+    'ff.VideoReader(ff.SAMPLE_MP4).get_frames_at(3)',
+    'ff.VideoReader(ff.SAMPLE_MP4, threds=2)',
 ]
 
 

@@ -44,7 +44,7 @@ impl Building {
 /// A sequence's region of a batch buffer, as elements of the output type. A u8 region is followed by the
 /// buffer's slack (swscale, writing a frame straight into it, may overrun its last row). In GPU memory, the
 /// region of the device buffer.
-fn seq_out(data: &mut BatchData, dtype: DType, start: usize, len: usize) -> SeqOut<'_> {
+pub(crate) fn seq_out(data: &mut BatchData, dtype: DType, start: usize, len: usize) -> SeqOut<'_> {
     let data = match data {
         BatchData::Host(data) => data,
         BatchData::Device(buffer) => return SeqOut::Device(DeviceOut { buffer, start, len }),

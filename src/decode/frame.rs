@@ -7,6 +7,7 @@ use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 
 /// A decoded frame, as its decoder backend hands it over.
+#[derive(Clone, Copy)]
 pub(crate) enum FrameRef<'a> {
     /// In host memory (the CPU backend): converted by the transform stage's swscale plan.
     Host(&'a AvFrame),

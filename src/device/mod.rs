@@ -27,3 +27,24 @@ mod imp;
 pub(crate) use imp::cuda_error;
 pub use imp::cuda_status;
 pub(crate) use imp::{runtime, DeviceBuffer, GpuRuntime};
+
+/// Resolves `Auto` and sets up CUDA for an operator or a reader keeping at most `max_free` idle device buffers:
+/// `Cuda(n)` that cannot be used is an error, `Auto` then picks the CPU.
+pub(crate) fn resolve(
+    device: Device,
+    max_free: usize,
+) -> crate::error::Result<(Device, Option<std::sync::Arc<GpuRuntime>>)> {
+    let ordinal = match device {
+        Device::Cpu => return Ok((Device::Cpu, None)),
+        Device::Cuda(n) => n,
+        Device::Auto => 0,
+    };
+    match runtime(ordinal, max_free) {
+        Ok(gpu) => Ok((Device::Cuda(ordinal), Some(gpu))),
+        Err(reason) if device == Device::Auto => {
+            tracing::info!(%reason, "Device::Auto: no usable GPU, decoding on the CPU");
+            Ok((Device::Cpu, None))
+        }
+        Err(reason) => Err(crate::error::Error::CudaUnavailable { device, reason }),
+    }
+}

@@ -59,7 +59,7 @@ impl VideoInput {
         let shared = Arc::new(Signals::default());
         let pool = BufferPool::with_huge_pages(idle_buffers(&config), config.huge_pages);
         let output_size = Arc::new(OutputSize::default());
-        let (device, gpu) = resolve_device(config.device, idle_buffers(&config))?;
+        let (device, gpu) = crate::device::resolve(config.device, idle_buffers(&config))?;
         let worker = Worker {
             config: config.clone(),
             feed: feed.clone(),
@@ -213,21 +213,4 @@ impl Drop for VideoInput {
 /// keeps; more coming back are freed (unless [`VideoInput::keep_idle_buffers`] raised it).
 fn idle_buffers(config: &Config) -> usize {
     config.prefetch_batches.saturating_add(4)
-}
-
-/// Resolves `Auto` and sets up CUDA: `Cuda(n)` that cannot be used is an error, `Auto` then picks the CPU.
-fn resolve_device(device: Device, max_free: usize) -> Result<(Device, Option<Arc<GpuRuntime>>)> {
-    let ordinal = match device {
-        Device::Cpu => return Ok((Device::Cpu, None)),
-        Device::Cuda(n) => n,
-        Device::Auto => 0,
-    };
-    match crate::device::runtime(ordinal, max_free) {
-        Ok(gpu) => Ok((Device::Cuda(ordinal), Some(gpu))),
-        Err(reason) if device == Device::Auto => {
-            tracing::info!(%reason, "Device::Auto: no usable GPU, decoding on the CPU");
-            Ok((Device::Cpu, None))
-        }
-        Err(reason) => Err(Error::CudaUnavailable { device, reason }),
-    }
 }

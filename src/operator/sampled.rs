@@ -23,7 +23,7 @@ use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::orientation::Orientation;
-use crate::sample::seek::{decode_needed, SeekOutcome};
+use crate::sample::seek::{decode_needed, Position, SeekOutcome};
 use crate::sample::slots::{Out, Shown, Slots};
 use crate::sample::start::leave_out_undecodable_start;
 use crate::sample::{
@@ -279,6 +279,7 @@ impl Worker {
             index,
             needed,
             &self.shared.stop,
+            &mut Position::default(),
             &mut seen,
             &mut deliver,
         )?;

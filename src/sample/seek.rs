@@ -35,16 +35,35 @@ pub(crate) struct SeekOutcome {
     pub(crate) packets_decoded: u64,
 }
 
+/// Where a decoder stands between two calls of [`decode_needed`]: a reader keeps it, so that a read that goes on
+/// forward within the GOP the decoder is in continues without a seek; the operator starts each video afresh.
+#[derive(Debug, Default)]
+pub(crate) struct Position {
+    /// The packet index the next read gives, while the decoder runs on from a keyframe (`None`: seek first).
+    reading: Option<usize>,
+    /// Whether the decoder gave a whole frame shown from its start keyframe on since it last started there
+    /// (it has recovered: pictures may be skipped).
+    gave_frame: bool,
+    /// The highest display index the decoder gave since it last started: a frame at or before it is behind.
+    last_out: Option<u64>,
+    /// Frames after `last_out` whose pictures may have been skipped (not needed then, nothing refers to
+    /// them): a later read that needs one seeks.
+    skipped: Vec<u64>,
+}
+
 /// Decodes the frames at the display indices `needed` (ascending, unique) and hands each to `deliver`, in
-/// order, with its display index; `seen` sees every frame the decoder gives first, needed or not (what a
-/// frame carries for those after it: a display matrix). Any backend: frames are told apart by the timestamp
-/// of the packet that carried them, which the CPU and NVDEC backends both give back.
+/// order, with its display index, from where `at` says the decoder stands (and leaves it there); `seen` sees
+/// every frame the decoder gives first, needed or not (what a frame carries for those after it: a display
+/// matrix). Any backend: frames are told apart by the timestamp of the packet that carried them, which the
+/// CPU and NVDEC backends both give back.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn decode_needed(
     demuxer: &mut Demuxer,
     decoder: &mut dyn Decoder,
     index: &FrameIndex,
     needed: &[u64],
     stop: &AtomicBool,
+    at: &mut Position,
     seen: &mut dyn FnMut(&FrameRef<'_>),
     deliver: &mut Deliver<'_>,
 ) -> Result<SeekOutcome, Stop> {
@@ -56,11 +75,16 @@ pub(crate) fn decode_needed(
         needed,
         next: 0,
         earlier: 0,
-        gave_frame: false,
+        at: std::mem::take(at),
         outcome: SeekOutcome::default(),
     };
-    run.all(stop, deliver)?;
-    Ok(run.outcome)
+    let result = run.all(stop, deliver);
+    // A failed or stopped decode leaves the decoder anywhere: the next one seeks.
+    *at = match result {
+        Ok(()) => run.at,
+        Err(_) => Position::default(),
+    };
+    result.map(|()| run.outcome)
 }
 
 /// Receives each needed frame, with its display index.
@@ -76,9 +100,8 @@ struct Run<'a> {
     next: usize,
     /// How many keyframes before its own the next needed frame is tried from.
     earlier: usize,
-    /// Whether the decoder gave a whole frame shown from its start keyframe on since it last started there
-    /// (it has recovered: pictures may be skipped).
-    gave_frame: bool,
+    /// Where the decoder stands.
+    at: Position,
     outcome: SeekOutcome,
 }
 
@@ -93,19 +116,24 @@ enum Verdict {
 impl Run<'_> {
     fn all(&mut self, stop: &AtomicBool, deliver: &mut Deliver<'_>) -> Result<(), Stop> {
         let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
-        // The packet index the next read gives, while the decoder runs on from a keyframe.
-        let mut reading: Option<usize> = None;
         while let Some(&n) = self.needed.get(self.next) {
             if stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
             }
             let start = self.index.start_for(n, self.earlier);
             let first_pts = self.index.packet(start).pts;
-            if !reading.is_some_and(|r| start <= r && self.earlier == 0) {
+            // The decoder runs on toward `n` when it started at or before the keyframe `n` needs and has not
+            // given `n`'s place yet (a reader's earlier read may have gone past it).
+            let ahead = self.at.last_out.is_none_or(|out| out < n) && !self.at.skipped.contains(&n);
+            if !self
+                .at
+                .reading
+                .is_some_and(|r| start <= r && self.earlier == 0 && ahead)
+            {
                 self.decoder.flush()?;
-                self.gave_frame = false;
+                self.at = Position::default();
                 match self.position(start, &mut packet) {
-                    Ok(()) => reading = Some(start),
+                    Ok(()) => self.at.reading = Some(start),
                     Err(e) => {
                         // The container cannot go back there: what is left is missing.
                         self.outcome.demux_error.get_or_insert(e);
@@ -115,9 +143,9 @@ impl Run<'_> {
                 }
                 // `packet` holds the start keyframe: decode it first.
                 let verdict = self.decode(Some(&packet), first_pts, deliver)?;
-                *reading.as_mut().expect("set above") += 1;
+                *self.at.reading.as_mut().expect("set above") += 1;
                 if verdict == Verdict::Retry {
-                    reading = None;
+                    self.at.reading = None;
                     continue;
                 }
             }
@@ -129,14 +157,14 @@ impl Run<'_> {
                 let Some(&n) = self.needed.get(self.next) else {
                     return Ok(());
                 };
-                let r = reading.expect("decoding");
+                let r = self.at.reading.expect("decoding");
                 if self.earlier == 0 && self.index.start_for(n, 0) > r {
-                    reading = None; // skip the GOPs between: seek
+                    self.at.reading = None; // skip the GOPs between: seek
                     break;
                 }
                 let verdict = match self.demuxer.next_packet(&mut packet) {
                     Ok(true) => {
-                        reading = Some(r + 1);
+                        self.at.reading = Some(r + 1);
                         self.decode(Some(&packet), first_pts, deliver)?
                     }
                     end => {
@@ -144,6 +172,8 @@ impl Run<'_> {
                             self.outcome.demux_error.get_or_insert(e);
                         }
                         let verdict = self.decode(None, first_pts, deliver)?;
+                        // Drained: the decoder starts again from a seek.
+                        self.at.reading = None;
                         if verdict == Verdict::Going {
                             // The end: what was not given is missing.
                             self.outcome.missing.extend(&self.needed[self.next..]);
@@ -153,7 +183,7 @@ impl Run<'_> {
                     }
                 };
                 if verdict == Verdict::Retry {
-                    reading = None;
+                    self.at.reading = None;
                     break;
                 }
             }
@@ -170,18 +200,22 @@ impl Run<'_> {
         deliver: &mut Deliver<'_>,
     ) -> Result<Verdict, Stop> {
         // A picture that no needed frame is and none refers to is not decoded at all (H.264's non-reference
-        // pictures: B-frames between the start keyframe and a clip, or between strided frames). Only once the
+        // pictures: B-frames between the start keyframe and a clip, or between strided frames), and is
+        // remembered as skipped. Only once the
         // decoder gave a whole frame shown from its start keyframe on: until then its recovery from an
         // open-GOP keyframe is pending, and libavcodec's H.264 decoder, when it drains, drops a picture decoded
         // before that recovery was shown (which skipping pictures would bring about). Never while it drains.
-        let skip = self.gave_frame
-            && packet.is_some_and(|packet| {
-                packet
-                    .pts()
-                    .and_then(|pts| self.index.display_of(pts))
-                    .is_some_and(|d| self.needed.binary_search(&d).is_err())
-            });
-        self.decoder.skip_unreferenced(skip);
+        // Only pictures before the last needed frame: one past it stays for what a reader's next read may need
+        // of it (the decode stops at the last needed frame anyway).
+        let last_needed = self.needed.last().copied().unwrap_or(0);
+        let unneeded = packet
+            .and_then(|packet| packet.pts())
+            .and_then(|pts| self.index.display_of(pts))
+            .filter(|&d| d < last_needed && self.needed.binary_search(&d).is_err());
+        let skip = self.at.gave_frame && unneeded.is_some();
+        if self.decoder.skip_unreferenced(skip) && skip {
+            self.at.skipped.extend(unneeded);
+        }
         if packet.is_some() {
             self.outcome.packets_decoded += 1;
         }
@@ -189,7 +223,9 @@ impl Run<'_> {
         let index = self.index;
         let needed = self.needed;
         let (next, earlier) = (&mut self.next, &mut self.earlier);
-        let gave_frame = &mut self.gave_frame;
+        let gave_frame = &mut self.at.gave_frame;
+        let last_out = &mut self.at.last_out;
+        let skipped = &mut self.at.skipped;
         let missing = &mut self.outcome.missing;
         let seen = &mut *self.seen;
         let rejected = self.decoder.decode(packet, &mut |info, frame| {
@@ -200,6 +236,9 @@ impl Run<'_> {
             let Some(d) = info.packet_pts.and_then(|pts| index.display_of(pts)) else {
                 return Ok(()); // not a frame the index knows (a discarded one)
             };
+            *last_out = Some(last_out.map_or(d, |out| out.max(d)));
+            let out = last_out.expect("set above");
+            skipped.retain(|&s| s > out);
             if first_pts.is_some_and(|k| index.pts_of(d) < k) {
                 return Ok(()); // shown before the start keyframe: a leading picture
             }
@@ -314,6 +353,7 @@ mod tests {
             &index,
             needed,
             &AtomicBool::new(false),
+            &mut Position::default(),
             &mut |_| {},
             &mut |d, frame| {
                 if let FrameRef::Host(frame) = frame {

@@ -1,0 +1,478 @@
+//! `VideoReader`: random access to one whole video (framefeed's `VideoReader`), with TorchCodec's vocabulary;
+//! each read gives `Frames`, one buffer exported without copying (NumPy, DLPack). The GIL is released while a
+//! video is opened and while a read decodes.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PySlice, PyString};
+
+use crate::batch::{self, Shared};
+use crate::config::{Rgb, SamplingArgs, Settings};
+use crate::errors::IntoPyResult;
+
+/// A whole video opened for random access: frames by index, by range and by time, decoded only where asked (the
+/// GOPs they need), byte for byte the `ffmpeg` CLI's (turned upright). `source`: a path, a URL served with range
+/// requests, `bytes` (or any buffer), or a binary file object. Keywords: `dimension_order` (`"NHWC"` or
+/// `"NCHW"`), `threads` (decoder threads; 0 or `None`: one per core), `device`, and the transform keywords of
+/// `VideoInput`. One reader may be shared by threads (reads take turns).
+#[pyclass(
+    module = "framefeed._framefeed",
+    name = "VideoReader",
+    frozen,
+    subclass
+)]
+pub(crate) struct PyVideoReader {
+    inner: Arc<framefeed::VideoReader>,
+}
+
+/// What a reader knows of its video, read when it opened it.
+#[pyclass(
+    module = "framefeed._framefeed",
+    name = "VideoMetadata",
+    frozen,
+    get_all
+)]
+pub(crate) struct PyVideoMetadata {
+    /// Frames a full decode gives.
+    num_frames: u64,
+    /// Average frame rate.
+    average_fps: f64,
+    /// From the first frame's time to the end of the last one's, in seconds.
+    duration_seconds: f64,
+    /// The first frame's time, in stream seconds.
+    begin_stream_seconds: f64,
+    /// When the last frame's display ends, in stream seconds.
+    end_stream_seconds: f64,
+    /// Width as shown (turned), before transforms.
+    width: u32,
+    /// Height as shown.
+    height: u32,
+    /// FFmpeg's codec name.
+    codec: String,
+    /// Degrees counter-clockwise from the display matrix (`None` without one).
+    rotation: Option<f64>,
+    /// How frames are turned to be shown.
+    orientation: &'static str,
+    /// Display indices of the keyframes.
+    key_frame_indices: Vec<u64>,
+}
+
+#[pymethods]
+impl PyVideoMetadata {
+    fn __repr__(&self) -> String {
+        format!(
+            "VideoMetadata(num_frames={}, average_fps={}, duration_seconds={}, width={}, height={}, codec='{}', \
+             rotation={:?})",
+            self.num_frames,
+            self.average_fps,
+            self.duration_seconds,
+            self.width,
+            self.height,
+            self.codec,
+            self.rotation
+        )
+    }
+}
+
+/// The frames one read gave: `data` is one array of them (N, H, W, 3) or (N, 3, H, W) per the reader's
+/// `dimension_order`, in the order asked for; `indices`, `pts_seconds` and `duration_seconds` describe each.
+/// `np.from_dlpack(frames)` / `torch.from_dlpack(frames)` view it without copying.
+#[pyclass(module = "framefeed._framefeed", name = "Frames", frozen)]
+pub(crate) struct PyFrames {
+    batch: Shared,
+    shape: [usize; 4],
+    indices: Vec<u64>,
+    pts: Vec<f64>,
+    durations: Vec<f64>,
+}
+
+impl PyFrames {
+    fn new(frames: framefeed::Frames) -> Self {
+        let shape = frames.shape();
+        let indices = frames.indices().to_vec();
+        let pts = frames.pts_seconds().to_vec();
+        let durations = frames.duration_seconds().to_vec();
+        Self {
+            batch: Arc::new(frames.into_batch()),
+            shape,
+            indices,
+            pts,
+            durations,
+        }
+    }
+}
+
+#[pymethods]
+impl PyFrames {
+    /// The frames as one array: a NumPy view of the read's buffer (no copy); for frames in GPU memory, export
+    /// with DLPack (`torch.from_dlpack(frames)`).
+    #[getter]
+    fn data<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        if slf.get().batch.is_on_gpu() {
+            return Err(PyValueError::new_err(
+                "these frames are in GPU memory: export them with DLPack (torch.from_dlpack(frames), cupy)",
+            ));
+        }
+        slf.py()
+            .import("numpy")?
+            .call_method1("from_dlpack", (slf.as_any(),))
+    }
+
+    /// The same as `data` (NumPy), for symmetry with `Batch` and `Sequence`.
+    fn numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        Self::data(slf)
+    }
+
+    /// The display index of each frame, in the order asked for.
+    #[getter]
+    fn indices(&self) -> Vec<u64> {
+        self.indices.clone()
+    }
+
+    /// Each frame's presentation time, in stream seconds.
+    #[getter]
+    fn pts_seconds(&self) -> Vec<f64> {
+        self.pts.clone()
+    }
+
+    /// Each frame's duration, in seconds.
+    #[getter]
+    fn duration_seconds(&self) -> Vec<f64> {
+        self.durations.clone()
+    }
+
+    /// The array's shape.
+    #[getter]
+    fn shape(&self) -> (usize, usize, usize, usize) {
+        let [a, b, c, d] = self.shape;
+        (a, b, c, d)
+    }
+
+    /// `"cpu"` or `"cuda:N"`: where the frames are.
+    #[getter]
+    fn device(&self) -> String {
+        if self.batch.is_on_gpu() {
+            format!("cuda:{}", crate::cuda::gpu_ordinal(&self.batch))
+        } else {
+            "cpu".into()
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// The DLPack protocol, for the frames' array.
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        &self,
+        py: Python<'_>,
+        stream: Option<&Bound<'_, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let shape = self.shape.iter().map(|&n| n as i64).collect();
+        batch::export_region(
+            py,
+            &self.batch,
+            (0, shape),
+            stream,
+            max_version,
+            dl_device,
+            copy,
+        )
+    }
+
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        batch::device_pair(&self.batch)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<framefeed.Frames {} frames shape {:?} on {}>",
+            self.indices.len(),
+            self.shape,
+            self.device()
+        )
+    }
+}
+
+/// A Python slice over `len` frames, as display indices.
+fn slice_indices(slice: &Bound<'_, PySlice>, len: u64) -> PyResult<Vec<u64>> {
+    let s = slice.indices(len as isize)?;
+    let mut out = Vec::with_capacity(s.slicelength);
+    let mut i = s.start;
+    for _ in 0..s.slicelength {
+        out.push(i as u64);
+        i += s.step;
+    }
+    Ok(out)
+}
+
+impl PyVideoReader {
+    /// The index `i` (negative from the end) as a display index, or `IndexError`.
+    fn index(&self, i: i64) -> PyResult<u64> {
+        let n = self.inner.len() as i64;
+        let d = if i < 0 { i + n } else { i };
+        if (0..n).contains(&d) {
+            Ok(d as u64)
+        } else {
+            Err(PyIndexError::new_err(format!(
+                "frame index {i} is out of range for a video of {n} frames"
+            )))
+        }
+    }
+
+    fn read(
+        &self,
+        py: Python<'_>,
+        read: impl FnOnce(&framefeed::VideoReader) -> framefeed::Result<framefeed::Frames> + Send,
+    ) -> PyResult<PyFrames> {
+        let inner = self.inner.clone();
+        let frames = py.detach(move || read(&inner)).py_err(py)?;
+        Ok(PyFrames::new(frames))
+    }
+}
+
+/// What `source` is: a URL (a string with a scheme other than `file`), a path, a buffer or a file object.
+fn open_source(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    config: &framefeed::Config,
+) -> PyResult<framefeed::VideoReader> {
+    if source.is_instance_of::<PyString>() {
+        let text: String = source.extract()?;
+        let text = text.as_str();
+        let scheme = framefeed::Scheme::of(text);
+        if text.contains("://") && scheme != Some(framefeed::Scheme::File) {
+            let url = text.to_owned();
+            let config = config.clone();
+            return py
+                .detach(move || {
+                    framefeed::VideoReader::open_url(url, framefeed::UrlOptions::new(), &config)
+                })
+                .py_err(py);
+        }
+    }
+    let video = if source.hasattr("read")? && !source.hasattr("__buffer__")? {
+        // A binary file object: read whole (a reader seeks in it).
+        let data = source.call_method0("read")?;
+        if !data.is_instance_of::<pyo3::types::PyBytes>() {
+            return Err(PyTypeError::new_err(
+                "the file object must be opened in binary mode (read() gave no bytes)",
+            ));
+        }
+        framefeed::Encoded::new(crate::input::data_bytes(&data)?)
+    } else {
+        crate::whole_video(py, source)?.0
+    };
+    let config = config.clone();
+    py.detach(move || framefeed::VideoReader::open(video, &config))
+        .py_err(py)
+}
+
+#[pymethods]
+impl PyVideoReader {
+    #[new]
+    #[pyo3(signature = (
+        source, *, dimension_order="NHWC", threads=None, device="cpu", cpu_fallback=true, nvdec_driver="direct",
+        resize=None, resize_shorter=None, resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None,
+        out_of_bounds="error", fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, autorotate=true
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new<'py>(
+        py: Python<'py>,
+        source: &Bound<'py, PyAny>,
+        dimension_order: &'py str,
+        threads: Option<usize>,
+        device: &'py str,
+        cpu_fallback: bool,
+        nvdec_driver: &'py str,
+        resize: Option<(u32, u32)>,
+        resize_shorter: Option<u32>,
+        resize_mode: &'py str,
+        interpolation: &'py str,
+        crop: Option<Bound<'py, PyAny>>,
+        crop_pos: Option<Bound<'py, PyAny>>,
+        out_of_bounds: &'py str,
+        fill: Rgb,
+        seed: Option<u64>,
+        dtype: &'py str,
+        normalize: Option<(Rgb, Rgb)>,
+        autorotate: bool,
+    ) -> PyResult<Self> {
+        let layout = match dimension_order.to_ascii_uppercase().as_str() {
+            "NHWC" => "FHWC",
+            "NCHW" => "FCHW",
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "dimension_order is '{dimension_order}'; allowed: 'NHWC', 'NCHW'"
+                )))
+            }
+        };
+        let center = "center".into_pyobject(py)?.into_any();
+        let config = Settings {
+            sequence_length: 1,
+            batch_size: 1,
+            last_sequence_policy: "partial",
+            blocking: true,
+            decoder_threads: threads,
+            prefetch_batches: 1,
+            device,
+            cpu_fallback,
+            nvdec_driver,
+            resize,
+            resize_shorter,
+            resize_mode,
+            interpolation,
+            crop,
+            crop_pos: crop_pos.unwrap_or(center),
+            out_of_bounds,
+            fill,
+            seed,
+            dtype,
+            normalize,
+            layout,
+            pack: false,
+            huge_pages: false,
+            autorotate,
+            low_latency: false,
+            max_queued: None,
+            max_batch_bytes: None,
+            max_container_samples: None,
+            live_buffer_bytes: None,
+            stall_timeout: None,
+            sampling: SamplingArgs::none(),
+        }
+        .config()?;
+        Ok(Self {
+            inner: Arc::new(open_source(py, source, &config)?),
+        })
+    }
+
+    /// What the video holds (no frame decoded to know it).
+    #[getter]
+    fn metadata(&self) -> PyVideoMetadata {
+        let m = self.inner.metadata();
+        PyVideoMetadata {
+            num_frames: m.num_frames,
+            average_fps: m.average_fps,
+            duration_seconds: m.duration_seconds,
+            begin_stream_seconds: m.begin_stream_seconds,
+            end_stream_seconds: m.end_stream_seconds(),
+            width: m.width,
+            height: m.height,
+            codec: m.codec.clone(),
+            rotation: m.rotation,
+            orientation: m.orientation.as_str(),
+            key_frame_indices: m.key_frame_indices.clone(),
+        }
+    }
+
+    /// `"cpu"` or `"cuda:N"`: where the reader decodes.
+    #[getter]
+    fn device(&self) -> String {
+        self.inner.device().to_string()
+    }
+
+    /// Packets sent to the decoder by the reads so far (reading on forward adds only the packets past the
+    /// last read).
+    #[getter]
+    fn packets_decoded(&self) -> u64 {
+        self.inner.packets_decoded()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len() as usize
+    }
+
+    /// Each frame's `(start, end)` display time in stream seconds, from the index (nothing is decoded).
+    fn frame_times(&self) -> Vec<(f64, f64)> {
+        let m = self.inner.metadata();
+        (0..m.num_frames)
+            .map(|d| {
+                let t = m.pts_seconds(d);
+                (t, t + m.duration_of(d))
+            })
+            .collect()
+    }
+
+    /// `reader[i]`: frame `i` (negative from the end) as an array (H, W, 3) or (3, H, W); `reader[a:b:s]`: those
+    /// frames as one array. On a GPU reader, the `Frames` (export them with DLPack).
+    fn __getitem__<'py>(
+        slf: &Bound<'py, Self>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        let (indices, single) = if let Ok(slice) = key.cast::<PySlice>() {
+            (slice_indices(slice, this.inner.len())?, false)
+        } else {
+            let i: i64 = key.extract().map_err(|_| {
+                PyTypeError::new_err(
+                    "a reader is indexed by an int or a slice (use get_frames_at for lists)",
+                )
+            })?;
+            (vec![this.index(i)?], true)
+        };
+        let frames = Bound::new(py, this.read(py, move |r| r.frames_at(&indices))?)?;
+        if frames.get().batch.is_on_gpu() {
+            return Ok(frames.into_any());
+        }
+        let data = PyFrames::data(&frames)?;
+        if single {
+            data.get_item(0)
+        } else {
+            Ok(data)
+        }
+    }
+
+    /// The frames at these display indices (negative from the end), in this order, repeats allowed.
+    fn get_frames_at(&self, py: Python<'_>, indices: Vec<i64>) -> PyResult<PyFrames> {
+        let indices = indices
+            .iter()
+            .map(|&i| self.index(i))
+            .collect::<PyResult<Vec<u64>>>()?;
+        self.read(py, move |r| r.frames_at(&indices))
+    }
+
+    /// The frames from `start` up to `stop` (excluded), `step` apart.
+    #[pyo3(signature = (start, stop, step=1))]
+    fn get_frames_in_range(
+        &self,
+        py: Python<'_>,
+        start: u64,
+        stop: u64,
+        step: u64,
+    ) -> PyResult<PyFrames> {
+        self.read(py, move |r| r.frames_in_range(start, stop, step))
+    }
+
+    /// The frame shown at each of these times (stream seconds).
+    fn get_frames_played_at(&self, py: Python<'_>, seconds: Vec<f64>) -> PyResult<PyFrames> {
+        self.read(py, move |r| r.frames_played_at(&seconds))
+    }
+
+    /// The frames shown in `[start_seconds, stop_seconds)`.
+    fn get_frames_played_in_range(
+        &self,
+        py: Python<'_>,
+        start_seconds: f64,
+        stop_seconds: f64,
+    ) -> PyResult<PyFrames> {
+        self.read(py, move |r| {
+            r.frames_played_in_range(start_seconds, stop_seconds)
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        let m = self.inner.metadata();
+        format!(
+            "<framefeed.VideoReader {} frames {}x{} {}>",
+            m.num_frames, m.width, m.height, m.codec
+        )
+    }
+}

@@ -1,0 +1,300 @@
+//! Random access ([`VideoReader`]): every method's frames are the `ffmpeg` CLI's at the indices they report (open
+//! GOPs, a B-pyramid, an edit list, variable frame rate, rotation, 10-bit, a change of size, a damaged start);
+//! times map to the frames shown then; reading forward goes on without decoding a packet twice; one reader is
+//! shared by threads; bad input and bad requests fail with clear errors.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::*;
+use framefeed::{
+    Config, Crop, Encoded, Error, Orientation, Resize, Transforms, VideoError, VideoReader,
+};
+
+/// The fixtures random access must get right, each with its frame count's source (the CLI's frames).
+const VIDEOS: [&str; 9] = [
+    "sampling_h264_open_gop.mp4",
+    "sampling_hevc_open_gop.mp4",
+    "sampling_edit_list.mp4",
+    "sampling_vfr.mp4",
+    "sampling_hevc10_open_gop_192x144.mp4",
+    "rotated_90.mp4",
+    "transverse.mp4",
+    "cut_start.ts",
+    "vp9.webm",
+];
+
+fn open(path: &Path) -> VideoReader {
+    VideoReader::open(Encoded::file(path).unwrap(), &Config::new(1, 1)).unwrap()
+}
+
+/// The MD5 of each frame a read gave, in order.
+fn md5s(frames: &framefeed::Frames) -> Vec<String> {
+    let [n, ..] = frames.shape();
+    let per = frames.data().len() / n.max(1);
+    frames
+        .data()
+        .chunks(per.max(1))
+        .take(n)
+        .map(md5_hex)
+        .collect()
+}
+
+#[test]
+fn every_read_gives_ffmpegs_frames_at_its_indices() {
+    if skip_without_ffmpeg("the random access conformance") {
+        return;
+    }
+    for name in VIDEOS {
+        let path = fixture(name);
+        let reference = ffmpeg_md5s(&path, &[], None);
+        let reader = open(&path);
+        let n = reference.len() as u64;
+        assert_eq!(reader.len(), n, "{name}: frame count");
+        let check = |what: &str, frames: framefeed::Frames| {
+            let want: Vec<&String> = frames
+                .indices()
+                .iter()
+                .map(|&i| &reference[i as usize])
+                .collect();
+            let got = md5s(&frames);
+            assert_eq!(got.iter().collect::<Vec<_>>(), want, "{name}: {what}");
+        };
+        // Every frame in order, one at a time (reads going on forward), then all at once.
+        for i in 0..n {
+            let one = reader.frames_at(&[i]).unwrap();
+            assert_eq!(one.indices(), &[i]);
+            check("one at a time", one);
+        }
+        check("all", reader.frames_in_range(0, n, 1).unwrap());
+        // Any order, repeats, backwards, a stride.
+        let scattered = [n - 1, 0, n / 2, n / 2, 1, n - 2, 3];
+        check("scattered", reader.frames_at(&scattered).unwrap());
+        check("strided", reader.frames_in_range(1, n, 3).unwrap());
+        // By time: each frame's own time gives it back; the range of the whole video, every frame.
+        let all = reader.frames_in_range(0, n, 1).unwrap();
+        let times: Vec<f64> = all.pts_seconds().to_vec();
+        let at = reader.frames_played_at(&times).unwrap();
+        assert_eq!(at.indices(), all.indices(), "{name}: a frame's own time");
+        check("played at", at);
+        let meta = reader.metadata();
+        let whole = reader
+            .frames_played_in_range(meta.begin_stream_seconds, meta.end_stream_seconds())
+            .unwrap();
+        assert_eq!(
+            whole.indices(),
+            all.indices(),
+            "{name}: the whole time range"
+        );
+        // Halfway through a frame's display: that frame.
+        let mid: Vec<f64> = times.windows(2).map(|w| (w[0] + w[1]) / 2.0).collect();
+        let shown = reader.frames_played_at(&mid).unwrap();
+        assert_eq!(shown.indices(), &all.indices()[..mid.len()], "{name}");
+        println!("{name}: {n} frames, every read exact");
+    }
+}
+
+#[test]
+fn metadata_is_known_without_decoding_and_turned_videos_report_their_shown_size() {
+    let reader = VideoReader::open(framefeed::SAMPLE_MP4, &Config::new(1, 1)).unwrap();
+    let m = reader.metadata();
+    assert_eq!((m.num_frames, m.width, m.height), (60, 320, 240));
+    assert_eq!(m.codec, "h264");
+    assert!((m.average_fps - 30.0).abs() < 1e-9);
+    assert!(
+        (m.duration_seconds - 2.0).abs() < 1e-6,
+        "{}",
+        m.duration_seconds
+    );
+    assert_eq!(m.key_frame_indices, vec![0, 30]);
+    assert_eq!((m.rotation, m.orientation), (None, Orientation::Upright));
+    assert_eq!(reader.packets_decoded(), 0, "opening decodes nothing");
+    let turned = open(&fixture("rotated_90.mp4"));
+    let m = turned.metadata();
+    assert_eq!(
+        (m.width, m.height, m.orientation),
+        (60, 100, Orientation::Rotate270)
+    );
+    assert_eq!(m.rotation, Some(90.0));
+    assert_eq!(turned.frames_at(&[0]).unwrap().shape(), [1, 100, 60, 3]);
+    let coded = VideoReader::open(
+        Encoded::file(fixture("rotated_90.mp4")).unwrap(),
+        &Config::new(1, 1).autorotate(false),
+    )
+    .unwrap();
+    assert_eq!((coded.metadata().width, coded.metadata().height), (100, 60));
+    // A damaged start: the frames a full decode gives, from the first keyframe's.
+    let cut = open(&fixture("cut_start.ts"));
+    assert_eq!(cut.len(), 36);
+}
+
+/// Reading forward goes on where the decoder stands: every frame one read at a time decodes each packet once,
+/// as one read of them all does; going back seeks (to the GOP's keyframe, not the video's start).
+#[test]
+fn reading_forward_goes_on_without_a_seek() {
+    let reader = VideoReader::open(framefeed::SAMPLE_MP4, &Config::new(1, 1)).unwrap();
+    for i in 0..60 {
+        reader.frames_at(&[i]).unwrap();
+    }
+    assert_eq!(reader.packets_decoded(), 60, "each packet once");
+    let before = reader.packets_decoded();
+    reader.frames_at(&[35]).unwrap(); // back, into the second GOP (keyframe 30)
+    let sought = reader.packets_decoded() - before;
+    assert!(
+        (6..=10).contains(&sought),
+        "{sought} packets for a frame 5 after its keyframe"
+    );
+    let before = reader.packets_decoded();
+    reader.frames_at(&[36, 37]).unwrap();
+    assert_eq!(reader.packets_decoded() - before, 2, "on from 35");
+}
+
+#[test]
+fn transforms_type_and_layout_apply_to_reads_as_to_the_operator() {
+    let t = Transforms::new()
+        .resize(Resize::Shorter(120))
+        .crop(Crop::new(96, 96))
+        .dtype(framefeed::DType::F32)
+        .layout(framefeed::Layout::Cfhw);
+    let reader = VideoReader::open(
+        framefeed::SAMPLE_MP4,
+        &Config::new(1, 1).transforms(t.clone()),
+    )
+    .unwrap();
+    let frames = reader.frames_at(&[0, 1, 2]).unwrap();
+    assert_eq!(frames.shape(), [3, 3, 96, 96]);
+    // The operator's sequence of the same frames (one window for the sequence, the same first frame).
+    let input = framefeed::VideoInput::new(Config::new(3, 1).transforms(t)).unwrap();
+    input.feed(framefeed::SAMPLE_MP4).unwrap();
+    input.close();
+    let batch = input.next_batch().unwrap().unwrap();
+    assert_eq!(
+        batch.data_f32().unwrap(),
+        frames.batch().data_f32().unwrap()
+    );
+}
+
+#[test]
+fn one_reader_shared_by_threads_gives_each_its_frames() {
+    let reader = Arc::new(VideoReader::open(framefeed::SAMPLE_MP4, &Config::new(1, 1)).unwrap());
+    let alone: Vec<Vec<u8>> = (0..4u64)
+        .map(|t| {
+            reader
+                .frames_at(&[t * 13, t * 13 + 2])
+                .unwrap()
+                .data()
+                .to_vec()
+        })
+        .collect();
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let reader = reader.clone();
+            std::thread::spawn(move || {
+                (0..5)
+                    .map(|_| {
+                        reader
+                            .frames_at(&[t * 13, t * 13 + 2])
+                            .unwrap()
+                            .data()
+                            .to_vec()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for (t, handle) in threads.into_iter().enumerate() {
+        for got in handle.join().unwrap() {
+            assert!(got == alone[t], "thread {t}");
+        }
+    }
+}
+
+#[test]
+fn bad_input_and_bad_requests_fail_clearly() {
+    let sampling = |e: Error| match e {
+        Error::Video {
+            error: VideoError::Sampling { reason },
+            ..
+        } => reason,
+        other => panic!("{other:?}"),
+    };
+    let reader = VideoReader::open(
+        Encoded::new(framefeed::SAMPLE_MP4).label("sample"),
+        &Config::new(1, 1),
+    )
+    .unwrap();
+    let past = sampling(reader.frames_at(&[3, 60]).unwrap_err());
+    assert_eq!(
+        past,
+        "frame index 60 is past the video's last frame (60 frames: 0 to 59)"
+    );
+    assert!(sampling(reader.frames_in_range(5, 61, 1).unwrap_err()).contains("stop <= 60"));
+    assert!(sampling(reader.frames_in_range(0, 5, 0).unwrap_err()).contains("step >= 1"));
+    assert!(sampling(reader.frames_played_at(&[2.5]).unwrap_err())
+        .contains("no frame is shown at 2.5 s"));
+    assert!(
+        sampling(reader.frames_played_in_range(1.0, 0.5).unwrap_err()).contains("start <= stop")
+    );
+    assert!(reader.frames_at(&[]).unwrap().is_empty());
+    assert_eq!(reader.frames_at(&[]).unwrap().shape(), [0, 240, 320, 3]);
+    // Still reads after refusals.
+    assert_eq!(reader.frames_at(&[59]).unwrap().indices(), &[59]);
+    // Not a video; a raw stream (no times to index).
+    match VideoReader::open(&b"not a video at all"[..], &Config::new(1, 1)) {
+        Err(Error::Video {
+            error: VideoError::NotAVideo(_),
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    let raw = VideoReader::open(
+        Encoded::file(fixture("h264.h264")).unwrap(),
+        &Config::new(1, 1),
+    );
+    assert!(sampling(raw.unwrap_err()).contains("decode it in order with VideoInput"));
+    // A change of size in one read, without a resize to one size.
+    let two = open(&fixture("res_change.ts"));
+    assert!(sampling(two.frames_at(&[0, 40]).unwrap_err()).contains("two sizes"));
+    assert_eq!(two.frames_at(&[40, 41]).unwrap().shape(), [2, 48, 64, 3]);
+}
+
+/// A file served over HTTP with range requests is read like the file: indexed through one read, then each read
+/// fetches only its GOPs; a server that cannot seek cannot be read at random, and says so.
+#[test]
+fn a_url_served_with_range_requests_reads_like_the_file() {
+    use framefeed::{Scheme, UrlOptions};
+    let path = fixture("sampling_h264_open_gop.mp4");
+    let data = std::fs::read(&path).unwrap();
+    let file = open(&path);
+    let want = file.frames_at(&[140, 3, 77]).unwrap();
+    let want = want.data();
+    let options = || UrlOptions::new().schemes([Scheme::Http]);
+    let (port, seeks) = serve_http(data.clone(), true);
+    let url = format!("http://127.0.0.1:{port}/clip.mp4");
+    let reader = VideoReader::open_url(&url, options(), &Config::new(1, 1)).unwrap();
+    assert_eq!(reader.len(), 150);
+    let before = seeks.load(std::sync::atomic::Ordering::Relaxed);
+    // The last GOP, then back to the first (a range request from there).
+    let last = reader.frames_at(&[140]).unwrap();
+    let back = reader.frames_at(&[3, 77]).unwrap();
+    assert!([last.data(), back.data()].concat() == want);
+    assert!(
+        seeks.load(std::sync::atomic::Ordering::Relaxed) > before,
+        "read with range requests"
+    );
+    let (port, _) = serve_http(data, false);
+    let refused = VideoReader::open_url(
+        format!("http://127.0.0.1:{port}/clip.mp4"),
+        options(),
+        &Config::new(1, 1),
+    );
+    match refused {
+        Err(Error::Video {
+            error: VideoError::Sampling { reason },
+            ..
+        }) => assert!(reason.contains("this URL cannot seek"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
