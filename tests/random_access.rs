@@ -260,6 +260,47 @@ fn bad_input_and_bad_requests_fail_clearly() {
     assert_eq!(two.frames_at(&[40, 41]).unwrap().shape(), [2, 48, 64, 3]);
 }
 
+/// A video that changes size (26 frames of 96x64, then 22 of 64x48): each read within one size gives the CLI's
+/// frames at their own size, by index, by range and by time, read one at a time, all at once, and across the
+/// change from either side.
+#[test]
+fn a_change_of_size_gives_each_frame_at_its_own_size() {
+    if skip_without_ffmpeg("the size change conformance") {
+        return;
+    }
+    let path = fixture("res_change.ts");
+    let reference = ffmpeg_md5s(&path, &[], None);
+    let reader = open(&path);
+    assert_eq!(reader.len(), reference.len() as u64);
+    let n = reader.len();
+    let expect = |frames: &framefeed::Frames, size: [usize; 2]| {
+        assert_eq!(frames.shape()[1..3], size);
+        let want: Vec<&String> = frames
+            .indices()
+            .iter()
+            .map(|&i| &reference[i as usize])
+            .collect();
+        assert_eq!(md5s(frames).iter().collect::<Vec<_>>(), want);
+    };
+    let size_of = |i: u64| if i < 26 { [64, 96] } else { [48, 64] };
+    for i in 0..n {
+        expect(&reader.frames_at(&[i]).unwrap(), size_of(i));
+    }
+    // Backwards over the change, one at a time: each from its own keyframe.
+    for i in (0..n).rev().step_by(5) {
+        expect(&reader.frames_at(&[i]).unwrap(), size_of(i));
+    }
+    expect(&reader.frames_in_range(0, 26, 1).unwrap(), [64, 96]);
+    expect(&reader.frames_in_range(26, n, 3).unwrap(), [48, 64]);
+    expect(&reader.frames_at(&[47, 30, 26, 30]).unwrap(), [48, 64]);
+    let times = reader.frames_in_range(20, 32, 1).unwrap_err();
+    assert!(times.to_string().contains("two sizes"), "{times}");
+    let before = reader.frames_in_range(0, 26, 1).unwrap();
+    let again = reader.frames_played_at(before.pts_seconds()).unwrap();
+    assert_eq!(again.indices(), before.indices());
+    expect(&again, [64, 96]);
+}
+
 /// A file served over HTTP with range requests is read like the file: indexed through one read, then each read
 /// fetches only its GOPs; a server that cannot seek cannot be read at random, and says so.
 #[test]

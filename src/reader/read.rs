@@ -8,8 +8,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::metadata::VideoMetadata;
 use super::frames::Frames;
+use super::metadata::VideoMetadata;
 use crate::assembly::assembler::seq_out;
 use crate::assembly::batch::{Batch, BatchData, SequenceMeta};
 use crate::assembly::pool::BufferPool;
