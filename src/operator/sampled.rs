@@ -130,7 +130,7 @@ impl Worker {
             WholePlan::Seek(planned) => match self.seek(&mut opened, &planned, &mut asm) {
                 Err(Stop::Shutdown) => return Err(Shutdown),
                 Err(Stop::Video(error)) => Some(error),
-                Ok(outcome) => seek_error(outcome, asm.frames()),
+                Ok(outcome) => outcome.error(asm.frames()),
             },
             WholePlan::InOrder(mut sampler) => {
                 let emit = &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown);
@@ -337,25 +337,4 @@ impl Picture for HeldPicture {
     fn view(&self) -> FrameRef<'_> {
         FrameRef::Device(self.frame())
     }
-}
-
-/// The error a seeking decode ended with: the demuxer's, rejected packets, then frames it could not give.
-fn seek_error(outcome: SeekOutcome, frames: u64) -> Option<VideoError> {
-    if let Some(source) = outcome.demux_error {
-        return Some(VideoError::Demux { frames, source });
-    }
-    if let Some(first) = outcome.first_rejection {
-        return Some(VideoError::Corrupt {
-            failed_packets: outcome.rejected,
-            frames,
-            first,
-        });
-    }
-    outcome
-        .missing
-        .first()
-        .map(|&first| VideoError::SampledFramesMissing {
-            missing: outcome.missing.len() as u64,
-            first,
-        })
 }

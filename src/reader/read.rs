@@ -22,7 +22,7 @@ use crate::error::{Error, Result, VideoError};
 use crate::ffi::frame::AvFrame;
 use crate::orientation::Orientation;
 use crate::sample::index::FrameIndex;
-use crate::sample::seek::{decode_needed, Position, SeekOutcome};
+use crate::sample::seek::{decode_needed, Position};
 use crate::settings::config::{batch_bytes, Config};
 use crate::settings::transforms::CHANNELS;
 use crate::transform::plan::{Geometry, Planner};
@@ -243,7 +243,7 @@ impl Reading {
             )
             .map_err(|stop| failed(stop_error(stop)))?;
             self.packets += outcome.packets_decoded;
-            if let Some(error) = outcome_error(outcome) {
+            if let Some(error) = outcome.error_if_missing() {
                 return Err(failed(error));
             }
         }
@@ -358,29 +358,4 @@ pub(super) fn stop_error(stop: Stop) -> VideoError {
             reason: "the reader was dropped during the read".into(),
         },
     }
-}
-
-/// The error a read's decode ended with: the demuxer's, rejected packets that cost a frame, then frames that
-/// did not come out.
-fn outcome_error(outcome: SeekOutcome) -> Option<VideoError> {
-    if let Some(source) = outcome.demux_error.filter(|_| !outcome.missing.is_empty()) {
-        return Some(VideoError::Demux { frames: 0, source });
-    }
-    if let Some(first) = outcome
-        .first_rejection
-        .filter(|_| !outcome.missing.is_empty())
-    {
-        return Some(VideoError::Corrupt {
-            failed_packets: outcome.rejected,
-            frames: 0,
-            first,
-        });
-    }
-    outcome
-        .missing
-        .first()
-        .map(|&first| VideoError::SampledFramesMissing {
-            missing: outcome.missing.len() as u64,
-            first,
-        })
 }

@@ -14,7 +14,7 @@ use super::index::FrameIndex;
 use crate::decode::frame::FrameRef;
 use crate::decode::{Decoder, Stop};
 use crate::demux::Demuxer;
-use crate::error::AvError;
+use crate::error::{AvError, VideoError};
 use crate::ffi::packet::Packet;
 
 /// How many keyframes further back a needed frame that did not come out is tried from.
@@ -33,6 +33,38 @@ pub(crate) struct SeekOutcome {
     /// Packets sent to the decoder (for the benchmarks and tests: fewer than the video's when GOPs are
     /// skipped).
     pub(crate) packets_decoded: u64,
+}
+
+impl SeekOutcome {
+    /// The error the decode ended with, after `frames` frames of the video were given: the demuxer's, rejected
+    /// packets, then needed frames that did not come out.
+    pub(crate) fn error(self, frames: u64) -> Option<VideoError> {
+        if let Some(source) = self.demux_error {
+            return Some(VideoError::Demux { frames, source });
+        }
+        if let Some(first) = self.first_rejection {
+            return Some(VideoError::Corrupt {
+                failed_packets: self.rejected,
+                frames,
+                first,
+            });
+        }
+        self.missing
+            .first()
+            .map(|&first| VideoError::SampledFramesMissing {
+                missing: self.missing.len() as u64,
+                first,
+            })
+    }
+
+    /// [`SeekOutcome::error`] only where a needed frame is missing: a demuxer error or a rejected packet that
+    /// cost no frame asked for is not a read's failure.
+    pub(crate) fn error_if_missing(self) -> Option<VideoError> {
+        if self.missing.is_empty() {
+            return None;
+        }
+        self.error(0)
+    }
 }
 
 /// Where a decoder stands between two calls of [`decode_needed`]: a reader keeps it, so that a read that goes on
