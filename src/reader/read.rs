@@ -243,7 +243,8 @@ impl Reading {
             )
             .map_err(|stop| failed(stop_error(stop)))?;
             self.packets += outcome.packets_decoded;
-            if let Some(error) = outcome.error_if_missing() {
+            let given = (needed.len() - outcome.missing.len()) as u64;
+            if let Some(error) = outcome.read_error(given) {
                 return Err(failed(error));
             }
         }

@@ -57,13 +57,21 @@ impl SeekOutcome {
             })
     }
 
-    /// [`SeekOutcome::error`] only where a needed frame is missing: a demuxer error or a rejected packet that
-    /// cost no frame asked for is not a read's failure.
-    pub(crate) fn error_if_missing(self) -> Option<VideoError> {
-        if self.missing.is_empty() {
-            return None;
-        }
-        self.error(0)
+    /// A read's error: only where a needed frame is missing (a demuxer error or a rejected packet that cost no
+    /// frame asked for is not a read's failure), the demuxer's after the `given` frames the read gave, else
+    /// which frames are missing (the rejected packets were their cause).
+    pub(crate) fn read_error(self, given: u64) -> Option<VideoError> {
+        let first = *self.missing.first()?;
+        Some(match self.demux_error {
+            Some(source) => VideoError::Demux {
+                frames: given,
+                source,
+            },
+            None => VideoError::SampledFramesMissing {
+                missing: self.missing.len() as u64,
+                first,
+            },
+        })
     }
 }
 

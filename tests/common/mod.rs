@@ -228,7 +228,15 @@ pub fn ffmpeg_md5s(path: &Path, input: &[&str], filters: Option<&str>) -> Vec<St
         .args(input)
         .arg("-i")
         .arg(path)
-        .args(["-autoscale", "0", "-fps_mode", "passthrough"]);
+        .args([
+            "-autoscale",
+            "0",
+            "-fps_mode",
+            "passthrough",
+            "-an",
+            "-sn",
+            "-dn",
+        ]);
     if let Some(vf) = filters {
         cmd.args(["-vf", vf]);
     }
