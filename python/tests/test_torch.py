@@ -1,6 +1,7 @@
 """framefeed.torch.VideoDataset: every file (or segment of a long one) exactly once per epoch over DataLoader
-workers and ranks, tensors through DLPack (no copy), per-epoch reshuffling. Skipped, with the reason printed,
-where torch is absent."""
+workers and ranks, tensors through DLPack (no copy), per-epoch reshuffling. framefeed.torch.VideoClipDataset: each
+item the reader's frames at the sampler's indices, the same clip for the same seed, epoch and item in any worker,
+new clips each epoch. Skipped, with the reason printed, where torch is absent."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ torch = pytest.importorskip("torch", reason="torch is not installed: the framefe
 
 from conftest import FIXTURES  # noqa: E402
 
-from framefeed.torch import VideoDataset  # noqa: E402
+import framefeed as ff  # noqa: E402
+from framefeed.torch import VideoClipDataset, VideoDataset, clip_indices  # noqa: E402
 
 NAMES = ["h264.mp4", "vp9.webm", "h264.mkv", "mpeg4.avi", "vp8.webm", "hevc_10bit.mp4", "av1.mkv"]
 PATHS = [str(FIXTURES / n) for n in NAMES]
@@ -149,3 +151,45 @@ def test_every_segment_once_per_epoch_over_workers_and_ranks(workers, tmp_path):
                 digest = hashlib.md5(frames[0][: info["valid_frames"][0]].numpy().tobytes()).hexdigest()
                 seen[(info["label"], info["first_frame"][0], digest)] += 1
         assert seen == want, epoch
+
+
+def clip_items(dataset, workers: int) -> list:
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers)
+    return [(frames.clone(), info) for frames, info in loader]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_clip_dataset_items_are_the_readers_frames_at_the_samplers_indices(workers):
+    dataset = VideoClipDataset(PATHS[:4], clip_indices(4, stride=2), labels=list("abcd"), seed=3)
+    items = clip_items(dataset, workers)
+    assert [info["label"] for _, info in items] == list("abcd")
+    for (frames, info), path in zip(items, PATHS[:4]):
+        reader = ff.VideoReader(path)
+        start = info["indices"][0]
+        assert info["indices"] == [start + 2 * j for j in range(4)]
+        assert 0 <= start and info["indices"][-1] < len(reader)
+        want = reader.get_frames_at(info["indices"])
+        assert frames.shape == (4, reader.metadata.height, reader.metadata.width, 3) and frames.dtype == torch.uint8
+        assert np.array_equal(frames.numpy(), np.asarray(want.data)), path
+        assert info["pts"] == pytest.approx(want.pts_seconds)
+    # The same clips in one process and over workers; new ones for a new epoch, the same again for its seed.
+    assert [i["indices"] for _, i in clip_items(dataset, 0)] == [i["indices"] for _, i in items]
+    dataset.set_epoch(1)
+    moved = [i["indices"] for _, i in clip_items(dataset, 0)]
+    assert moved != [i["indices"] for _, i in items]
+    again = VideoClipDataset(PATHS[:4], clip_indices(4, stride=2), seed=3)
+    again.set_epoch(1)
+    assert [i["indices"] for _, i in clip_items(again, workers)] == moved
+
+
+def test_clip_dataset_transforms_layout_and_short_videos():
+    # A clip longer than the video repeats its last frame; the reader's keywords reach every item.
+    dataset = VideoClipDataset([PATHS[0]], clip_indices(40, stride=1), resize=(32, 24), dtype="float32_unit",
+                               dimension_order="NCHW")
+    frames, info = dataset[0]
+    n = len(ff.VideoReader(PATHS[0]))
+    assert n < 40 and info["indices"] == [min(j, n - 1) for j in range(40)]
+    assert frames.shape == (40, 3, 24, 32) and frames.dtype == torch.float32
+    assert torch.equal(frames[-1], frames[n - 1]) and 0.0 <= float(frames.min()) <= float(frames.max()) <= 1.0
+    with pytest.raises(ValueError, match="allowed"):
+        VideoClipDataset(PATHS[:2], clip_indices(4), labels=["one"])
