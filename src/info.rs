@@ -1,4 +1,5 @@
-//! What a container holds: its format and streams, as read by FFmpeg ([`probe`](crate::probe)).
+//! What a container holds: its format and streams, as read by FFmpeg ([`probe`](crate::probe)); and which FFmpeg
+//! reads it ([`ffmpeg_build`](crate::ffmpeg_build)).
 
 use crate::orientation::Orientation;
 
@@ -153,4 +154,22 @@ pub struct ContainerInfo {
     pub bit_rate: Option<u64>,
     /// Every stream, in container order.
     pub streams: Vec<StreamInfo>,
+}
+
+/// The FFmpeg framefeed is linked with ([`ffmpeg_build`](crate::ffmpeg_build)): the system's libraries when
+/// built from source, the one carried inside the module in the self-contained wheel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FfmpegBuild {
+    /// The release, as FFmpeg names it (`"5.1.9-0+deb12u1"`, `"7.1.5"`...).
+    pub version: String,
+    /// The `configure` line it was built with.
+    pub configuration: String,
+    /// Its licence (`"LGPL version 2.1 or later"`; `"GPL version 2 or later"` for a build with GPL parts).
+    pub license: String,
+    /// libavcodec's version: (major, minor, micro).
+    pub libavcodec: (u32, u32, u32),
+    /// Its input protocols (`"file"`, `"http"`, `"https"`, `"srt"`...): a URL source needs its scheme's
+    /// (RTSP is a demuxer, always there).
+    pub protocols: Vec<String>,
 }

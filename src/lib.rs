@@ -117,12 +117,12 @@ mod video;
 
 pub use assembly::batch::{Batch, CropWindow, Frame, Gap, Sequence};
 pub use assembly::outline::BatchOutline;
-pub use demux::probe;
+pub use demux::{ffmpeg_build, probe};
 pub use device::{cuda_status, DecodedOn, Device};
 pub use error::{AvError, Error, Result, TryFeedError, VideoError};
 /// The 16-bit float type of [`DType::F16`] output (from the `half` crate).
 pub use half::f16;
-pub use info::{ContainerInfo, MediaKind, StreamInfo};
+pub use info::{ContainerInfo, FfmpegBuild, MediaKind, StreamInfo};
 pub use mux::{
     CameraId, CameraStats, Mux, MuxBatch, MuxConfig, MuxEntry, MuxEvent, MuxEvents, MuxPolicy,
     MuxReady, NextEvent,

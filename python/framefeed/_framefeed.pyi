@@ -10,6 +10,7 @@ from .types import (
     ClipPolicy,
     ClipSampler,
     ContainerInfo,
+    FfmpegBuild,
     DimensionOrder,
     CropPosition,
     DType,
@@ -44,6 +45,7 @@ __all__ = [
     "CameraEnded",
     "probe",
     "cuda_status",
+    "ffmpeg_build",
     "redact_url",
     "segments",
     "SAMPLE_MP4",
@@ -55,6 +57,10 @@ __version__: str
 def probe(data: Union[str, PathLike[str], _Buffer]) -> ContainerInfo:
     """What a container holds (format, duration, streams), without decoding it: from a path (read where the
     demuxer looks, never whole) or the encoded bytes."""
+
+def ffmpeg_build() -> FfmpegBuild:
+    """The FFmpeg this module decodes with: ``version``, ``configuration`` (its configure line), ``license``,
+    ``libavcodec`` (major, minor, micro) and ``protocols`` (its input protocols: a URL needs its scheme's)."""
 
 def cuda_status() -> Tuple[bool, str]:
     """Whether this build can decode on a GPU, and why not if it cannot."""

@@ -31,6 +31,7 @@ __all__ = [
     "MuxPolicy",
     "StreamInfo",
     "ContainerInfo",
+    "FfmpegBuild",
     "Gap",
     "EpochFeed",
     "CameraStats",
@@ -99,6 +100,17 @@ class ContainerInfo(TypedDict):
     duration: Optional[float]
     bit_rate: Optional[int]
     streams: List[StreamInfo]
+
+
+class FfmpegBuild(TypedDict):
+    """What ``ffmpeg_build()`` returns: the FFmpeg this module decodes with (the one inside the module in the
+    self-contained wheel, the system's when built from source)."""
+
+    version: str
+    configuration: str
+    license: str
+    libavcodec: Tuple[int, int, int]
+    protocols: List[str]
 
 
 class Gap(TypedDict):

@@ -87,6 +87,20 @@ fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     Ok(out)
 }
 
+/// The FFmpeg this module decodes with (its release, configure line, licence, libavcodec version and input
+/// protocols), as a dict.
+#[pyfunction]
+fn ffmpeg_build(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let build = framefeed::ffmpeg_build();
+    let out = PyDict::new(py);
+    out.set_item("version", &build.version)?;
+    out.set_item("configuration", &build.configuration)?;
+    out.set_item("license", &build.license)?;
+    out.set_item("libavcodec", build.libavcodec)?;
+    out.set_item("protocols", &build.protocols)?;
+    Ok(out)
+}
+
 /// Whether this build can decode on a GPU (the `cuda` feature), and why a GPU cannot be used if not.
 #[pyfunction]
 fn cuda_status() -> (bool, String) {
@@ -133,6 +147,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(segments, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_status, m)?)?;
+    m.add_function(wrap_pyfunction!(ffmpeg_build, m)?)?;
     m.add("SAMPLE_MP4", PyBytes::new(m.py(), framefeed::SAMPLE_MP4))?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -32,7 +32,7 @@ def ffmpeg_md5s(name: str, before: Tuple[str, ...] = ()) -> List[str]:
     """The ffmpeg CLI's rgb24 frames of a fixture as MD5s, each at its own size (-autoscale 0)."""
     needs_ffmpeg()
     out = subprocess.run(
-        ["ffmpeg", "-v", "quiet", "-threads", "2", *before, "-i", str(FIXTURES / name), "-autoscale", "0",
+        ["ffmpeg", "-v", "quiet", "-threads", "2", *before, "-i", str(FIXTURES / name), "-noautoscale",
          "-fps_mode", "passthrough", "-f", "framemd5", "-pix_fmt", "rgb24", "-"],
         check=True, capture_output=True, text=True,
     ).stdout

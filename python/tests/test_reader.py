@@ -31,7 +31,7 @@ VIDEOS = [
 def ffmpeg_md5s(name: str) -> List[str]:
     needs_ffmpeg()
     out = subprocess.run(
-        ["ffmpeg", "-v", "quiet", "-i", str(FIXTURES / name), "-autoscale", "0", "-fps_mode", "passthrough",
+        ["ffmpeg", "-v", "quiet", "-i", str(FIXTURES / name), "-noautoscale", "-fps_mode", "passthrough",
          "-f", "framemd5", "-pix_fmt", "rgb24", "-"],
         check=True, capture_output=True, text=True,
     ).stdout

@@ -13,9 +13,9 @@ use crate::ffi::format::{Demuxers, FormatContext, Interrupt, ProbeOptions};
 use crate::ffi::io::{MemoryIo, StreamSource};
 use crate::ffi::packet::Packet;
 use crate::ffi::protocol::ProtocolStream;
-use crate::info::{ContainerInfo, MediaKind, StreamInfo};
+use crate::info::{ContainerInfo, FfmpegBuild, MediaKind, StreamInfo};
 use crate::settings::config::{Config, StreamSelection};
-use crate::source::url::{UrlOptions, UrlSource};
+use crate::source::url::{redact_url, Scheme, UrlOptions, UrlSource};
 use crate::video::{Encoded, Whole};
 
 /// Reads what a container holds (format, streams, codecs, sizes, colour tags) without decoding it: a video in
@@ -45,6 +45,34 @@ pub fn probe(video: impl Into<Encoded>) -> Result<ContainerInfo, VideoError> {
             .map_err(VideoError::NotAVideo)?
             .info(),
     )
+}
+
+/// The FFmpeg this build decodes with: its release, `configure` line and licence.
+///
+/// ```
+/// let ffmpeg = framefeed::ffmpeg_build();
+/// assert!(ffmpeg.libavcodec.0 >= 59, "FFmpeg 5.1 or newer");
+/// println!("FFmpeg {} ({})", ffmpeg.version, ffmpeg.license);
+/// ```
+pub fn ffmpeg_build() -> FfmpegBuild {
+    let (version, configuration, license, packed) = crate::ffi::version::linked();
+    FfmpegBuild {
+        version,
+        configuration,
+        license,
+        protocols: crate::ffi::protocol::input_protocols(),
+        libavcodec: (packed >> 16, (packed >> 8) & 0xff, packed & 0xff),
+    }
+}
+
+/// Whether the linked FFmpeg can open URLs of `scheme` (RTSP is a demuxer in FFmpeg; the others are protocols).
+fn ffmpeg_can_open(scheme: Scheme) -> bool {
+    match scheme {
+        Scheme::Rtsp => crate::ffi::format::has_demuxer(c"rtsp"),
+        other => crate::ffi::protocol::input_protocols()
+            .iter()
+            .any(|p| p == other.as_str()),
+    }
 }
 
 /// Refuses a whole video whose MP4/MOV claims would make the demuxer take memory out of proportion to it.
@@ -149,6 +177,18 @@ impl Demuxer {
         interrupt: std::sync::Arc<Interrupt>,
         config: &Config,
     ) -> Result<Self, UrlOpenError> {
+        if !ffmpeg_can_open(source.scheme) {
+            return Err(UrlOpenError::Video(VideoError::SourceUnavailable {
+                url: redact_url(&source.url),
+                attempts: 1,
+                reason: format!(
+                    "the FFmpeg framefeed is linked with has no {} protocol (the self-contained wheel carries no \
+                     TLS or SRT library: https:// and srt:// need framefeed built from source against an FFmpeg \
+                     that has them)",
+                    source.scheme.as_str()
+                ),
+            }));
+        }
         interrupt.arm(source.options.open_timeout);
         let protocols = UrlOptions::protocol_whitelist(source.scheme);
         let options = source.options.ffmpeg_options(source.scheme);
@@ -287,6 +327,23 @@ pub(crate) fn check_frame_size(width: u32, height: u32, config: &Config) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_linked_ffmpeg_names_its_release_and_protocols() {
+        let build = ffmpeg_build();
+        assert!(build.libavcodec >= (59, 37, 0), "{build:?}");
+        assert!(build.protocols.iter().any(|p| p == "file"), "{build:?}");
+        assert!(!build.protocols.iter().any(|p| p == "no-such-protocol"));
+        assert!(
+            ffmpeg_can_open(Scheme::File)
+                && ffmpeg_can_open(Scheme::Http)
+                && ffmpeg_can_open(Scheme::Rtsp)
+        );
+        assert_eq!(
+            ffmpeg_can_open(Scheme::Srt),
+            build.protocols.iter().any(|p| p == "srt")
+        );
+    }
 
     fn stream(index: usize, kind: MediaKind, w: u32, h: u32, default: bool) -> StreamInfo {
         StreamInfo {

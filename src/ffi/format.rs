@@ -29,6 +29,12 @@ pub(crate) enum Demuxers {
 /// lavf's name of its MOV/MP4 demuxer.
 const MOV_DEMUXER: &CStr = c"mov";
 
+/// Whether the linked FFmpeg has a demuxer named `name`.
+pub(crate) fn has_demuxer(name: &CStr) -> bool {
+    // SAFETY: av_find_input_format takes a NUL-terminated name and returns a static demuxer or NULL.
+    !unsafe { sys::av_find_input_format(name.as_ptr()) }.is_null()
+}
+
 /// How lavf probes an input before demuxing it (`None`: FFmpeg's default).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ProbeOptions {

@@ -544,6 +544,10 @@ impl AvFrame {
 
     /// The frame's duration in stream time base units, when known.
     pub(crate) fn duration(&self) -> Option<i64> {
+        // FFmpeg 6.0 named it `duration` (and 7.0 dropped `pkt_duration`).
+        #[cfg(ffmpeg_6_0)]
+        let d = self.raw().duration;
+        #[cfg(not(ffmpeg_6_0))]
         let d = self.raw().pkt_duration;
         (d > 0).then_some(d)
     }

@@ -19,6 +19,7 @@ pub(crate) mod packet;
 pub(crate) mod protocol;
 pub(crate) mod scale;
 pub(crate) mod simd;
+pub(crate) mod version;
 
 use std::ffi::{c_char, c_int, CStr};
 

@@ -13,6 +13,22 @@ use super::io::{StreamRead, StreamSource};
 use super::{av_error, check, AVERROR_EOF};
 use crate::error::AvError;
 
+/// The names of the linked FFmpeg's input protocols (a build without TLS has no `https`, one without libsrt no
+/// `srt`).
+pub(crate) fn input_protocols() -> Vec<String> {
+    let mut opaque: *mut std::ffi::c_void = ptr::null_mut();
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: avio_enum_protocols walks FFmpeg's static protocol table with `opaque` as its cursor (NULL to
+        // start) and returns a static NUL-terminated name, or NULL after the last; static_str copies it.
+        let next = unsafe { sys::avio_enum_protocols(&mut opaque, 0) };
+        if next.is_null() {
+            return names;
+        }
+        names.push(super::static_str(next));
+    }
+}
+
 /// A byte stream pulled from a URL. Closed in `Drop`.
 pub(crate) struct ProtocolStream {
     ctx: NonNull<sys::AVIOContext>,

@@ -220,8 +220,9 @@ pub fn encode_live_clip(path: &Path, source: &str, frames: u32, format: &str) {
 }
 
 /// The `ffmpeg` CLI's frames of `path` as rgb24 MD5s, in output order: `input` options go before `-i` (such as
-/// `-noautorotate`), `filters` is a `-vf` chain, if any. Each frame at its own size (`-autoscale 0`: after a
-/// resolution change the CLI would otherwise scale every frame to the first size); no frame-rate conversion.
+/// `-noautorotate`), `filters` is a `-vf` chain, if any. Each frame at its own size (`-noautoscale`, a spelling
+/// FFmpeg 5.1 and 7.1 both take: after a resolution change the CLI would otherwise scale every frame to the first
+/// size); no frame-rate conversion.
 pub fn ffmpeg_md5s(path: &Path, input: &[&str], filters: Option<&str>) -> Vec<String> {
     let mut cmd = Command::new("ffmpeg");
     cmd.args(["-v", "quiet", "-threads", "2"])
@@ -229,8 +230,7 @@ pub fn ffmpeg_md5s(path: &Path, input: &[&str], filters: Option<&str>) -> Vec<St
         .arg("-i")
         .arg(path)
         .args([
-            "-autoscale",
-            "0",
+            "-noautoscale",
             "-fps_mode",
             "passthrough",
             "-an",

@@ -1,0 +1,86 @@
+"""The installed wheel against the ffmpeg CLI, frame by frame (used by .ci/debian13.sh).
+
+`wheel_check.py reference OUT.json DIR NAME...` runs where the reference `ffmpeg` is (Debian 12): each video's
+frames as rgb24 MD5s, in display order, each at its own size. `wheel_check.py check OUT.json DIR NAME...` runs where
+only the wheel is (a clean Debian 13): framefeed decodes the same videos, with the operator (`VideoInput`) and the
+reader (`VideoReader`), and every frame's MD5 must equal the reference's. The built-in sample is named `sample`:
+the reference reads the repository's `assets/sample.mp4`, the check `framefeed.SAMPLE_MP4`, and the two must be
+the same bytes.
+"""
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parent.parent / "assets" / "sample.mp4"
+
+
+def reference(video: str, folder: Path) -> dict:
+    path = str(SAMPLE) if video == "sample" else str(folder / video)
+    data = Path(path).read_bytes()
+    out = subprocess.run(
+        ["ffmpeg", "-v", "error", "-threads", "2", "-i", path, "-noautoscale", "-fps_mode", "passthrough",
+         "-an", "-sn", "-dn", "-f", "framemd5", "-pix_fmt", "rgb24", "-"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    md5s = [line.split(",")[-1].strip() for line in out.splitlines() if line and not line.startswith("#")]
+    return {"bytes_md5": hashlib.md5(data).hexdigest(), "frames": md5s}
+
+
+def check(video: str, folder: Path, expected: dict) -> list:
+    import numpy as np
+
+    import framefeed as ff
+
+    data = ff.SAMPLE_MP4 if video == "sample" else (folder / video).read_bytes()
+    problems = []
+    if hashlib.md5(data).hexdigest() != expected["bytes_md5"]:
+        problems.append(f"{video}: not the bytes the reference decoded")
+    want = expected["frames"]
+
+    inp = ff.VideoInput(sequence_length=8, batch_size=2)
+    inp.feed(data, label=video)
+    inp.close()
+    streamed = []
+    for batch in inp:
+        for seq in batch.sequences:
+            frames = seq.numpy()[: seq.valid_frames]
+            streamed += [hashlib.md5(np.ascontiguousarray(f).tobytes()).hexdigest() for f in frames]
+    if streamed != want:
+        problems.append(f"{video}: VideoInput gave {len(streamed)} frames, {sum(a != b for a, b in zip(streamed, want))}"
+                        f" differing, against ffmpeg's {len(want)}")
+
+    reader = ff.VideoReader(data)
+    read = [hashlib.md5(np.ascontiguousarray(f).tobytes()).hexdigest()
+            for f in np.asarray(reader.get_frames_in_range(0, len(reader)).data)]
+    if read != want:
+        problems.append(f"{video}: VideoReader gave {len(read)} frames, {sum(a != b for a, b in zip(read, want))}"
+                        f" differing, against ffmpeg's {len(want)}")
+    print(f"{video}: {len(want)} frames, {'equal' if not problems else 'DIFFERENT'}")
+    return problems
+
+
+def main() -> int:
+    mode, out, folder, videos = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:]
+    if mode == "reference":
+        out.write_text(json.dumps({v: reference(v, folder) for v in videos}))
+        return 0
+    import framefeed as ff
+
+    build = ff.ffmpeg_build()
+    print(f"framefeed {ff.__version__} from {ff.__file__}, FFmpeg {build['version']} ({build['license']})")
+    problems = []
+    if not build["license"].startswith("LGPL") or "--enable-gpl" in build["configuration"]:
+        problems.append(f"the wheel's FFmpeg is not LGPL: {build['license']}, {build['configuration']}")
+    expected = json.loads(out.read_text())
+    for video in videos:
+        problems += check(video, folder, expected[video])
+    for p in problems:
+        print(p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

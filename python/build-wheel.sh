@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Builds framefeed's self-contained wheel into dist/: a wheel that needs nothing on the machine but glibc 2.28 or
+# newer (manylinux_2_28: RHEL/Rocky/Alma 8, Debian 10, Ubuntu 18.10 and everything since).
+#
+# It builds, from the sources Debian 12's archive serves (`apt-get source`, checked against the archive's signed
+# index), the parts of FFmpeg framefeed uses and dav1d (FFmpeg's AV1 decoder of choice), as static libraries, and
+# links them into framefeed._framefeed with NVDEC (loaded at run time, as always). Only decoders, demuxers,
+# parsers, bitstream filters, swscale and FFmpeg's own network protocols (http, tcp, udp, rtp, rtsp, rtmp, hls):
+# no encoders, no filters, no devices, nothing autodetected (no X11, VA-API, zlib, TLS or GPU runtime libraries),
+# no GPL or non-free part, so the whole is LGPL 2.1+ (FFmpeg) with BSD-2 (dav1d) and MIT/Apache-2.0 (framefeed).
+#
+# C is compiled and linked with zig (from PyPI) for glibc 2.28, so the wheel runs on machines older than this one
+# without an old chroot (no Debian release old enough to give glibc 2.28 is still served here).
+#
+# Needs: Debian 12 (apt-get source, dpkg-source), nasm, python3-venv, the Rust toolchain. Everything else (zig,
+# meson, ninja, maturin, auditwheel) goes into a venv under the work folder. Re-running reuses the built C
+# libraries (delete the work folder, target/wheel, to start over).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+WORK=${FRAMEFEED_WHEEL_WORK:-$REPO/target/wheel}
+DIST=$REPO/dist
+SUITE=bookworm
+FFMPEG_CONFIGURE=(
+  --disable-shared --enable-static --enable-pic
+  --disable-programs --disable-doc --disable-autodetect --disable-everything
+  --disable-avdevice --disable-avfilter --disable-swresample --disable-postproc
+  --enable-network --enable-libdav1d
+  --enable-decoder=h264,hevc,vp8,vp9,libdav1d,mpeg4,mpeg2video,mpeg1video,h263,mjpeg,prores,dnxhd,theora,vc1
+  --enable-decoder=wmv1,wmv2,wmv3,msmpeg4v1,msmpeg4v2,msmpeg4v3,rawvideo,ffv1
+  # Audio decoders only so that the demuxer can finish reading a stream's parameters, as it does with the
+  # system's FFmpeg (framefeed skips audio packets).
+  --enable-decoder=aac,aac_latm,mp3float,mp2float,vorbis,ac3,eac3,flac,alac,'pcm*'
+  --enable-demuxers --enable-parsers --enable-bsfs
+  --enable-protocol=file,http,tcp,udp,rtp,hls,crypto,rtmp
+)
+
+mkdir -p "$WORK" "$DIST"
+TOOLS=$WORK/tools
+if [ ! -x "$TOOLS/bin/maturin" ]; then
+  python3 -m venv "$TOOLS"
+  "$TOOLS/bin/pip" install -q 'ziglang>=0.13' 'maturin>=1.7,<2' 'meson>=1.3' ninja auditwheel
+fi
+ZIG=$("$TOOLS/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
+
+# The compiler and archiver for the C libraries: zig, for glibc 2.28. Preprocess-only runs (configure's and
+# meson's probes) take the plain triple, which zig's preprocessor accepts.
+BIN=$WORK/bin
+mkdir -p "$BIN"
+for tool in cc c++; do
+  cat >"$BIN/z$tool" <<EOF
+#!/bin/sh
+triple=x86_64-linux-gnu.2.28
+for a in "\$@"; do [ "\$a" = -E ] && triple=x86_64-linux-gnu; done
+exec "$ZIG" $tool -target "\$triple" -fno-sanitize=all "\$@"
+EOF
+done
+for tool in ar ranlib; do printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$ZIG" "$tool" >"$BIN/z$tool"; done
+chmod +x "$BIN"/z*
+
+# The sources, from Debian 12's archive through a private apt state (the machine's own is left alone).
+SRC=$WORK/src
+APT=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$SRC/apt/parts" -o "Dir::State::Lists=$SRC/apt/lists"
+  -o "Dir::Cache=$SRC/apt/cache" -o "APT::Sandbox::User=root")
+if [ ! -d "$SRC/ffmpeg" ] || [ ! -d "$SRC/dav1d" ]; then
+  rm -rf "$SRC" && mkdir -p "$SRC/apt/parts" "$SRC/apt/lists/partial" "$SRC/apt/cache"
+  cat >"$SRC/apt/parts/src.sources" <<EOF
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: $SUITE $SUITE-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: $SUITE-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  apt-get "${APT[@]}" -q update
+  (cd "$SRC" && apt-get "${APT[@]}" -q source --download-only ffmpeg dav1d)
+  (cd "$SRC" && dpkg-source -x ffmpeg_*.dsc ffmpeg >/dev/null && dpkg-source -x dav1d_*.dsc dav1d >/dev/null)
+fi
+FFMPEG_VERSION=$(cd "$SRC" && ls ffmpeg_*.dsc | sed 's/^ffmpeg_\(.*\)\.dsc$/\1/')
+DAV1D_VERSION=$(cd "$SRC" && ls dav1d_*.dsc | sed 's/^dav1d_\(.*\)\.dsc$/\1/')
+
+PREFIX=$WORK/prefix
+export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+if [ ! -f "$PREFIX/lib/libdav1d.a" ]; then
+  rm -rf "$SRC/dav1d/build"
+  # dav1d is compiled by the system's gcc (its C decodes AV1 about 15% faster than zig's clang makes it: 0.66-0.70
+  # against 0.76-0.83 s for the same clip with dav1d's own tool) and linked by zig like the rest; it calls nothing
+  # glibc 2.28 lacks, which the check of the module's undefined symbols below would catch.
+  (cd "$SRC/dav1d" && CC=gcc AR=ar "$TOOLS/bin/meson" setup build --prefix="$PREFIX" --libdir=lib \
+    --buildtype=release --default-library=static -Denable_tools=false -Denable_tests=false \
+    -Denable_examples=false >/dev/null && "$TOOLS/bin/ninja" -C build install >/dev/null)
+fi
+if [ ! -f "$PREFIX/lib/libavcodec.a" ]; then
+  (
+    cd "$SRC/ffmpeg"
+    ./configure --prefix="$PREFIX" --cc="$BIN/zcc" --cxx="$BIN/zc++" --ar="$BIN/zar" --ranlib="$BIN/zranlib" \
+      --pkg-config-flags=--static "${FFMPEG_CONFIGURE[@]}" >"$WORK/ffmpeg-configure.log"
+    # zig links sysctl() from glibc 2.28 but carries no <sys/sysctl.h> (glibc 2.32 removed it); FFmpeg only
+    # uses it on BSD and macOS, for the CPU count.
+    sed -i 's/^#define HAVE_SYSCTL 1$/#define HAVE_SYSCTL 0/' config.h
+    make -j"$(nproc)" >"$WORK/ffmpeg-make.log" && make install >/dev/null
+  )
+fi
+if grep -q -- '--enable-gpl\|--enable-nonfree' "$PREFIX/lib/pkgconfig/libavcodec.pc" "$SRC/ffmpeg/config.h"; then
+  echo "build-wheel.sh: FFmpeg was configured with GPL or non-free parts" >&2
+  exit 1
+fi
+
+# What the wheel carries about the FFmpeg inside it: release, configure line and licences (framefeed/_vendor/,
+# written here and removed after the build so that the source tree stays clean).
+VENDOR=$REPO/python/framefeed/_vendor
+rm -rf "$VENDOR" && mkdir -p "$VENDOR"
+trap 'rm -rf "$VENDOR"' EXIT
+CONFIGURATION=$(sed -n 's/^#define FFMPEG_CONFIGURATION "\(.*\)"$/\1/p' "$SRC/ffmpeg/config.h")
+cat >"$VENDOR/FFMPEG.txt" <<EOF
+This wheel carries FFmpeg $FFMPEG_VERSION and dav1d $DAV1D_VERSION, linked statically into framefeed._framefeed.
+
+Sources: Debian 12 ("$SUITE") source packages ffmpeg $FFMPEG_VERSION and dav1d $DAV1D_VERSION, from
+http://deb.debian.org/debian (apt-get source; Debian's patches applied).
+FFmpeg licence: LGPL version 2.1 or later (COPYING.LGPLv2.1; no GPL or non-free part is enabled).
+dav1d licence: BSD 2-clause (dav1d-COPYING).
+FFmpeg configure line:
+$CONFIGURATION
+
+To relink with another FFmpeg (the LGPL's right), build framefeed from source: see the README's "Install".
+EOF
+cp "$SRC/ffmpeg/COPYING.LGPLv2.1" "$VENDOR/COPYING.LGPLv2.1"
+cp "$SRC/dav1d/COPYING" "$VENDOR/dav1d-COPYING"
+
+# The module, linked by zig for glibc 2.28, FFmpeg static (pkg-config --static), NVDEC built in.
+rm -f "$DIST"/framefeed-*manylinux_2_28*.whl
+# Cargo does not see the static libraries change: the binding crate is always linked afresh.
+cargo clean -q --release --target x86_64-unknown-linux-gnu -p framefeed-python
+(cd python && PATH="$TOOLS/bin:$PATH" maturin build --release --strip --zig --compatibility manylinux_2_28 \
+  --features cuda,static-ffmpeg -o "$DIST")
+WHEEL=$(ls "$DIST"/framefeed-*manylinux_2_28*.whl)
+"$TOOLS/bin/auditwheel" show "$WHEEL"
+# Every symbol the module takes from the system must carry a glibc version no newer than 2.28: an unversioned one
+# (a function that glibc 2.28 lacks, left to be found at run time) would fail only when first called. (The
+# Python C API is unversioned, from the interpreter.)
+CHECK=$WORK/check && rm -rf "$CHECK" && mkdir -p "$CHECK" && (cd "$CHECK" && python3 -m zipfile -e "$WHEEL" .)
+UNVERSIONED=$(nm -D --undefined-only "$CHECK"/framefeed/_framefeed*.so | awk '$1 == "U" && $2 !~ /@/ && $2 !~ /^_?Py/ {print $2}')
+NEWER=$(nm -D --undefined-only "$CHECK"/framefeed/_framefeed*.so | grep -o 'GLIBC_2\.[0-9]*' | sort -u -t. -k2,2n |
+  awk -F. '$2 > 28')
+if [ -n "$UNVERSIONED$NEWER" ]; then
+  echo "build-wheel.sh: the module needs symbols glibc 2.28 lacks: $UNVERSIONED $NEWER" >&2
+  exit 1
+fi
+SIZE=$(stat -c %s "$WHEEL")
+echo "build-wheel.sh: $WHEEL ($((SIZE / 1024 / 1024)) MiB), FFmpeg $FFMPEG_VERSION, dav1d $DAV1D_VERSION"
+if [ "$SIZE" -gt $((25 * 1024 * 1024)) ]; then
+  echo "build-wheel.sh: the wheel is over 25 MiB" >&2
+  exit 1
+fi
