@@ -10,19 +10,21 @@
 #    the chroot (bind mounts; Debian 13's rustc is older than the crate's rust-version).
 #
 # Needs root, debootstrap, and ../shared beside the repository. The chroot is made afresh each run (under
-# FRAMEFEED_DEBIAN13_ROOT); the packages it downloads are kept in /var/cache/framefeed-ci for the next run.
+# FRAMEFEED_DEBIAN13_ROOT); the packages it downloads (the base system's, and the development files') are kept
+# in /var/cache/framefeed-ci for the next run on the same machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 SHARED=$(cd ../shared && pwd)
 ROOT=${FRAMEFEED_DEBIAN13_ROOT:-/var/tmp/framefeed-debian13}
 CACHE=/var/cache/framefeed-ci/debootstrap-trixie
+APT_CACHE=/var/cache/framefeed-ci/apt-trixie
 MIRROR=http://deb.debian.org/debian
 TOOLCHAIN=$(rustc --print sysroot)
 REGISTRY=${CARGO_HOME:-$HOME/.cargo}/registry
 WHEEL=$(ls "$REPO"/dist/framefeed-*manylinux_2_28*.whl)
 # The bind mounts, in the order they are made (undone in reverse).
-MOUNTS=(proc dev dev/pts src/main src/shared opt/rust opt/cargo/registry)
+MOUNTS=(proc dev dev/pts src/main src/shared var/cache/apt/archives opt/rust opt/cargo/registry)
 
 unmount_all() {
   local i
@@ -46,7 +48,7 @@ trap remove_root EXIT
 remove_root
 
 echo "== debootstrap trixie into $ROOT"
-mkdir -p "$CACHE"
+mkdir -p "$CACHE" "$APT_CACHE"
 debootstrap --variant=minbase --cache-dir="$CACHE" --include=python3,python3-venv trixie "$ROOT" "$MIRROR" \
   >/dev/null
 # HTTPS from inside (pip, cargo): the host's CA bundle, which may hold a proxy's CA that Debian's does not.
@@ -62,7 +64,7 @@ in_root() {
   chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/opt/rust/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
     PIP_CERT=/etc/host-ca.crt SSL_CERT_FILE=/etc/host-ca.crt CARGO_HTTP_CAINFO=/etc/host-ca.crt \
     PIP_DISABLE_PIP_VERSION_CHECK=1 CARGO_HOME=/opt/cargo CARGO_TARGET_DIR=/build/target CARGO_INCREMENTAL=0 \
-    CARGO_PROFILE_DEV_DEBUG=line-tables-only DEBIAN_FRONTEND=noninteractive "$@"
+    CARGO_PROFILE_DEV_DEBUG=line-tables-only DEBIAN_FRONTEND=noninteractive FRAMEFEED_REQUIRE=ffmpeg,corpus "$@"
 }
 
 echo "== 1. the wheel on a clean Debian 13"
@@ -79,6 +81,7 @@ in_root /opt/venv/bin/pip install -q --dry-run "framefeed[torch,ray] @ file:///w
 echo "the [torch] and [ray] extras resolve"
 
 echo "== 2. built from source against Debian 13's FFmpeg"
+mount --bind "$APT_CACHE" "$ROOT/var/cache/apt/archives"
 mount --bind -o ro "$TOOLCHAIN" "$ROOT/opt/rust"
 mount --bind "$REGISTRY" "$ROOT/opt/cargo/registry"
 in_root apt-get install -y -q --no-install-recommends libavcodec-dev libavformat-dev libavutil-dev \

@@ -38,20 +38,25 @@
 //!    reads a live MP4 one checked box at a time.
 //! 3. `decode`: decoder backends behind one trait (CPU libavcodec; NVDEC, direct or through libavcodec's
 //!    hwaccel); hands on each frame in host or GPU memory (`decode::frame`).
-//! 4. `transform`: conversion and transforms, per-sequence geometry (`plan`), the CPU path over swscale
+//! 4. `sample`: which frames become which sequences ([`Sampling`]: stride, step, clips, fps, time ranges,
+//!    indices, segments), a whole video's frame index (`index`, `start`) and a decode of only the frames they
+//!    need, seeking to each one's keyframe (`seek`; `live` for videos read in order).
+//! 5. `transform`: conversion and transforms, per-sequence geometry (`plan`), the CPU path over swscale
 //!    (`host`, `resample`), the CUDA kernel's parameters (`gpu`), type and layout (`write`).
-//! 5. `assembly`: sequences and batches written in place (`assembler`), [`Batch`] (`batch`), pooled host
+//! 6. `assembly`: sequences and batches written in place (`assembler`), [`Batch`] (`batch`), pooled host
 //!    buffers (`pool`), the reference arithmetic ([`BatchOutline`], `outline`).
-//! 6. `operator`: the handle, [`VideoInput`] (blocking, non-blocking, timeout, iterator, async future and
+//! 7. `operator`: the handle, [`VideoInput`] (blocking, non-blocking, timeout, iterator, async future and
 //!    stream), and its decoding thread (`worker`, whose module doc walks one frame through the stages).
-//! 7. `mux`: batching across live cameras ([`Mux`]): a deadline, one shape a batch, oldest first, every frame
+//! 8. `reader`: random access to one whole video ([`VideoReader`]): frames by index, range and time, on the
+//!    sampling stage's index and seeker.
+//! 9. `mux`: batching across live cameras ([`Mux`]): a deadline, one shape a batch, oldest first, every frame
 //!    or latest only.
 //!
 //! Below the stages: leaf types every stage may use (`settings`: [`Config`], [`Transforms`], [`Device`], the
 //! one vocabulary of settings the front ends parse; `error`; `video`: ids and labels; `signal`: stop and wake
-//! signals; `info`: what a container holds), the FFI layer (`ffi`: FFmpeg, its SIMD kernels in `ffi::simd`
-//! and, in `ffi::cuda`, the CUDA driver, nvcuvid and the kernel's parameter block), where all `unsafe` code
-//! lives, and the device layer (`device`: the GPU runtime and device buffers, real with the `cuda` feature and
+//! signals; `info`: what a container holds, and the FFmpeg linked), the FFI layer (`ffi`: FFmpeg, behind
+//! version `cfg`s from `build.rs` where releases differ, its SIMD kernels in `ffi::simd` and, in `ffi::cuda`,
+//! the CUDA driver, nvcuvid and the kernel's parameter block), where all `unsafe` code lives, and the device layer (`device`: the GPU runtime and device buffers, real with the `cuda` feature and
 //! uninhabited without it, so shared code has no `cfg`). Above them, the front ends: [`server`] (the
 //! `framefeed serve` service), `report` (JSON), the CLI in `src/bin`.
 //!

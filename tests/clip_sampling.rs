@@ -129,8 +129,7 @@ fn sampled_frames_are_ffmpegs_frames_at_the_reported_indices() {
 
 #[test]
 fn corpus_vp9_av1_and_a_long_video_sample_exactly() {
-    let Some(dir) = shared_videos() else {
-        println!("SKIPPED: ../shared/videos is absent; the corpus sampling test did not run");
+    let Some(dir) = corpus("the corpus sampling test") else {
         return;
     };
     if skip_without_ffmpeg("the corpus sampling test") {

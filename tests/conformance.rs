@@ -34,14 +34,12 @@ fn expected(entry: &Value, width: usize, height: usize) -> Expected {
 
 #[test]
 fn every_corpus_video_matches_ffmpeg() {
-    let Some(dir) = shared_videos() else {
-        println!("skipped: ../shared/videos is absent");
+    let Some(dir) = corpus("the corpus conformance test") else {
         return;
     };
-    assert!(
-        ffmpeg_available(),
-        "the ffmpeg CLI is needed for conformance (apt-get install ffmpeg)"
-    );
+    if skip_without_ffmpeg("the corpus conformance test") {
+        return;
+    }
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap()).unwrap();
     let mut checked = 0;
@@ -139,24 +137,21 @@ fn awkward_videos() -> Vec<(PathBuf, Vec<String>)> {
     let message = fixture("orientation_message.ts");
     let turned = ffmpeg_md5s(&message, &["-noautorotate"], Some("transpose=cclock_flip"));
     videos.push((message, turned));
-    if let Some(dir) = shared_videos() {
+    if let Some(dir) = corpus("the corpus's rotated clips") {
         for name in ["rotated/video_180.mov", "rotated/video_270.mov"] {
             let path = dir.join(name);
             let md5s = ffmpeg_md5s(&path, &[], None);
             videos.push((path, md5s));
         }
-    } else {
-        println!("the corpus's rotated clips were not checked: ../shared/videos is absent");
     }
     videos
 }
 
 #[test]
 fn turned_damaged_and_resized_videos_match_ffmpeg_in_every_sampling_mode() {
-    assert!(
-        ffmpeg_available(),
-        "the ffmpeg CLI is needed for conformance (apt-get install ffmpeg)"
-    );
+    if skip_without_ffmpeg("the turned, damaged and resized videos' conformance") {
+        return;
+    }
     let l = 3;
     for (path, reference) in awkward_videos() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -225,10 +220,9 @@ fn turned_damaged_and_resized_videos_match_ffmpeg_in_every_sampling_mode() {
 
 #[test]
 fn autorotate_off_gives_the_frames_as_coded() {
-    assert!(
-        ffmpeg_available(),
-        "the ffmpeg CLI is needed for conformance (apt-get install ffmpeg)"
-    );
+    if skip_without_ffmpeg("the autorotate-off conformance") {
+        return;
+    }
     for name in [
         "rotated_90.mp4",
         "rotated_180.mp4",

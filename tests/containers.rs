@@ -34,6 +34,9 @@ fn compare_with_ffmpeg(name: &str) -> (usize, f64, [usize; 3]) {
 }
 
 fn check(name: &str, frames: usize, shape: [usize; 3], min_db: f64) {
+    if skip_without_ffmpeg(&format!("the {name} comparison with ffmpeg")) {
+        return;
+    }
     let (n, db, got_shape) = compare_with_ffmpeg(name);
     assert_eq!(n, frames, "{name}: frame count");
     assert_eq!(got_shape, shape, "{name}: frame shape");
@@ -176,8 +179,7 @@ fn timestamps_and_indices_follow_the_stream() {
 
 #[test]
 fn best_stream_or_a_chosen_one() {
-    let Some(dir) = shared_videos() else {
-        println!("skipped: ../shared/videos is absent (needs nasa_13013.mp4, two video streams)");
+    let Some(dir) = corpus("the stream selection test (nasa_13013.mp4, two video streams)") else {
         return;
     };
     let data = std::fs::read(dir.join("nasa_13013.mp4")).unwrap();

@@ -3,24 +3,19 @@
 //! checks print why they skip on machines without one; with `REQUIRE_GPU=1` they fail instead.
 mod common;
 
-use common::{fixture, read_fixture, shared_videos, TURNED};
+use common::{corpus, fixture, missing, read_fixture, Need, TURNED};
 use framefeed::{
     Batch, Config, Crop, CropPosition, DType, DecodedOn, Device, Error, LastSequencePolicy, Layout,
     NvdecDriver, Resize, Transforms, VideoError, VideoInput,
 };
 
-/// Whether a usable GPU is present; otherwise prints why the test skips (or fails with `REQUIRE_GPU=1`).
+/// Whether a usable GPU is present; otherwise prints why the test skips (or fails where `FRAMEFEED_REQUIRE`
+/// names `gpu`, or `REQUIRE_GPU=1`).
 fn gpu_or_skip(test: &str) -> bool {
     let usable = VideoInput::new(Config::new(1, 1).device(Device::Cuda(0)));
     match usable {
         Ok(_) => true,
-        Err(e) => {
-            if std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("{test}: REQUIRE_GPU=1 but no usable GPU: {e}");
-            }
-            eprintln!("SKIPPED {test}: no usable GPU ({e})");
-            false
-        }
+        Err(e) => !missing(Need::Gpu, test, &format!("no usable GPU ({e})")),
     }
 }
 
@@ -232,6 +227,10 @@ fn assert_matches_cpu(what: &str, gpu: &Decoded, cpu: &Decoded) {
 /// levels on average.
 fn check_backends_agree(name: &str, video: &[u8], output: &Output) {
     let cpu = run(Device::Cpu, output, video).expect("CPU decode");
+    assert!(
+        !cpu.structure.is_empty() && !cpu.frames.is_empty(),
+        "{name}: the CPU decode gave no frame"
+    );
     if !gpu_or_skip(name) {
         return;
     }
@@ -391,8 +390,7 @@ fn dropping_a_gpu_operator_mid_video_returns() {
 /// levels of the CPU backend.
 #[test]
 fn shared_corpus_gpu_matches_cpu() {
-    let Some(dir) = shared_videos() else {
-        eprintln!("SKIPPED shared corpus: ../shared/videos is not there");
+    let Some(dir) = corpus("the shared corpus on NVDEC") else {
         return;
     };
     if !gpu_or_skip("shared corpus") {
@@ -506,7 +504,7 @@ fn sampled_videos() -> Vec<(String, Vec<u8>)> {
     .iter()
     .map(|name| (name.to_string(), read_fixture(name)))
     .collect();
-    if let Some(dir) = shared_videos() {
+    if let Some(dir) = corpus("the corpus clips sampled on NVDEC") {
         for name in [
             "cfr_720p60.mov",
             "dog_848x464_h264_aac.mp4",

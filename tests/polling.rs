@@ -150,8 +150,7 @@ fn feeding_from_several_threads_while_polling() {
 
 #[test]
 fn dropping_mid_video_stops_promptly() {
-    let Some(dir) = shared_videos() else {
-        println!("skipped: ../shared/videos is absent (needs long_640x480_9000f.mp4)");
+    let Some(dir) = corpus("the prompt drop test (long_640x480_9000f.mp4)") else {
         return;
     };
     let data = std::fs::read(dir.join("long_640x480_9000f.mp4")).unwrap();

@@ -308,8 +308,7 @@ fn a_change_of_size_gives_each_frame_at_its_own_size() {
 /// CLI's frames byte for byte; the damaged clip gives the frames before its damage and fails clearly past it.
 #[test]
 fn corpus_videos_read_at_random_are_the_clis_frames() {
-    let Some(dir) = shared_videos() else {
-        println!("skipped: ../shared/videos is absent");
+    let Some(dir) = corpus("the corpus random access conformance") else {
         return;
     };
     if skip_without_ffmpeg("the corpus random access conformance") {

@@ -3,11 +3,14 @@ clips of N frames made on demand, and the Rust CLI (the Rust counterpart the tra
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import pathlib
 import shutil
 import subprocess
-from typing import Dict, List, Optional
+from types import ModuleType
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import pytest
@@ -23,9 +26,60 @@ def fixture(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
 
 
+def required(need: str) -> bool:
+    """Whether ``FRAMEFEED_REQUIRE`` (comma-separated: ``ffmpeg``, ``corpus``, ``gpu``, ``torch``, ``ray``,
+    ``mypy``, or ``all``) names ``need``: CI names what it installs, so that a test needing it fails there instead
+    of passing as a skip."""
+    listed = {n.strip() for n in os.environ.get("FRAMEFEED_REQUIRE", "").split(",")}
+    return need in listed or "all" in listed
+
+
+def missing(need: str, why: str) -> None:
+    """A test cannot run because ``need`` is missing (``why``): it fails where ``FRAMEFEED_REQUIRE`` names the
+    need, and is skipped with ``why`` printed (``pytest -rs``) otherwise."""
+    if required(need):
+        pytest.fail(f"FRAMEFEED_REQUIRE names {need} but {why}")
+    pytest.skip(f"{why} (FRAMEFEED_REQUIRE={need} makes this a failure)", allow_module_level=True)
+
+
+def _gpu() -> bool:
+    return ff.cuda_status()[0]
+
+
+#: How each need of ``@pytest.mark.needs(...)`` is found, and what its absence is called.
+NEEDS: Dict[str, "tuple[Callable[[], bool], str]"] = {
+    "ffmpeg": (lambda: shutil.which("ffmpeg") is not None, "the ffmpeg CLI is absent"),
+    "corpus": (lambda: (SHARED / "MANIFEST.json").is_file(), "../shared/videos is absent"),
+    "gpu": (_gpu, "no usable GPU"),
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "needs(*names): the test needs each of ffmpeg, corpus, gpu (see NEEDS)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("needs"):
+        for need in mark.args:
+            present, absent = NEEDS[need]
+            if not present():
+                why = f"{absent} ({ff.cuda_status()[1]})" if need == "gpu" else absent
+                missing(need, f"{why}: {item.name} did not run")
+
+
+def require_module(name: str, what: str) -> ModuleType:
+    """``name`` imported, for ``what`` (a test or a module of tests); missing as the need ``name`` (its first
+    dotted part) otherwise."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        missing(name.split(".")[0], f"{name} is not installed ({e}): {what} did not run")
+        raise
+
+
 def needs_ffmpeg() -> None:
     if shutil.which("ffmpeg") is None:
-        pytest.fail("the ffmpeg CLI is needed (apt-get install ffmpeg)")
+        missing("ffmpeg", "the ffmpeg CLI is absent")
 
 
 def ffmpeg_rgb(path: pathlib.Path, width: int, height: int) -> np.ndarray:

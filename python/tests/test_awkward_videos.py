@@ -144,7 +144,7 @@ def test_a_clip_policy_of_error_fails_the_video_and_bad_names_are_refused() -> N
         ff.VideoInput(4, 1, clips=2, clip_policy="loop")  # type: ignore[arg-type]
 
 
-@pytest.mark.skipif(not (SHARED / "rotated").is_dir(), reason="../shared/videos/rotated is absent")
+@pytest.mark.needs("corpus", "ffmpeg")
 @pytest.mark.parametrize("name", ["video_180.mov", "video_270.mov"])
 def test_the_corpus_phone_clips_are_upright(name: str) -> None:
     needs_ffmpeg()

@@ -12,8 +12,8 @@ from conftest import SHARED, FfmpegFrames, manifest
 ENTRIES = manifest()
 
 
-@pytest.mark.skipif(ENTRIES is None, reason="../shared/videos is absent")
-@pytest.mark.parametrize("entry", ENTRIES or [], ids=lambda e: e["file"])
+@pytest.mark.needs("corpus", "ffmpeg")
+@pytest.mark.parametrize("entry", ENTRIES or [None], ids=lambda e: e["file"] if e else "corpus")
 def test_every_corpus_frame_equals_ffmpeg(entry):
     name = entry["file"]
     path = SHARED / name

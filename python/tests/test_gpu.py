@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 import framefeed as ff
-from conftest import fixture
+from conftest import fixture, require_module
 
-USABLE, WHY = ff.cuda_status()
-pytestmark = pytest.mark.skipif(not USABLE, reason=f"no usable GPU, the GPU tests did not run: {WHY}")
+pytestmark = pytest.mark.needs("gpu")
 
 
 def gpu_batch():
@@ -32,7 +31,7 @@ def test_gpu_batches_export_kdlcuda_and_match_the_host_copy():
 
 
 def test_a_consumer_on_another_stream_reads_the_bytes_of_to_host():
-    torch = pytest.importorskip("torch", reason="torch is not installed: the CUDA consumer test did not run")
+    torch = require_module("torch", "the CUDA consumer test")
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA here")
     inp, batch = gpu_batch()

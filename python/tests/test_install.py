@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 import framefeed as ff
+from conftest import missing
 
 
 def test_ffmpeg_build_names_a_supported_release_and_its_licence():
@@ -26,7 +27,7 @@ def test_a_module_built_from_source_decodes_with_the_systems_ffmpeg():
     if "--disable-everything" in build["configuration"]:
         pytest.skip("the self-contained wheel carries its own FFmpeg")
     if shutil.which("ffmpeg") is None:
-        pytest.skip("no ffmpeg CLI to compare with")
+        missing("ffmpeg", "the ffmpeg CLI is absent: the module's FFmpeg was not compared with it")
     out = subprocess.run(["ffmpeg", "-hide_banner", "-version"], check=True, capture_output=True, text=True).stdout
     found = re.search(r"^libavcodec\s+(\d+)\.\s*(\d+)\.\s*(\d+)", out, re.M)
     assert found, out

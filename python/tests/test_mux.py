@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import shutil
 import socket
 import subprocess
 import threading
@@ -175,7 +174,7 @@ def test_a_dead_address_fails_alone_and_a_late_camera_joins():
     assert dead not in seen.frames
 
 
-@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="no ffmpeg CLI: the pulled-camera mux test did not run")
+@pytest.mark.needs("ffmpeg")
 @pytest.mark.skipif("srt" not in ff.ffmpeg_build()["protocols"],
                     reason="the linked FFmpeg has no srt protocol (the self-contained wheel): the SRT test did not run")
 def test_cameras_pulled_by_url_give_the_frames_of_their_bytes(tmp_path):

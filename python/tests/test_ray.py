@@ -16,8 +16,10 @@ import subprocess
 import numpy as np
 import pytest
 
-ray = pytest.importorskip("ray", reason="ray is not installed: the framefeed.ray tests did not run")
-pytest.importorskip("ray.data", reason="ray[data] is not installed: the framefeed.ray tests did not run")
+from conftest import missing, require_module  # noqa: E402
+
+ray = require_module("ray", "the framefeed.ray tests")
+require_module("ray.data", "the framefeed.ray tests")
 
 import framefeed as ff  # noqa: E402
 import framefeed.ray as fr  # noqa: E402
@@ -60,7 +62,9 @@ def reference(path: pathlib.Path, sequence_length: int, position=None, **keyword
 
 def corpus_files(tmp_path) -> list:
     files = [FIXTURES / n for n in CLIPS]
-    if (SHARED / "MANIFEST.json").is_file():
+    if not (SHARED / "MANIFEST.json").is_file():
+        missing("corpus", "../shared/videos is absent: only the fixtures were read")
+    else:
         files += [p for p in sorted(SHARED.rglob("*")) if p.is_file() and p.suffix != ".json"
                   and "9000f" not in p.name and not p.name.startswith("corrupted")]
     return files
@@ -232,7 +236,7 @@ def rss_rows(paths: list) -> dict:
         ctx.target_max_block_size = block_size
 
 
-@pytest.mark.skipif(not (SHARED / "long_640x480_9000f.mp4").is_file(), reason="../shared/videos is absent")
+@pytest.mark.needs("corpus")
 def test_an_actors_memory_stays_flat_on_a_long_video(cluster, tmp_path):
     """The actor's memory grows over its first rows whatever the video (framefeed's batch pool, Ray's and
     Arrow's pools filling), then stays flat. One actor decodes a 3000-frame video, then the 9000-frame one: the
@@ -263,7 +267,7 @@ def test_an_actors_memory_stays_flat_on_a_long_video(cluster, tmp_path):
 def test_gpu_actors_decode_like_the_single_process_gpu_decode(cluster):
     usable, why = ff.cuda_status()
     if not usable:
-        pytest.skip(f"no usable GPU, the Ray GPU actor test did not run: {why}")
+        missing("gpu", f"no usable GPU ({why}): the Ray GPU actor test did not run")
     cluster.add_node(num_cpus=1, num_gpus=1)
     clip = FIXTURES / "h264.mp4"
     keywords = dict(device="cuda", resize_shorter=32, crop=24, dtype="float16")

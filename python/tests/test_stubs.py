@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
+from conftest import require_module
 
-pytest.importorskip("mypy", reason="mypy is not installed: the stubs were not checked")
+require_module("mypy", "the stubs' check")
 
 
 def test_the_stubs_match_the_native_module():

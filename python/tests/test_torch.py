@@ -10,9 +10,9 @@ import collections
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is not installed: the framefeed.torch tests did not run")
+from conftest import FIXTURES, require_module  # noqa: E402
 
-from conftest import FIXTURES  # noqa: E402
+torch = require_module("torch", "the framefeed.torch tests")
 
 import framefeed as ff  # noqa: E402
 from framefeed.torch import VideoClipDataset, VideoDataset, clip_indices  # noqa: E402

@@ -11,9 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import framefeed as ff
+from conftest import require_module
 
 PACKAGE = Path(ff.__file__).parent
 
@@ -97,7 +96,7 @@ BAD = [
 
 
 def mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
-    pytest.importorskip("mypy", reason="mypy is not installed: the typed surface was not checked")
+    require_module("mypy", "the typed surface's check")
     path = tmp_path / "snippet.py"
     path.write_text(source)
     return subprocess.run(

@@ -5,7 +5,6 @@ with the reason printed, where the ffmpeg CLI is absent."""
 
 from __future__ import annotations
 
-import shutil
 import socket
 import subprocess
 import time
@@ -15,7 +14,7 @@ import pytest
 
 import framefeed as ff
 
-pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="no ffmpeg CLI: the URL tests did not run")
+pytestmark = pytest.mark.needs("ffmpeg")
 
 
 def free_udp_port() -> int:

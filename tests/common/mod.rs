@@ -41,6 +41,71 @@ pub fn shared_videos() -> Option<PathBuf> {
     dir.join("MANIFEST.json").is_file().then_some(dir)
 }
 
+/// What a test may need that a machine may lack, by the name `FRAMEFEED_REQUIRE` gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// The `ffmpeg` CLI (the reference decode, and the peers that send streams).
+    Ffmpeg,
+    /// The shared conformance corpus, `../shared/videos`.
+    Corpus,
+    /// A usable GPU with NVDEC (a `cuda` build).
+    Gpu,
+    /// Free reserved huge pages (`sysctl vm.nr_hugepages=64`).
+    HugePages,
+}
+
+impl Need {
+    /// The name `FRAMEFEED_REQUIRE` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Need::Ffmpeg => "ffmpeg",
+            Need::Corpus => "corpus",
+            Need::Gpu => "gpu",
+            Need::HugePages => "hugepages",
+        }
+    }
+}
+
+/// Whether `FRAMEFEED_REQUIRE` (a comma-separated list: `ffmpeg`, `corpus`, `gpu`, `hugepages`, `torch` (for the
+/// Python tests), or `all`) names
+/// `need`; `REQUIRE_GPU=1`, the older spelling, names the GPU.
+pub fn required(need: Need) -> bool {
+    names(
+        &std::env::var("FRAMEFEED_REQUIRE").unwrap_or_default(),
+        need,
+    ) || (need == Need::Gpu && std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1"))
+}
+
+/// Whether the list `FRAMEFEED_REQUIRE` holds names `need`.
+pub fn names(list: &str, need: Need) -> bool {
+    list.split(',')
+        .map(str::trim)
+        .any(|n| n == need.name() || n == "all")
+}
+
+/// A test (`what`) cannot run because `need` is missing (`why`): it fails when `FRAMEFEED_REQUIRE` names the need
+/// (CI, which installs all of it), and otherwise prints that it skipped, so that a skip never reads as a pass.
+/// Returns `true`: the test must return.
+pub fn missing(need: Need, what: &str, why: &str) -> bool {
+    if required(need) {
+        panic!("{what}: FRAMEFEED_REQUIRE names {} but {why}", need.name());
+    }
+    eprintln!(
+        "SKIPPED: {why}; {what} did not run (set FRAMEFEED_REQUIRE={} to make this a failure)",
+        need.name()
+    );
+    true
+}
+
+/// The corpus for a test (`what`) that needs it; `None` (the test must return) after [`missing`] says why.
+pub fn corpus(what: &str) -> Option<PathBuf> {
+    let dir = shared_videos();
+    if dir.is_none() {
+        missing(Need::Corpus, what, "../shared/videos is absent");
+    }
+    dir
+}
+
 /// Feeds `videos`, closes, and collects every poll result until `Ok(None)`.
 pub fn decode_all(config: Config, videos: Vec<Vec<u8>>) -> Vec<Result<Batch, Error>> {
     let input = VideoInput::new(config).expect("valid config");
@@ -97,13 +162,10 @@ pub struct FfmpegFrames {
     child: Child,
 }
 
-/// Whether a test that needs the `ffmpeg` CLI (`what`: "the network source tests") must skip; if so, says so.
+/// Whether a test that needs the `ffmpeg` CLI (`what`: "the network source tests") must skip; if so, says so
+/// (and fails instead when `FRAMEFEED_REQUIRE` names `ffmpeg`: see [`missing`]).
 pub fn skip_without_ffmpeg(what: &str) -> bool {
-    if ffmpeg_available() {
-        return false;
-    }
-    eprintln!("SKIPPED: the ffmpeg CLI is absent, so no peer can send; {what} did not run");
-    true
+    !ffmpeg_available() && missing(Need::Ffmpeg, what, "the ffmpeg CLI is absent")
 }
 
 /// An H.264 MPEG-TS clip of `frames` frames from the lavfi `source` (e.g. `testsrc2=size=320x240:rate=30`),
