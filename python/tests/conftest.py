@@ -27,8 +27,8 @@ def fixture(name: str) -> bytes:
 
 
 def required(need: str) -> bool:
-    """Whether ``FRAMEFEED_REQUIRE`` (comma-separated: ``ffmpeg``, ``corpus``, ``gpu``, ``torch``, ``ray``,
-    ``mypy``, or ``all``) names ``need``: CI names what it installs, so that a test needing it fails there instead
+    """Whether ``FRAMEFEED_REQUIRE`` (comma-separated: ``ffmpeg``, ``corpus``, ``gpu``, ``hugepages``, ``torch``,
+    ``ray``, ``mypy``, or ``all``) names ``need``: CI names what it installs, so that a test needing it fails there instead
     of passing as a skip."""
     listed = {n.strip() for n in os.environ.get("FRAMEFEED_REQUIRE", "").split(",")}
     return need in listed or "all" in listed
