@@ -32,6 +32,16 @@ fn open(path: &Path) -> VideoReader {
 }
 
 /// The MD5 of each frame a read gave, in order.
+/// Each frame of a read is the CLI's frame at its index (`reference`: the CLI's MD5s in display order).
+fn assert_frames_are(reference: &[String], frames: &framefeed::Frames, what: &str) {
+    let want: Vec<&String> = frames
+        .indices()
+        .iter()
+        .map(|&i| &reference[i as usize])
+        .collect();
+    assert_eq!(md5s(frames).iter().collect::<Vec<_>>(), want, "{what}");
+}
+
 fn md5s(frames: &framefeed::Frames) -> Vec<String> {
     let [n, ..] = frames.shape();
     let per = frames.data().len() / n.max(1);
@@ -55,13 +65,7 @@ fn every_read_gives_ffmpegs_frames_at_its_indices() {
         let n = reference.len() as u64;
         assert_eq!(reader.len(), n, "{name}: frame count");
         let check = |what: &str, frames: framefeed::Frames| {
-            let want: Vec<&String> = frames
-                .indices()
-                .iter()
-                .map(|&i| &reference[i as usize])
-                .collect();
-            let got = md5s(&frames);
-            assert_eq!(got.iter().collect::<Vec<_>>(), want, "{name}: {what}");
+            assert_frames_are(&reference, &frames, &format!("{name}: {what}"))
         };
         // Every frame in order, one at a time (reads going on forward), then all at once.
         for i in 0..n {
@@ -332,16 +336,7 @@ fn corpus_videos_read_at_random_are_the_clis_frames() {
         let reader = open(&path);
         let n = reference.len() as u64;
         let check = |what: &str, frames: framefeed::Frames| {
-            let want: Vec<&String> = frames
-                .indices()
-                .iter()
-                .map(|&i| &reference[i as usize])
-                .collect();
-            assert_eq!(
-                md5s(&frames).iter().collect::<Vec<_>>(),
-                want,
-                "{name}: {what}"
-            );
+            assert_frames_are(&reference, &frames, &format!("{name}: {what}"))
         };
         if name.starts_with("corrupted") {
             // decord's damaged clip: the container has 50 pictures; the decoder rejects the packet of display
