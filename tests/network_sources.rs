@@ -268,11 +268,14 @@ fn rtsp_over_tcp_and_udp_every_frame_equals_the_decode_from_memory() {
         input.close();
         let (batches, errors) = drain(&input);
         assert!(errors.is_empty(), "{transport:?}: {errors:?}");
+        let got = frames_of(&batches);
+        let first_difference = got.iter().zip(&want).position(|(a, b)| a != b);
         assert!(
-            frames_of(&batches) == want,
-            "{transport:?}: the frames differ ({} of {})",
-            frames_of(&batches).len(),
-            want.len()
+            got == want,
+            "{transport:?}: the frames differ ({} of {}, first at {first_difference:?}; the last frame equal to frame {:?})",
+            got.len(),
+            want.len(),
+            got.last().and_then(|l| want.iter().position(|w| w == l))
         );
         // Real-time pace: two seconds of video take about two seconds, not the read timeout after them.
         assert!(started.elapsed() < Duration::from_secs(30));

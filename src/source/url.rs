@@ -93,7 +93,9 @@ pub enum RtspTransport {
     /// Interleaved in the RTSP TCP connection: no loss, works through NAT and firewalls (the default).
     #[default]
     Tcp,
-    /// RTP over UDP: lower latency, packets can be lost.
+    /// RTP over UDP: lower latency, packets can be lost. FFmpeg ends the stream at the server's RTCP BYE and
+    /// reads RTCP ahead of RTP, so when a server ends its stream while the reader is behind, the frames whose
+    /// packets still wait in the socket are lost too.
     Udp,
 }
 
