@@ -11,7 +11,7 @@
 //! the fixtures and the conformance corpus and on generated ones (B-frames, open GOPs, edit lists, negative
 //! offsets).
 
-use super::mp4::{claims, tables};
+use super::mp4::{boxes, tables};
 use super::Demuxer;
 use crate::error::AvError;
 use crate::ffi::format::{Demuxers, FormatContext, ProbeOptions};
@@ -79,10 +79,10 @@ impl Demuxer {
         let boxes;
         let tables = match whole {
             Whole::Memory(data) => {
-                tables::track_tables(&data[claims::id3v2_len(data).min(data.len())..], track)
+                tables::track_tables(&data[boxes::id3v2_len(data).min(data.len())..], track)
             }
             Whole::File(file) => {
-                boxes = claims::movie_boxes(file).ok()??;
+                boxes = boxes::movie_boxes(file).ok()??;
                 tables::track_tables(&boxes, track)
             }
         }?;

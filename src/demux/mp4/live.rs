@@ -17,7 +17,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::demux::mp4::claims::{Bound, Claims, LavfTags, PARSED};
+use crate::demux::mp4::boxes::PARSED;
+use crate::demux::mp4::claims::{Bound, Claims, LavfTags};
 use crate::error::VideoError;
 use crate::ffi::io::{StreamRead, StreamSource};
 use crate::settings::config::Config;
