@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use framefeed::{Label, Mux, MuxConfig, MuxEvent, MuxPolicy};
+use framefeed::{Choice, Label, Mux, MuxConfig, MuxEvent, MuxPolicy};
 use pyo3::exceptions::{PyIndexError, PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -207,10 +207,7 @@ impl PyMux {
     /// `"every_frame"` or `"latest_only"`.
     #[getter]
     fn policy(&self) -> &'static str {
-        match self.policy {
-            MuxPolicy::LatestOnly => "latest_only",
-            _ => "every_frame",
-        }
+        self.policy.name()
     }
 
     fn __repr__(&self) -> String {

@@ -18,29 +18,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-/// How a camera's ready sequences wait for a slow consumer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MuxPolicy {
-    /// No sequence is lost: each camera queues a few, then its decoding waits (backpressure).
-    #[default]
-    EveryFrame,
-    /// A consumer that falls behind gets each camera's newest sequence; the older ones are dropped and
-    /// counted per camera.
-    LatestOnly,
-}
-
-impl std::str::FromStr for MuxPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "every_frame" | "every-frame" => Ok(Self::EveryFrame),
-            "latest_only" | "latest-only" | "latest" => Ok(Self::LatestOnly),
-            other => Err(format!(
-                "mux policy is '{other}'; allowed: 'every_frame', 'latest_only'"
-            )),
-        }
-    }
-}
+use crate::settings::mux::{MuxConfig, MuxPolicy};
 
 /// What makes two entries able to share a batch tensor.
 pub(crate) type ShapeKey = ([usize; 4], String);
@@ -83,13 +61,13 @@ pub(crate) struct Gather<T> {
 }
 
 impl<T> Gather<T> {
-    pub(crate) fn new(max_batch_size: usize, deadline: Duration, policy: MuxPolicy) -> Self {
+    pub(crate) fn new(config: &MuxConfig) -> Self {
         Self {
-            max_batch_size,
-            deadline,
-            policy,
+            max_batch_size: config.max_batch_size,
+            deadline: config.deadline,
+            policy: config.policy,
             // Enough for a camera to fill a batch by itself, and one more being decoded.
-            depth: max_batch_size.max(2),
+            depth: config.max_batch_size.max(2),
             queues: BTreeMap::new(),
         }
     }
@@ -236,7 +214,7 @@ mod tests {
     #[test]
     fn a_full_batch_goes_at_once_and_a_short_one_at_the_deadline() {
         let t0 = Instant::now();
-        let mut g = Gather::new(3, 33 * MS, MuxPolicy::EveryFrame);
+        let mut g = Gather::new(&MuxConfig::new(3, 33 * MS).policy(MuxPolicy::EveryFrame));
         for c in 0..3 {
             g.add(c);
         }
@@ -259,7 +237,7 @@ mod tests {
     #[test]
     fn shapes_never_share_a_batch() {
         let t0 = Instant::now();
-        let mut g = Gather::new(4, 10 * MS, MuxPolicy::EveryFrame);
+        let mut g = Gather::new(&MuxConfig::new(4, 10 * MS).policy(MuxPolicy::EveryFrame));
         g.add(0);
         g.add(1);
         g.push(0, entry(0, 8, t0));
@@ -274,7 +252,7 @@ mod tests {
     #[test]
     fn latest_only_keeps_the_newest_and_counts_the_rest() {
         let t0 = Instant::now();
-        let mut g = Gather::new(2, 10 * MS, MuxPolicy::LatestOnly);
+        let mut g = Gather::new(&MuxConfig::new(2, 10 * MS).policy(MuxPolicy::LatestOnly));
         g.add(7);
         for i in 0..5 {
             assert!(g.has_room(7));
@@ -288,7 +266,7 @@ mod tests {
     #[test]
     fn every_frame_bounds_a_cameras_queue() {
         let t0 = Instant::now();
-        let mut g = Gather::new(2, 10 * MS, MuxPolicy::EveryFrame);
+        let mut g = Gather::new(&MuxConfig::new(2, 10 * MS).policy(MuxPolicy::EveryFrame));
         g.add(0);
         g.push(0, entry(0, 8, t0));
         assert!(g.has_room(0));
@@ -307,7 +285,7 @@ mod tests {
             size in 1usize..6,
         ) {
             let t0 = Instant::now();
-            let mut g = Gather::new(size, 5 * MS, MuxPolicy::EveryFrame);
+            let mut g = Gather::new(&MuxConfig::new(size, 5 * MS).policy(MuxPolicy::EveryFrame));
             for c in 0..4 { g.add(c); }
             let mut arrivals = arrivals;
             arrivals.sort_by_key(|a| a.1);

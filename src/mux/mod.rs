@@ -17,7 +17,8 @@
 //! - Fairness is oldest first: entries leave in the order they became ready, across cameras.
 //!
 //! The rule itself is pure state in `gather` (the service's `GET /mux` applies it to its streams' lines);
-//! each camera's feeder thread is in `camera`.
+//! each camera's feeder thread is in `camera`, what a poll gives in `entries`, the async polls in `futures`;
+//! the settings are `settings::mux`'s.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -38,11 +39,14 @@
 //! ```
 
 mod camera;
+mod entries;
+mod futures;
 pub(crate) mod gather;
 
+pub use entries::{CameraId, CameraStats, MuxBatch, MuxEntry, MuxEvent};
+pub use futures::{MuxEvents, MuxReady, NextEvent};
+
 use std::collections::{BTreeMap, VecDeque};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -51,185 +55,17 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-pub use gather::MuxPolicy;
 use gather::{Gather, Pick};
 
-use crate::assembly::batch::{Batch, Sequence};
+use crate::assembly::batch::Batch;
 use crate::error::{Error, Result};
 use crate::operator::handle::VideoInput;
 use crate::settings::config::Config;
+pub use crate::settings::mux::{MuxConfig, MuxPolicy};
 use crate::signal::WakerSet;
 use crate::source::live::LiveVideo;
 use crate::source::url::UrlOptions;
 use crate::video::Label;
-
-/// The longest deadline.
-const MAX_DEADLINE: Duration = Duration::from_secs(3600);
-
-/// A [`Mux`]'s settings, checked by [`Mux::new`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MuxConfig {
-    max_batch_size: usize,
-    deadline: Duration,
-    policy: MuxPolicy,
-}
-
-impl MuxConfig {
-    /// Batches of up to `max_batch_size` sequences (1 to 65536), each out at most `deadline` (1 µs to 1 h)
-    /// after its oldest sequence was ready; every frame kept.
-    pub fn new(max_batch_size: usize, deadline: Duration) -> Self {
-        Self {
-            max_batch_size,
-            deadline,
-            policy: MuxPolicy::EveryFrame,
-        }
-    }
-
-    /// What happens to sequences a slow consumer has not taken yet (default [`MuxPolicy::EveryFrame`]).
-    pub fn policy(mut self, policy: MuxPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// Checks every value, naming the allowed range of a wrong one.
-    pub fn validate(&self) -> Result<()> {
-        if !(1..=65_536).contains(&self.max_batch_size) {
-            return Err(Error::Config(format!(
-                "mux max_batch_size is {}; allowed: 1 to 65536",
-                self.max_batch_size
-            )));
-        }
-        if self.deadline.is_zero() || self.deadline > MAX_DEADLINE {
-            return Err(Error::Config(format!(
-                "mux deadline is {:?}; allowed: more than 0, at most 1 hour",
-                self.deadline
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// A camera of a [`Mux`], numbered in the order cameras were added (from 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CameraId(pub u64);
-
-/// One sequence of one camera in a [`MuxBatch`].
-#[derive(Debug)]
-pub struct MuxEntry {
-    camera: CameraId,
-    label: Label,
-    batch: Batch,
-    ready: Instant,
-}
-
-impl MuxEntry {
-    /// Its camera.
-    pub fn camera(&self) -> CameraId {
-        self.camera
-    }
-
-    /// Its camera's label.
-    pub fn label(&self) -> &Label {
-        &self.label
-    }
-
-    /// The sequence: its frames, frame indices ([`Sequence::indices`]), pts and arrival times.
-    pub fn sequence(&self) -> Sequence<'_> {
-        self.batch.sequence(0)
-    }
-
-    /// The camera's batch of this one sequence (its latency, device, element type).
-    pub fn batch(&self) -> &Batch {
-        &self.batch
-    }
-
-    /// When it was ready for the mux (decoded and converted).
-    pub fn ready_at(&self) -> Instant {
-        self.ready
-    }
-
-    /// The camera's batch of this one sequence, by value.
-    pub fn into_batch(self) -> Batch {
-        self.batch
-    }
-}
-
-/// A batch across cameras: up to `max_batch_size` sequences of one shape, oldest first.
-#[derive(Debug)]
-pub struct MuxBatch {
-    entries: Vec<MuxEntry>,
-}
-
-impl MuxBatch {
-    /// Its sequences, oldest first.
-    pub fn entries(&self) -> &[MuxEntry] {
-        &self.entries
-    }
-
-    /// Sequences in it (at least one).
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether it is empty (never, for a batch a [`Mux`] gives).
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// The shape every sequence in it has (frames, then the layout's three dimensions).
-    pub fn sequence_shape(&self) -> [usize; 4] {
-        self.entries
-            .first()
-            .map_or([0; 4], |e| e.sequence().shape())
-    }
-
-    /// The batch as one tensor: its sequences' bytes, one after the other (N x the sequence shape). For
-    /// host batches; a sequence on a GPU gives no bytes here (copy it with [`Batch::to_host`] first).
-    pub fn to_contiguous(&self) -> Vec<u8> {
-        let mut out =
-            Vec::with_capacity(self.entries.iter().map(|e| e.sequence().byte_len()).sum());
-        for e in &self.entries {
-            out.extend_from_slice(e.sequence().data());
-        }
-        out
-    }
-
-    /// Its entries, by value.
-    pub fn into_entries(self) -> Vec<MuxEntry> {
-        self.entries
-    }
-}
-
-/// What a [`Mux`] poll gives.
-#[derive(Debug)]
-pub enum MuxEvent {
-    /// A batch across cameras.
-    Batch(MuxBatch),
-    /// A camera ended, after its last sequence: its video ended (`error` is `None`) or failed.
-    Ended {
-        /// The camera.
-        camera: CameraId,
-        /// Its label.
-        label: Label,
-        /// Why it failed, if it did.
-        error: Option<Error>,
-    },
-}
-
-/// What a camera has done so far ([`Mux::stats`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CameraStats {
-    /// The camera.
-    pub camera: CameraId,
-    /// Its label.
-    pub label: Label,
-    /// Sequences it gave the mux.
-    pub sequences: u64,
-    /// Sequences dropped for a newer one ([`MuxPolicy::LatestOnly`]).
-    pub dropped: u64,
-    /// Whether it has ended (its [`MuxEvent::Ended`] was given), or was removed.
-    pub ended: bool,
-}
 
 /// A camera's record.
 struct CameraInfo {
@@ -294,7 +130,7 @@ impl Mux {
         config.validate()?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                gather: Gather::new(config.max_batch_size, config.deadline, config.policy),
+                gather: Gather::new(&config),
                 cameras: BTreeMap::new(),
                 ended: VecDeque::new(),
                 live: 0,
@@ -689,44 +525,5 @@ impl Drop for Mux {
         for thread in self.threads.lock().drain(..) {
             let _ = thread.join();
         }
-    }
-}
-
-/// The future of [`Mux::next_event_async`].
-#[must_use = "futures do nothing unless polled"]
-pub struct NextEvent<'a> {
-    mux: &'a Mux,
-}
-
-impl Future for NextEvent<'_> {
-    type Output = Result<Option<MuxEvent>>;
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.mux.poll_event(cx)
-    }
-}
-
-/// The future of [`Mux::ready`].
-#[must_use = "futures do nothing unless polled"]
-pub struct MuxReady<'a> {
-    mux: &'a Mux,
-}
-
-impl Future for MuxReady<'_> {
-    type Output = ();
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.mux.poll_ready(cx)
-    }
-}
-
-/// The stream of [`Mux::events`].
-#[must_use = "streams do nothing unless polled"]
-pub struct MuxEvents<'a> {
-    mux: &'a Mux,
-}
-
-impl futures_core::Stream for MuxEvents<'_> {
-    type Item = Result<MuxEvent>;
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.mux.poll_event(cx).map(Result::transpose)
     }
 }

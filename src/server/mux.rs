@@ -41,23 +41,20 @@ use crate::mux::{MuxConfig, MuxPolicy};
 
 /// The most streams one request batches across.
 pub(crate) const MAX_STREAMS: usize = 64;
-/// The largest batch the route makes (a line of that many sequences stays well under a megabyte).
+/// The largest batch the route makes, below the library's [`MuxConfig::MAX_BATCH_SIZE`]: its answer is a line
+/// per batch, and a line of that many sequences stays well under a megabyte.
 pub(crate) const MAX_BATCH: usize = 1024;
 /// A request's queue of sequences waiting for their batch, at most (every frame): reserved at admission.
 pub(crate) const QUEUE_BYTES: u64 = 1 << 20;
 /// What a sequence line gains in the mux (its stream, label, latency and wait), at most, in bytes.
 const ADDED_BYTES: usize = 160;
-/// The default batch size and deadline.
-const DEFAULT_BATCH: usize = 16;
-const DEFAULT_DEADLINE: Duration = Duration::from_millis(33);
 
-/// A `GET /mux` query, checked.
+/// A `GET /mux` query, checked: the streams, the batcher's validated settings (what the gather runs with) and
+/// how long to wait for streams not there yet.
 #[derive(Debug)]
 struct MuxRequest {
     streams: Vec<String>,
-    batch_size: usize,
-    deadline: Duration,
-    policy: MuxPolicy,
+    config: MuxConfig,
     wait: Duration,
 }
 
@@ -79,23 +76,22 @@ impl MuxRequest {
                 return Err(bad(format!("streams names '{id}' twice")));
             }
         }
-        let batch_size = value(params.batch_size).unwrap_or(DEFAULT_BATCH);
+        let defaults = MuxConfig::default();
+        let batch_size = value(params.batch_size).unwrap_or(defaults.max_batch_size);
         if !(1..=MAX_BATCH).contains(&batch_size) {
             return Err(bad(format!(
                 "batch_size is {batch_size}; allowed: 1 to {MAX_BATCH}"
             )));
         }
-        let deadline = value(params.deadline).unwrap_or(DEFAULT_DEADLINE);
-        let policy = value(params.policy).unwrap_or_default();
-        MuxConfig::new(batch_size, deadline)
-            .policy(policy)
-            .validate()
-            .map_err(|e| bad(e.to_string()))?;
+        let config = MuxConfig::new(
+            batch_size,
+            value(params.deadline).unwrap_or(defaults.deadline),
+        )
+        .policy(value(params.policy).unwrap_or(defaults.policy));
+        config.validate().map_err(|e| bad(e.to_string()))?;
         Ok(Self {
             streams,
-            batch_size,
-            deadline,
-            policy,
+            config,
             wait: value(params.wait).unwrap_or_default(),
         })
     }
@@ -137,8 +133,8 @@ pub(crate) async fn consume_mux(
             }
         }
     }
-    tracing::info!(request_id = %ctx.id, streams = ?request.streams, batch_size = request.batch_size,
-        deadline_ms = request.deadline.as_secs_f64() * 1000.0, policy = ?request.policy, "mux consumer joined");
+    tracing::info!(request_id = %ctx.id, streams = ?request.streams, batch_size = request.config.max_batch_size,
+        deadline_ms = request.config.deadline.as_secs_f64() * 1000.0, policy = ?request.config.policy, "mux consumer joined");
     let batcher = Batcher::new(request, consumers, memory);
     let lines = futures_util::stream::unfold(batcher, |mut b| async move {
         let line = b.next_line().await?;
@@ -199,7 +195,7 @@ struct Batcher {
 
 impl Batcher {
     fn new(request: MuxRequest, consumers: Vec<Consumer>, memory: ClientMemory) -> Self {
-        let mut gather = Gather::new(request.batch_size, request.deadline, request.policy);
+        let mut gather = Gather::new(&request.config);
         let reads = FuturesUnordered::new();
         let sources = request
             .streams
@@ -226,7 +222,7 @@ impl Batcher {
             ended: VecDeque::new(),
             told: 0,
             queued_bytes: 0,
-            every_frame: request.policy == MuxPolicy::EveryFrame,
+            every_frame: request.config.policy == MuxPolicy::EveryFrame,
             batches: 0,
             sequences: 0,
             done: false,
@@ -457,14 +453,15 @@ mod tests {
         let ok =
             request("streams=a,b&batch_size=4&deadline=12.5&policy=latest_only&wait=2").unwrap();
         assert_eq!(ok.streams, ["a", "b"]);
-        assert_eq!(ok.batch_size, 4);
-        assert_eq!(ok.deadline, Duration::from_micros(12_500));
-        assert_eq!(ok.policy, MuxPolicy::LatestOnly);
+        assert_eq!(
+            ok.config,
+            MuxConfig::new(4, Duration::from_micros(12_500)).policy(MuxPolicy::LatestOnly)
+        );
         assert_eq!(ok.wait, Duration::from_secs(2));
         let defaults = request("streams=a").unwrap();
         assert_eq!(
-            (defaults.batch_size, defaults.deadline, defaults.policy),
-            (16, Duration::from_millis(33), MuxPolicy::EveryFrame)
+            defaults.config,
+            MuxConfig::new(16, Duration::from_millis(33)).policy(MuxPolicy::EveryFrame)
         );
         let many = (0..65)
             .map(|i| format!("s{i}"))

@@ -74,7 +74,7 @@ pub(crate) struct RunArgs {
     #[arg(
         long,
         value_name = "MS",
-        default_value_t = 33.0,
+        default_value_t = framefeed::MuxConfig::DEFAULT_DEADLINE.as_micros() as f64 / 1000.0,
         help_heading = "Cameras"
     )]
     pub(crate) deadline: f64,
@@ -83,7 +83,7 @@ pub(crate) struct RunArgs {
     #[arg(
         long,
         value_name = "POLICY",
-        default_value = "every_frame",
+        default_value_t = framefeed::MuxPolicy::default(),
         help_heading = "Cameras"
     )]
     pub(crate) mux_policy: framefeed::MuxPolicy,
