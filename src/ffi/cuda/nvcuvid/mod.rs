@@ -1,6 +1,6 @@
-//! NVDEC driven directly (feature `cuda`): `libnvcuvid.so.1` loaded at run time (its absence is an error value),
-//! the C structures the parser and decoder take (sizes checked below against the Video Codec SDK's 64-bit
-//! layout), and one RAII wrapper per handle:
+//! NVDEC driven directly (feature `cuda`): `libnvcuvid.so.1` loaded at run time (its absence is an error value;
+//! the C structures and functions are `sys`'s, sizes checked against the Video Codec SDK's 64-bit layout), and
+//! one RAII wrapper per handle:
 //!
 //! - [`VideoParser`] (`cuvidCreateVideoParser`): Annex B / frame packets in; it calls back, on the thread that
 //!   feeds it, when a sequence starts or changes, when a picture is ready to decode (decode order) and when one
@@ -16,8 +16,10 @@ use std::cell::Cell;
 use std::ffi::{c_int, c_uint, c_ulong, c_void};
 use std::sync::OnceLock;
 
-/// The NVDEC library's name, as libavcodec opens it.
-const LIBNVCUVID: &str = "libnvcuvid.so.1";
+mod sys;
+
+use sys::*;
+pub(crate) use sys::{Codec, DisplayInfo, PicParams, VideoFormat, CHROMA_420};
 
 /// A failed nvcuvid call: the function and the CUDA error code it returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,199 +52,6 @@ fn check(code: c_int, operation: &'static str) -> Result<(), CuvidError> {
     }
 }
 
-/// `cudaVideoCodec`: the codecs framefeed drives NVDEC for directly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i32)]
-pub(crate) enum Codec {
-    H264 = 4,
-    Hevc = 8,
-    Vp8 = 9,
-    Vp9 = 10,
-    Av1 = 11,
-}
-
-/// `cudaVideoChromaFormat_420`.
-pub(crate) const CHROMA_420: i32 = 1;
-/// `cudaVideoSurfaceFormat_NV12` / `_P016`.
-const SURFACE_NV12: i32 = 0;
-const SURFACE_P016: i32 = 1;
-/// `cudaVideoCreate_PreferCUVID`: the dedicated video engines.
-const CREATE_PREFER_CUVID: c_ulong = 0x04;
-/// `CUvideopacketflags`.
-const PKT_ENDOFSTREAM: c_ulong = 0x01;
-const PKT_TIMESTAMP: c_ulong = 0x02;
-
-/// `CUVIDEOFORMAT`: what the parser found in a sequence header.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct VideoFormat {
-    pub(crate) codec: i32,
-    pub(crate) frame_rate: [c_uint; 2],
-    pub(crate) progressive_sequence: u8,
-    pub(crate) bit_depth_luma_minus8: u8,
-    pub(crate) bit_depth_chroma_minus8: u8,
-    pub(crate) min_num_decode_surfaces: u8,
-    pub(crate) coded_width: c_uint,
-    pub(crate) coded_height: c_uint,
-    /// left, top, right, bottom.
-    pub(crate) display_area: [c_int; 4],
-    pub(crate) chroma_format: i32,
-    pub(crate) bitrate: c_uint,
-    pub(crate) display_aspect_ratio: [c_int; 2],
-    /// video_format (3 bits), video_full_range_flag (1 bit), reserved (4 bits).
-    pub(crate) signal_flags: u8,
-    pub(crate) color_primaries: u8,
-    pub(crate) transfer_characteristics: u8,
-    pub(crate) matrix_coefficients: u8,
-    pub(crate) seqhdr_data_length: c_uint,
-}
-
-impl VideoFormat {
-    /// `video_full_range_flag` of the sequence's signal description.
-    pub(crate) fn full_range(&self) -> bool {
-        self.signal_flags & 0x08 != 0
-    }
-}
-
-/// `CUVIDEOFORMATEX`: a format with the sequence header bytes after it (given to the parser up front).
-#[repr(C)]
-struct VideoFormatEx {
-    format: VideoFormat,
-    raw_seqhdr_data: [u8; 1024],
-}
-
-/// `CUVIDPICPARAMS`: what the parser hands the decoder for one picture; only passed through.
-#[repr(C)]
-pub(crate) struct PicParams {
-    _opaque: [u8; 0],
-}
-
-/// `CUVIDPARSERDISPINFO`: a picture ready to display.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct DisplayInfo {
-    pub(crate) picture_index: c_int,
-    pub(crate) progressive_frame: c_int,
-    pub(crate) top_field_first: c_int,
-    pub(crate) repeat_first_field: c_int,
-    pub(crate) timestamp: i64,
-}
-
-type SequenceCallback = unsafe extern "C" fn(*mut c_void, *mut VideoFormat) -> c_int;
-type DecodeCallback = unsafe extern "C" fn(*mut c_void, *mut PicParams) -> c_int;
-type DisplayCallback = unsafe extern "C" fn(*mut c_void, *mut DisplayInfo) -> c_int;
-
-/// `CUVIDPARSERPARAMS`.
-#[repr(C)]
-struct ParserParams {
-    codec: i32,
-    max_num_decode_surfaces: c_uint,
-    clock_rate: c_uint,
-    error_threshold: c_uint,
-    max_display_delay: c_uint,
-    flags: c_uint,
-    reserved1: [c_uint; 4],
-    user_data: *mut c_void,
-    sequence: Option<SequenceCallback>,
-    decode: Option<DecodeCallback>,
-    display: Option<DisplayCallback>,
-    operating_point: *mut c_void,
-    sei: *mut c_void,
-    reserved2: [*mut c_void; 5],
-    ext_video_info: *mut VideoFormatEx,
-}
-
-/// `CUVIDSOURCEDATAPACKET`.
-#[repr(C)]
-struct SourcePacket {
-    flags: c_ulong,
-    payload_size: c_ulong,
-    payload: *const u8,
-    timestamp: i64,
-}
-
-/// `CUVIDDECODECREATEINFO`.
-#[repr(C)]
-struct DecodeCreateInfo {
-    width: c_ulong,
-    height: c_ulong,
-    num_decode_surfaces: c_ulong,
-    codec: i32,
-    chroma_format: i32,
-    creation_flags: c_ulong,
-    bit_depth_minus8: c_ulong,
-    intra_decode_only: c_ulong,
-    max_width: c_ulong,
-    max_height: c_ulong,
-    reserved1: c_ulong,
-    display_area: [i16; 4],
-    output_format: i32,
-    deinterlace_mode: i32,
-    target_width: c_ulong,
-    target_height: c_ulong,
-    num_output_surfaces: c_ulong,
-    vid_lock: *mut c_void,
-    target_rect: [i16; 4],
-    enable_histogram: c_ulong,
-    reserved2: [c_ulong; 4],
-}
-
-/// `CUVIDPROCPARAMS`.
-#[repr(C)]
-struct ProcParams {
-    progressive_frame: c_int,
-    second_field: c_int,
-    top_field_first: c_int,
-    unpaired_field: c_int,
-    reserved_flags: c_uint,
-    reserved_zero: c_uint,
-    raw_input_dptr: u64,
-    raw_input_pitch: c_uint,
-    raw_input_format: c_uint,
-    raw_output_dptr: u64,
-    raw_output_pitch: c_uint,
-    reserved1: c_uint,
-    output_stream: *mut c_void,
-    reserved: [c_uint; 46],
-    histogram_dptr: *mut u64,
-    reserved2: [*mut c_void; 1],
-}
-
-/// `CUVIDDECODECAPS`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-struct DecodeCapsRaw {
-    codec: i32,
-    chroma_format: i32,
-    bit_depth_minus8: c_uint,
-    reserved1: [c_uint; 3],
-    is_supported: u8,
-    num_nvdecs: u8,
-    output_format_mask: u16,
-    max_width: c_uint,
-    max_height: c_uint,
-    max_mb_count: c_uint,
-    min_width: u16,
-    min_height: u16,
-    histogram_supported: u8,
-    counter_bit_depth: u8,
-    max_histogram_bins: u16,
-    reserved3: [c_uint; 10],
-}
-
-// The Video Codec SDK's layouts on 64-bit Linux (12.x and 13.0 agree; fields added since were carved out of
-// reserved space).
-const _: () = {
-    assert!(std::mem::size_of::<VideoFormat>() == 64);
-    assert!(std::mem::size_of::<VideoFormatEx>() == 1088);
-    assert!(std::mem::size_of::<DisplayInfo>() == 24);
-    assert!(std::mem::size_of::<ParserParams>() == 136);
-    assert!(std::mem::size_of::<SourcePacket>() == 32);
-    assert!(std::mem::size_of::<DecodeCreateInfo>() == 176);
-    assert!(std::mem::size_of::<ProcParams>() == 264);
-    assert!(std::mem::size_of::<DecodeCapsRaw>() == 88);
-};
-
 /// What NVDEC on this GPU can decode for one codec, chroma format and bit depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DecodeCaps {
@@ -250,47 +59,6 @@ pub(crate) struct DecodeCaps {
     pub(crate) max: (u32, u32),
     pub(crate) min: (u32, u32),
     pub(crate) max_macroblocks: u32,
-}
-
-/// The library's functions.
-struct Api {
-    get_decoder_caps: unsafe extern "C" fn(*mut DecodeCapsRaw) -> c_int,
-    create_decoder: unsafe extern "C" fn(*mut *mut c_void, *mut DecodeCreateInfo) -> c_int,
-    destroy_decoder: unsafe extern "C" fn(*mut c_void) -> c_int,
-    decode_picture: unsafe extern "C" fn(*mut c_void, *mut PicParams) -> c_int,
-    map_frame:
-        unsafe extern "C" fn(*mut c_void, c_int, *mut u64, *mut c_uint, *mut ProcParams) -> c_int,
-    unmap_frame: unsafe extern "C" fn(*mut c_void, u64) -> c_int,
-    create_parser: unsafe extern "C" fn(*mut *mut c_void, *mut ParserParams) -> c_int,
-    parse: unsafe extern "C" fn(*mut c_void, *mut SourcePacket) -> c_int,
-    destroy_parser: unsafe extern "C" fn(*mut c_void) -> c_int,
-}
-
-fn load() -> Result<Api, String> {
-    // SAFETY: loading the NVIDIA video library runs its initialisers, which are safe in any process; it stays
-    // loaded for the life of the process (leaked), so the function pointers taken from it stay valid.
-    let lib = unsafe { libloading::Library::new(LIBNVCUVID) }
-        .map_err(|e| format!("NVDEC's library {LIBNVCUVID} could not be loaded ({e})"))?;
-    let lib: &'static libloading::Library = Box::leak(Box::new(lib));
-    macro_rules! sym {
-        ($name:literal) => {
-            // SAFETY: each symbol is looked up under its C name and given the Video Codec SDK's signature
-            // (the 64-bit device-pointer variants of map/unmap).
-            *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
-                .map_err(|e| format!("{LIBNVCUVID} has no {} ({e})", $name))?
-        };
-    }
-    Ok(Api {
-        get_decoder_caps: sym!("cuvidGetDecoderCaps"),
-        create_decoder: sym!("cuvidCreateDecoder"),
-        destroy_decoder: sym!("cuvidDestroyDecoder"),
-        decode_picture: sym!("cuvidDecodePicture"),
-        map_frame: sym!("cuvidMapVideoFrame64"),
-        unmap_frame: sym!("cuvidUnmapVideoFrame64"),
-        create_parser: sym!("cuvidCreateVideoParser"),
-        parse: sym!("cuvidParseVideoData"),
-        destroy_parser: sym!("cuvidDestroyVideoParser"),
-    })
 }
 
 fn api() -> Result<&'static Api, CuvidError> {
