@@ -128,10 +128,8 @@ pub use error::{AvError, Error, Result, TryFeedError, VideoError};
 /// The 16-bit float type of [`DType::F16`] output (from the `half` crate).
 pub use half::f16;
 pub use info::{ContainerInfo, FfmpegBuild, MediaKind, StreamInfo};
-pub use mux::{
-    CameraId, CameraStats, Mux, MuxBatch, MuxConfig, MuxEntry, MuxEvent, MuxEvents, MuxPolicy,
-    MuxReady, NextEvent,
-};
+pub use mux::futures::{MuxEvents, MuxReady, NextEvent};
+pub use mux::{CameraId, CameraStats, Mux, MuxBatch, MuxConfig, MuxEntry, MuxEvent, MuxPolicy};
 pub use operator::epoch_feed::EpochFeed;
 pub use operator::feeding::FeedVideo;
 pub use operator::futures::{BatchStream, FeedReady, NextBatch, Ready};

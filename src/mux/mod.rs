@@ -40,16 +40,14 @@
 
 mod camera;
 mod entries;
-mod futures;
+pub(crate) mod futures;
 pub(crate) mod gather;
 
 pub use entries::{CameraId, CameraStats, MuxBatch, MuxEntry, MuxEvent};
-pub use futures::{MuxEvents, MuxReady, NextEvent};
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -338,59 +336,6 @@ impl Mux {
             }
             Step::Until(_) | Step::Wait => Err(Error::NotReady),
         }
-    }
-
-    /// A future that completes when a poll would not wait: a batch is full or at its deadline, a camera's end
-    /// is due, or nothing more will come. It takes nothing: for bridges to other event loops, which then take
-    /// the event with [`try_next_event`](Self::try_next_event) where their own cancellation cannot
-    /// interleave (the Python package does so on the asyncio loop). Another poller may take it first.
-    pub fn ready(&self) -> MuxReady<'_> {
-        MuxReady { mux: self }
-    }
-
-    /// [`next_event`](Self::next_event) as a future: it parks the task, not a thread (a clock thread wakes it
-    /// at a batch's deadline). Cancel-safe: an event is taken only in the poll that returns it.
-    pub fn next_event_async(&self) -> NextEvent<'_> {
-        NextEvent { mux: self }
-    }
-
-    /// The events as a [`futures_core::Stream`], ending once closed and every camera has ended.
-    pub fn events(&self) -> MuxEvents<'_> {
-        MuxEvents { mux: self }
-    }
-
-    fn poll_event(&self, cx: &mut Context<'_>) -> Poll<Result<Option<MuxEvent>>> {
-        let mut state = self.shared.state.lock();
-        match self.poll_state(&mut state) {
-            Step::Event(event) => {
-                drop(state);
-                self.shared.notify();
-                Poll::Ready(Ok(event))
-            }
-            Step::Until(at) => self.park(&mut state, cx, Some(at)),
-            Step::Wait => self.park(&mut state, cx, None),
-        }
-    }
-
-    fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
-        let mut state = self.shared.state.lock();
-        match look(&state, Instant::now()) {
-            Look::Give => Poll::Ready(()),
-            Look::Until(at) => self.park(&mut state, cx, Some(at)),
-            Look::Wait => self.park(&mut state, cx, None),
-        }
-    }
-
-    /// Registers the task for a wake-up on a change, and with the clock at `at` (a batch's deadline).
-    fn park<T>(&self, state: &mut State, cx: &mut Context<'_>, at: Option<Instant>) -> Poll<T> {
-        self.shared.wakers.register(cx.waker());
-        if let Some(at) = at {
-            if state.wake_at.is_none_or(|t| at < t) {
-                state.wake_at = Some(at);
-                self.shared.clock.notify_all();
-            }
-        }
-        Poll::Pending
     }
 
     /// One look at the state: an event to give (taken), or how to wait.
