@@ -117,6 +117,8 @@ pub mod server;
 mod settings;
 mod signal;
 mod source;
+#[cfg(test)]
+mod testing;
 mod transform;
 mod video;
 

@@ -8,12 +8,15 @@
 //! [`VideoError::NvdecUnsupported`]). For the sampling stage, a picture some later sequence takes is copied out
 //! of its surface into device memory of its own ([`HeldPicture`]).
 
+/// The direct NVDEC backend, a part of this module (it exists only with the feature).
+#[path = "nvcuvid.rs"]
+mod nvcuvid;
+
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, DevicePtr};
 
 use super::backend::{DecodeLoop, Decoder, FrameSink, Stop};
-use super::nvcuvid::{direct_codec, NvcuvidDecoder};
 use crate::decode::frame::{Colour, DeviceFrame, FrameRef};
 use crate::demux::Demuxer;
 use crate::device::{cuda_error, GpuRuntime};
@@ -24,6 +27,7 @@ use crate::ffi::cuda::hw::{FormatChoice, SurfaceError};
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::settings::config::NvdecDriver;
+use nvcuvid::{direct_codec, NvcuvidDecoder};
 
 /// Opens NVDEC for the demuxer's chosen stream on `gpu`: the direct nvcuvid backend for the codecs it takes
 /// (unless `driver` asks for the hwaccel), libavcodec's hwaccel for the others.

@@ -2,14 +2,12 @@
 //! NVDEC backend (libavcodec's hwaccel on the operator's CUDA context), which the `cuda` feature swaps in as a
 //! whole module: `cuda.rs` with it, `cuda_none.rs` (nothing to open: there is no GPU runtime) without.
 //! With the feature, `nvcuvid.rs` is the direct NVDEC backend (NVIDIA's parser and decoder with a decode queue),
-//! which `cuda.rs` opens for the codecs it takes unless the config asks for the hwaccel. Each backend hands every decoded
+//! a module of `cuda.rs`, which opens it for the codecs it takes unless the config asks for the hwaccel. Each backend hands every decoded
 //! frame to the transform stage as a [`FrameRef`](crate::decode::frame::FrameRef): in host or GPU memory.
 
 mod backend;
 pub(crate) mod cpu;
 pub(crate) mod frame;
-#[cfg(feature = "cuda")]
-mod nvcuvid;
 #[cfg_attr(feature = "cuda", path = "cuda.rs")]
 #[cfg_attr(not(feature = "cuda"), path = "cuda_none.rs")]
 mod nvdec;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
 
-use super::backend::{Clock, Decoder, FrameInfo, FrameSink, Stop};
+use crate::decode::backend::{Clock, Decoder, FrameInfo, FrameSink, Stop};
 use crate::decode::frame::{Colour, DeviceFrame, FrameRef};
 use crate::demux::Demuxer;
 use crate::device::{cuda_error, GpuRuntime};

@@ -7,7 +7,7 @@
 //! hands converted frames to the assembly stage's buffers.
 
 mod apply;
-mod gpu;
+pub(crate) mod gpu;
 pub(crate) mod host;
 mod orient;
 pub(crate) mod plan;

@@ -3,8 +3,8 @@
 //! matrix and range, rounding to 8-bit levels (as the CPU path does), type, normalization and layout. The GPU
 //! twin of the CPU path's planning (`host`); this module only fills the block.
 //!
-//! Pure arithmetic: no CUDA here, so it is built and tested in both builds (`kernel_on_cpu` runs the kernel's
-//! own code compiled for the CPU).
+//! Pure arithmetic: no CUDA here, so it is built and tested in both builds (`crate::testing::kernel_on_cpu`
+//! runs the kernel's own code compiled for the CPU, end to end).
 
 use super::plan::Geometry;
 use super::write::affine;
@@ -12,11 +12,6 @@ use crate::decode::frame::{Colour, DeviceFrame};
 use crate::ffi::cuda::params::ConvertParams;
 use crate::orientation::Orientation;
 use crate::settings::transforms::{DType, Interpolation, Layout, Transforms};
-
-/// The kernel's code, compiled for the CPU, against the CPU backend on the same files: what NVDEC's surfaces
-/// hold is what libavcodec decodes (bit-exact decoders), so given the same planes both paths must agree.
-#[cfg(test)]
-mod kernel_on_cpu;
 
 impl Colour {
     /// The luma weights (Kr, Kb) of the matrix, with the same choices as the CPU path's swscale: BT.601 when

@@ -2,9 +2,11 @@
 //! CPU backend on the same decoded planes: the fixtures, the transforms, and the shared corpus. Runs on any
 //! machine, in both builds; on a GPU the same comparison runs end to end in `tests/gpu_backend.rs`.
 
-use super::*;
+use crate::decode::frame::{Colour, DeviceFrame};
 use crate::ffi::cuda::host::HostKernel;
 use crate::orientation::Orientation;
+use crate::settings::transforms::{DType, Layout, Transforms};
+use crate::transform::gpu::kernel_params;
 use crate::transform::plan::Planner;
 use crate::{Batch, Config, Crop, CropPosition, LastSequencePolicy, Resize, VideoInput};
 use std::path::{Path, PathBuf};
