@@ -1,11 +1,13 @@
 //! `framefeed`: decode videos into batches of frame sequences from the command line.
 //!
 //! `framefeed run [FILES]...` feeds the files (or, with none, the built-in sample video) to one operator and
-//! reports every batch (`run.rs`, its JSON lines and summary in `output.rs`); `framefeed info FILE` describes a
+//! reports every batch (its flags in `args.rs`; `run.rs`, or `mux.rs` with `--mux`; its JSON lines and summary
+//! in `output.rs`); `framefeed info FILE` describes a
 //! container as JSON (`info.rs`); `framefeed serve` runs the HTTP ingest service (`serve.rs`, over
 //! `framefeed::server`). Settings with named values parse through framefeed's own `FromStr`, as the service
 //! and Python parse them.
 
+mod args;
 mod info;
 mod mux;
 mod output;
@@ -18,7 +20,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use run::RunArgs;
+use args::RunArgs;
 use serve::ServeArgs;
 
 #[derive(Parser)]
@@ -67,7 +69,11 @@ fn main() -> ExitCode {
         )
         .init();
     let result = match cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => match args.prepare() {
+            Err(message) => Err(Failure::Message(message)),
+            Ok(prepared) if args.mux => mux::run(&args, prepared),
+            Ok(prepared) => run::run(args, prepared),
+        },
         Command::Info { file, segments } => info::info(&file, segments),
         Command::Serve(args) => serve::serve(args),
     };

@@ -5,24 +5,25 @@
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use framefeed::{Config, Encoded, Error, Mux, MuxConfig, MuxEvent, UrlOptions, VideoInput};
+use framefeed::{Config, Encoded, Error, Mux, MuxConfig, MuxEvent, VideoInput};
 
+use super::args::{operator_config, Prepared, RunArgs, Source};
 use super::output::{batch_json, peak_rss_mib};
-use super::run::{RunArgs, Source};
 use super::{written, Failure};
 
-/// Runs the mux over the arguments' sources, each decoded by an operator of `config` (one sequence a batch).
-pub(crate) fn run(
-    args: &RunArgs,
-    config: Config,
-    url_options: UrlOptions,
-    deadline: Duration,
-    stop_after: Option<Duration>,
-) -> Result<ExitCode, Failure> {
+/// Runs the mux over the arguments' sources, each decoded by an operator of their config with one sequence a
+/// batch, with the settings `prepared` from them.
+pub(crate) fn run(args: &RunArgs, prepared: Prepared) -> Result<ExitCode, Failure> {
+    let Prepared {
+        url_options,
+        stop_after,
+        deadline,
+    } = prepared;
+    let config = operator_config(args, 1);
     if args.files.is_empty() {
         return Err("--mux batches across sources: give the URLs (or files) of the cameras".into());
     }
