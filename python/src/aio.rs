@@ -234,7 +234,7 @@ fn take(py: Python<'_>, want: Want) -> PyResult<Delivered> {
                 return Ok(closed(py));
             };
             match mux.try_next_event() {
-                Ok(event) => Delivered::Value(crate::mux::event_object(py, event)?),
+                Ok(event) => Delivered::Value(crate::events::event_object(py, event)?),
                 // Taken by another poller since it was ready.
                 Err(Error::NotReady) => Delivered::Again(Want::Event(weak)),
                 Err(e) => Delivered::Failed(to_py(py, e)),

@@ -14,6 +14,7 @@ mod config;
 #[cfg_attr(not(feature = "cuda"), path = "cuda_none.rs")]
 mod cuda;
 mod errors;
+mod events;
 mod ffi;
 mod input;
 mod mux;
@@ -137,9 +138,9 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<batch::PyBatch>()?;
     m.add_class::<batch::PySequence>()?;
     m.add_class::<mux::PyMux>()?;
-    m.add_class::<mux::PyMuxBatch>()?;
-    m.add_class::<mux::PyMuxEntry>()?;
-    m.add_class::<mux::PyCameraEnded>()?;
+    m.add_class::<events::PyMuxBatch>()?;
+    m.add_class::<events::PyMuxEntry>()?;
+    m.add_class::<events::PyCameraEnded>()?;
     m.add_class::<reader::PyVideoReader>()?;
     m.add_class::<reader::PyVideoMetadata>()?;
     m.add_class::<reader::PyFrames>()?;
