@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::error_code::ErrorCode;
 use crate::settings::device::Device;
 use crate::video::VideoRef;
 
@@ -336,28 +337,39 @@ impl VideoError {
     /// A short, stable name for what went wrong: the one vocabulary of the service's JSON errors (`code`) and
     /// Python's exceptions (`code`). Several variants may share a code when a client would handle them alike.
     pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
+    }
+
+    /// [`code`](Self::code) as its entry in the table of codes.
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            VideoError::Empty => "empty",
-            VideoError::NotAVideo(_) | VideoError::ImplausibleContainer { .. } => "not_a_video",
-            VideoError::NoVideoStream | VideoError::StreamNotFound { .. } => "no_video_stream",
-            VideoError::UnsupportedCodec { .. } => "unsupported_codec",
-            VideoError::AbsurdDimensions { .. } => "frame_too_large",
-            VideoError::NoFrames => "no_frames",
-            VideoError::Sampling { .. } => "bad_sampling",
-            VideoError::SampledFramesMissing { .. } => "corrupt",
-            VideoError::Demux { .. } | VideoError::Corrupt { .. } => "corrupt",
-            VideoError::LiveAborted { .. } => "aborted",
-            VideoError::LiveStalled { .. } => "stalled",
-            VideoError::SourceUnavailable { .. } => "source_unavailable",
-            VideoError::SourceLost { .. } => "source_lost",
-            VideoError::MoovAtEndLive | VideoError::MoovAtEndTooLarge { .. } => "moov_at_end",
-            VideoError::WholeTooLarge { .. } => "body_too_large",
-            VideoError::CropOutOfBounds { .. } => "crop_out_of_bounds",
-            VideoError::BatchTooLarge { .. } => "over_memory_budget",
-            VideoError::OutOfMemory { .. } => "out_of_memory",
-            VideoError::NvdecUnsupported { .. } => "nvdec_unsupported",
-            VideoError::Cuda { .. } => "cuda",
-            VideoError::Ffmpeg(_) => "decode_failed",
+            VideoError::Empty => ErrorCode::Empty,
+            VideoError::NotAVideo(_) | VideoError::ImplausibleContainer { .. } => {
+                ErrorCode::NotAVideo
+            }
+            VideoError::NoVideoStream | VideoError::StreamNotFound { .. } => {
+                ErrorCode::NoVideoStream
+            }
+            VideoError::UnsupportedCodec { .. } => ErrorCode::UnsupportedCodec,
+            VideoError::AbsurdDimensions { .. } => ErrorCode::FrameTooLarge,
+            VideoError::NoFrames => ErrorCode::NoFrames,
+            VideoError::Sampling { .. } => ErrorCode::BadSampling,
+            VideoError::SampledFramesMissing { .. } => ErrorCode::Corrupt,
+            VideoError::Demux { .. } | VideoError::Corrupt { .. } => ErrorCode::Corrupt,
+            VideoError::LiveAborted { .. } => ErrorCode::Aborted,
+            VideoError::LiveStalled { .. } => ErrorCode::Stalled,
+            VideoError::SourceUnavailable { .. } => ErrorCode::SourceUnavailable,
+            VideoError::SourceLost { .. } => ErrorCode::SourceLost,
+            VideoError::MoovAtEndLive | VideoError::MoovAtEndTooLarge { .. } => {
+                ErrorCode::MoovAtEnd
+            }
+            VideoError::WholeTooLarge { .. } => ErrorCode::BodyTooLarge,
+            VideoError::CropOutOfBounds { .. } => ErrorCode::CropOutOfBounds,
+            VideoError::BatchTooLarge { .. } => ErrorCode::OverMemoryBudget,
+            VideoError::OutOfMemory { .. } => ErrorCode::OutOfMemory,
+            VideoError::NvdecUnsupported { .. } => ErrorCode::NvdecUnsupported,
+            VideoError::Cuda { .. } => ErrorCode::Cuda,
+            VideoError::Ffmpeg(_) => ErrorCode::DecodeFailed,
         }
     }
 }
@@ -366,18 +378,23 @@ impl Error {
     /// A short, stable name for what went wrong, in the vocabulary of [`VideoError::code`] (which an
     /// [`Error::Video`] gives).
     pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
+    }
+
+    /// [`code`](Self::code) as its entry in the table of codes.
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            Error::Config(_) => "invalid_config",
-            Error::NoData => "no_data",
-            Error::NotReady => "not_ready",
-            Error::Timeout(_) => "timeout",
-            Error::Closed => "closed",
-            Error::LiveEnded { .. } => "live_ended",
-            Error::Video { error, .. } => error.code(),
-            Error::CudaUnavailable { .. } => "cuda_unavailable",
-            Error::Cuda { .. } => "cuda",
-            Error::OutOfMemory { .. } => "out_of_memory",
-            Error::WorkerDied(_) => "internal",
+            Error::Config(_) => ErrorCode::InvalidConfig,
+            Error::NoData => ErrorCode::NoData,
+            Error::NotReady => ErrorCode::NotReady,
+            Error::Timeout(_) => ErrorCode::Timeout,
+            Error::Closed => ErrorCode::Closed,
+            Error::LiveEnded { .. } => ErrorCode::LiveEnded,
+            Error::Video { error, .. } => error.error_code(),
+            Error::CudaUnavailable { .. } => ErrorCode::CudaUnavailable,
+            Error::Cuda { .. } => ErrorCode::Cuda,
+            Error::OutOfMemory { .. } => ErrorCode::OutOfMemory,
+            Error::WorkerDied(_) => ErrorCode::Internal,
         }
     }
 

@@ -100,6 +100,7 @@ mod decode;
 mod demux;
 mod device;
 mod error;
+mod error_code;
 mod ffi;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -127,6 +128,7 @@ pub use assembly::outline::BatchOutline;
 pub use demux::{ffmpeg_build, probe};
 pub use device::{cuda_status, DecodedOn, Device};
 pub use error::{AvError, Error, Result, TryFeedError, VideoError};
+pub use error_code::{CodeSource, ErrorCode};
 /// The 16-bit float type of [`DType::F16`] output (from the `half` crate).
 pub use half::f16;
 pub use info::{ContainerInfo, FfmpegBuild, MediaKind, StreamInfo};

@@ -355,6 +355,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "leaf types",
         &[
             "src/error.rs",
+            "src/error_code.rs",
             "src/video.rs",
             "src/signal.rs",
             "src/info.rs",

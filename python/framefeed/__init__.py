@@ -48,6 +48,7 @@ from .types import (
     ResizeMode,
 )
 from ._framefeed import (
+    ERROR_CODES,
     SAMPLE_MP4,
     Batch,
     CameraEnded,
@@ -88,6 +89,7 @@ __all__ = [
     "redact_url",
     "segments",
     "SAMPLE_MP4",
+    "ERROR_CODES",
     "FramefeedError",
     "VideoError",
     "NoDataError",

@@ -49,9 +49,13 @@ __all__ = [
     "redact_url",
     "segments",
     "SAMPLE_MP4",
+    "ERROR_CODES",
     "__version__",
 ]
 SAMPLE_MP4: bytes
+ERROR_CODES: Dict[str, Tuple[str, Optional[int], str]]
+"""framefeed's table of error codes: code -> (``"library"`` or ``"service"``, the HTTP status the service refuses a
+request with or ``None``, what went wrong)."""
 __version__: str
 
 def probe(data: Union[str, PathLike[str], _Buffer]) -> ContainerInfo:

@@ -2,7 +2,7 @@
 //! they can also derive from Python's own `TimeoutError` and `MemoryError`); this module holds a typed handle on
 //! each (`import_exception!`, imported once) and builds them from Rust errors.
 
-use framefeed::{Error, Label};
+use framefeed::{Error, ErrorCode, Label};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -56,18 +56,21 @@ pub(crate) fn to_py(py: Python<'_>, error: Error) -> PyErr {
     if let Err(e) = set() {
         return e;
     }
-    match &error {
-        Error::Video { .. } => raise::<classes::VideoError>(py, message, &attributes),
-        Error::NoData => raise::<classes::NoDataError>(py, message, &attributes),
-        Error::NotReady => raise::<classes::NotReadyError>(py, message, &attributes),
-        Error::Timeout(_) => raise::<classes::FramefeedTimeoutError>(py, message, &attributes),
-        Error::Closed | Error::LiveEnded { .. } => {
+    // The class follows the code (the table's), but for a video's failure, whatever its code.
+    if matches!(error, Error::Video { .. }) {
+        return raise::<classes::VideoError>(py, message, &attributes);
+    }
+    match error.error_code() {
+        ErrorCode::NoData => raise::<classes::NoDataError>(py, message, &attributes),
+        ErrorCode::NotReady => raise::<classes::NotReadyError>(py, message, &attributes),
+        ErrorCode::Timeout => raise::<classes::FramefeedTimeoutError>(py, message, &attributes),
+        ErrorCode::Closed | ErrorCode::LiveEnded => {
             raise::<classes::ClosedError>(py, message, &attributes)
         }
-        Error::CudaUnavailable { .. } | Error::Cuda { .. } => {
+        ErrorCode::CudaUnavailable | ErrorCode::Cuda => {
             raise::<classes::DeviceError>(py, message, &attributes)
         }
-        Error::OutOfMemory { .. } => raise::<classes::OutOfMemoryError>(py, message, &attributes),
+        ErrorCode::OutOfMemory => raise::<classes::OutOfMemoryError>(py, message, &attributes),
         _ => raise::<classes::FramefeedError>(py, message, &attributes),
     }
 }

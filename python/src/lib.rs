@@ -130,6 +130,20 @@ fn redact_url(url: &str) -> String {
     framefeed::redact_url(url)
 }
 
+/// framefeed's table of error codes (`framefeed::ErrorCode`): code → (`"library"` or `"service"`, the HTTP
+/// status the service refuses a request with, or `None`, what went wrong).
+fn error_codes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let table = PyDict::new(py);
+    for code in framefeed::ErrorCode::ALL {
+        let source = match code.source() {
+            framefeed::CodeSource::Library => "library",
+            _ => "service",
+        };
+        table.set_item(code.as_str(), (source, code.status(), code.description()))?;
+    }
+    Ok(table)
+}
+
 #[pymodule]
 fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<input::PyVideoInput>()?;
@@ -150,6 +164,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda_status, m)?)?;
     m.add_function(wrap_pyfunction!(ffmpeg_build, m)?)?;
     m.add("SAMPLE_MP4", PyBytes::new(m.py(), framefeed::SAMPLE_MP4))?;
+    m.add("ERROR_CODES", error_codes(m.py())?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

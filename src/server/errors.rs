@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::budget::Short;
 use crate::error::{Error, VideoError};
+use crate::error_code::ErrorCode;
 
 /// Why an upload's body was cut by the server (the video then fails with [`VideoError::LiveAborted`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,14 +31,19 @@ pub(crate) enum CutReason {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ApiError {
     pub(crate) status: StatusCode,
-    pub(crate) code: &'static str,
+    pub(crate) code: ErrorCode,
     pub(crate) message: String,
 }
 
 impl ApiError {
-    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    /// A refusal with `code`, answered with the code's status (500 for a code that has none: a refusal
+    /// always has one, held by a test).
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            status,
+            status: code
+                .status()
+                .and_then(|s| StatusCode::from_u16(s).ok())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             code,
             message: message.into(),
         }
@@ -73,8 +79,8 @@ impl ApiError {
 }
 
 /// `{"error":{"code":..,"message":..,"request_id":..}}`.
-pub(crate) fn error_line(code: &str, message: &str, request_id: &str) -> Value {
-    json!({"error": {"code": code, "message": message, "request_id": request_id}})
+pub(crate) fn error_line(code: ErrorCode, message: &str, request_id: &str) -> Value {
+    json!({"error": {"code": code.as_str(), "message": message, "request_id": request_id}})
 }
 
 /// The code and client-facing message of an operator error for an upload. `cut` says why the server cut the
@@ -83,13 +89,16 @@ pub(crate) fn describe(
     error: &Error,
     cut: Option<CutReason>,
     upload_budget: u64,
-) -> (&'static str, String) {
+) -> (ErrorCode, String) {
     let Error::Video { error, .. } = error else {
-        return ("internal", "the server could not decode this upload".into());
+        return (
+            ErrorCode::Internal,
+            "the server could not decode this upload".into(),
+        );
     };
     // The code is the core vocabulary's (`VideoError::code`), but for an upload the server cut (its own
     // codes say why); the message is the service's, with no FFmpeg internals.
-    let code = error.code();
+    let code = error.error_code();
     match error {
         VideoError::Empty => (code, "the upload is empty".into()),
         VideoError::NotAVideo(_) | VideoError::ImplausibleContainer { .. } => (
@@ -127,23 +136,23 @@ pub(crate) fn describe(
         ),
         VideoError::LiveAborted { received, .. } => match cut {
             Some(CutReason::BodyTooLarge) => (
-                "body_too_large",
+                ErrorCode::BodyTooLarge,
                 format!("the upload grew past this server's limit after {received} bytes"),
             ),
             Some(CutReason::TooSlow) => (
-                "too_slow",
+                ErrorCode::TooSlow,
                 format!("the upload was slower than this server's minimum rate (after {received} bytes)"),
             ),
             Some(CutReason::NoMemory(Short::Pool)) => (
-                "server_busy",
+                ErrorCode::ServerBusy,
                 format!("the server's memory for uploads was taken when this upload's video needed it (after {received} bytes); retry later"),
             ),
             Some(CutReason::NoMemory(Short::Client)) => (
-                "too_many_uploads",
+                ErrorCode::TooManyUploads,
                 format!("this client's uploads held their share of the server's memory when this one's video needed more (after {received} bytes); retry later"),
             ),
             Some(CutReason::BodyUnreadable) | None => (
-                "body_unreadable",
+                ErrorCode::BodyUnreadable,
                 format!("the request body could not be read after {received} bytes"),
             ),
         },
@@ -228,7 +237,7 @@ mod tests {
             },
         ] {
             let (code, message) = describe(&video(error), None, 1);
-            assert!(!code.is_empty());
+            assert_ne!(code, ErrorCode::Internal);
             for internal in ["avformat", "1094995529", "Invalid data"] {
                 assert!(!message.contains(internal), "{message}");
             }
@@ -243,11 +252,11 @@ mod tests {
         });
         assert_eq!(
             describe(&aborted, Some(CutReason::TooSlow), 1).0,
-            "too_slow"
+            ErrorCode::TooSlow
         );
         assert_eq!(
             describe(&aborted, Some(CutReason::BodyTooLarge), 1).0,
-            "body_too_large"
+            ErrorCode::BodyTooLarge
         );
         assert!(!describe(&aborted, None, 1).1.contains("internal detail"));
     }

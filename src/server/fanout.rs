@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::http::StatusCode;
 use parking_lot::Mutex;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, oneshot, watch};
 
 use super::errors::ApiError;
+use crate::error_code::ErrorCode;
 
 /// Lines a consumer may fall behind before it drops to the latest one: about 2 s of a 120-batch/s stream, so
 /// that a consumer on a busy machine or a congested link rides out a hiccup (each line is a batch's JSON, a
@@ -207,8 +207,7 @@ impl Streams {
         }
         if label.as_ref().is_some_and(|l| l.len() > 256) {
             return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
+                ErrorCode::BadRequest,
                 "a label is at most 256 bytes",
             ));
         }
@@ -221,8 +220,7 @@ impl Streams {
                     .is_some_and(|s| s.state.lock().status == Status::Running)
                 {
                     return Err(ApiError::new(
-                        StatusCode::CONFLICT,
-                        "stream_exists",
+                        ErrorCode::StreamExists,
                         format!("a stream with the id '{id}' is running"),
                     ));
                 }
@@ -373,8 +371,7 @@ pub(crate) fn check_id(id: &str) -> Result<(), ApiError> {
         Ok(())
     } else {
         Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
+            ErrorCode::BadRequest,
             format!("a stream id is 1 to {MAX_ID_LEN} of A-Z a-z 0-9 . _ -"),
         ))
     }
@@ -491,6 +488,7 @@ impl Drop for Consumer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::StatusCode;
 
     #[test]
     fn ids_are_checked_and_running_ones_are_not_taken_twice() {

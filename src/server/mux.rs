@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::response::Response;
 use axum::Extension;
 use futures_util::future::BoxFuture;
@@ -36,6 +36,7 @@ use super::errors::ApiError;
 use super::fanout::{check_id, Consumer};
 use super::requests::{value, MuxParams, Params};
 use super::service::{ClientMemory, RequestCtx, Service};
+use crate::error_code::ErrorCode;
 use crate::mux::gather::{Gather, Pick, Ready};
 use crate::mux::{MuxConfig, MuxPolicy};
 
@@ -60,7 +61,7 @@ struct MuxRequest {
 
 impl MuxRequest {
     fn from_params(params: MuxParams) -> Result<Self, ApiError> {
-        let bad = |message: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message);
+        let bad = |message: String| ApiError::new(ErrorCode::BadRequest, message);
         let streams = value(params.streams).ok_or_else(|| {
             bad("streams is required: the ids of the streams to batch across (a,b,c)".into())
         })?;
@@ -125,8 +126,7 @@ pub(crate) async fn consume_mux(
             Some(consumer) => consumers.push(consumer),
             None => {
                 let refusal = ApiError::new(
-                    StatusCode::NOT_FOUND,
-                    "no_such_stream",
+                    ErrorCode::NoSuchStream,
                     format!("no stream has the id '{id}'"),
                 );
                 return service.refuse(refusal, &ctx.id);

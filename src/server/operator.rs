@@ -2,13 +2,12 @@
 //! JSON), the configuration it gives sized to the per-upload memory budget, and the reservation trimmed to the
 //! video's real need.
 
-use axum::http::StatusCode;
-
 use super::budget::{Short, UploadShape};
 use super::config::{ADMISSION_BYTES, LIVE_BUFFER_BYTES};
 use super::errors::ApiError;
 use super::service::{Service, Slot};
 use crate::error::Error;
+use crate::error_code::ErrorCode;
 use crate::settings::config::{Config, LastSequencePolicy, MoovAtEnd};
 use crate::settings::sampling::Sampling;
 use crate::transform::Transforms;
@@ -52,7 +51,7 @@ pub(crate) fn operator_config(
     settings: &BatchSettings,
     service: &Service,
 ) -> Result<(Config, UploadShape), ApiError> {
-    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
+    let bad = |m: String| ApiError::new(ErrorCode::BadRequest, m);
     let (length, batch) = (settings.sequence_length, settings.batch_size);
     let server = &service.config;
     let moov_bytes = server.moov_buffer_bytes();
@@ -90,10 +89,7 @@ pub(crate) fn operator_config(
     };
     let budget = server.max_upload_memory;
     let Some(max_batch_bytes) = shape.max_batch_bytes(budget) else {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "over_memory_budget",
-            format!(
+        return Err(ApiError::new(ErrorCode::OverMemoryBudget, format!(
                 "sequence_length x batch_size = {length} x {batch} frames cannot fit in this server's {budget} bytes per upload, even for a one-pixel video; lower sequence_length or batch_size"
             ),
         ));

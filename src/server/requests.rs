@@ -16,7 +16,7 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+
 use axum::response::Response;
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer};
@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use super::errors::ApiError;
 use super::service::{RequestCtx, Service};
+use crate::error_code::ErrorCode;
 use crate::mux::MuxPolicy;
 use crate::settings::config::LastSequencePolicy;
 use crate::settings::sampling::{ClipPolicy, ClipSampler};
@@ -384,7 +385,7 @@ fn message(path: &str, inner: &str, what: &str) -> String {
 }
 
 fn bad_request(message: String) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    ApiError::new(ErrorCode::BadRequest, message)
 }
 
 /// Parses a query string into `T`.

@@ -34,6 +34,7 @@ use super::errors::ApiError;
 use super::requests::BodyLimit;
 use super::service::{RequestCtx, Service};
 use super::strict::Framing;
+use crate::error_code::ErrorCode;
 
 /// What the connection knows about a request, set by the listener: the peer, the connection's framing
 /// record, and the request's index on its connection.
@@ -153,8 +154,7 @@ async fn strict_framing(
         Some(conn) => conn.framing.conflicting(conn.index),
         None => {
             let refusal = ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
+                ErrorCode::Internal,
                 "the request did not come through the server's listener",
             );
             return service.refuse(refusal, &request_id(&request));
@@ -162,8 +162,7 @@ async fn strict_framing(
     };
     if conflicting {
         let refusal = ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
+            ErrorCode::BadRequest,
             "a request may not carry both Content-Length and Transfer-Encoding",
         );
         return service.refuse(refusal, &request_id(&request));
@@ -194,8 +193,7 @@ impl<B> ValidateRequest<B> for Authenticate {
                     Some(name) => ClientKey::Token(name.to_owned()),
                     None => {
                         let refusal = ApiError::new(
-                            StatusCode::UNAUTHORIZED,
-                            "unauthorized",
+                            ErrorCode::Unauthorized,
                             "this server needs a valid token: Authorization: Bearer <token>",
                         );
                         return Err(self.service.refuse(refusal, &id));
@@ -256,7 +254,7 @@ async fn refuse_over_limit(
         Some(length) => format!("the request body is {length} bytes; the limit is {limit}"),
         None => format!("the request body is over the limit; the limit is {limit}"),
     };
-    let refusal = ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", message);
+    let refusal = ApiError::new(ErrorCode::BodyTooLarge, message);
     service.refuse(refusal, &id)
 }
 
@@ -265,10 +263,7 @@ async fn not_found(State(service): State<Arc<Service>>, request: Request) -> Res
         .extensions()
         .get::<RequestCtx>()
         .map_or_else(String::new, |ctx| ctx.id.clone());
-    let refusal = ApiError::new(
-        StatusCode::NOT_FOUND,
-        "not_found",
-        "no such route: POST /videos, POST and GET /streams, GET and DELETE /streams/{id}, GET /streams/{id}/batches, GET /health and GET /metrics are served",
+    let refusal = ApiError::new(ErrorCode::NotFound, "no such route: POST /videos, POST and GET /streams, GET and DELETE /streams/{id}, GET /streams/{id}/batches, GET /health and GET /metrics are served",
     );
     service.refuse(refusal, &id)
 }

@@ -14,6 +14,7 @@ use super::config::ServeConfig;
 use super::errors::ApiError;
 use super::fanout::Streams;
 use super::metrics::{Metrics, Snapshot};
+use crate::error_code::ErrorCode;
 
 /// A client's uploads in progress, its other holders of memory (mux consumers), and its share of the pool.
 struct Client {
@@ -69,8 +70,7 @@ impl Service {
     fn refuse_when_shutting_down(&self) -> Result<(), ApiError> {
         if self.is_shutting_down() {
             return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "shutting_down",
+                ErrorCode::ShuttingDown,
                 "the server is shutting down",
             ));
         }
@@ -86,8 +86,7 @@ impl Service {
         let mine = clients.get(&client).map_or(0, |c| c.uploads);
         if mine >= self.config.max_streams_per_client {
             return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too_many_uploads",
+                ErrorCode::TooManyUploads,
                 format!(
                     "this client already has {mine} uploads in progress (limit {})",
                     self.config.max_streams_per_client
@@ -96,8 +95,7 @@ impl Service {
         }
         if active >= self.config.max_streams {
             return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "server_busy",
+                ErrorCode::ServerBusy,
                 format!("the server is decoding {active} uploads, its limit; retry later"),
             ));
         }
@@ -172,15 +170,9 @@ impl Service {
     /// The refusal for a reservation the pool or the client's share could not cover.
     pub(crate) fn short_of_memory(&self, short: Short) -> ApiError {
         match short {
-            Short::Pool => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "server_busy",
-                "the server's memory for uploads is taken; retry later",
+            Short::Pool => ApiError::new(ErrorCode::ServerBusy, "the server's memory for uploads is taken; retry later",
             ),
-            Short::Client => ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too_many_uploads",
-                format!(
+            Short::Client => ApiError::new(ErrorCode::TooManyUploads, format!(
                     "this client's uploads hold their share of the server's memory ({} bytes); retry later",
                     self.client_share
                 ),
@@ -214,7 +206,7 @@ impl Service {
     /// A refusal: counted, logged, answered with its error line.
     pub(crate) fn refuse(&self, refusal: ApiError, request_id: &str) -> axum::response::Response {
         self.count_rejection(refusal.status);
-        tracing::info!(request_id, status = refusal.status.as_u16(), code = refusal.code, message = %refusal.message, "refused");
+        tracing::info!(request_id, status = refusal.status.as_u16(), code = refusal.code.as_str(), message = %refusal.message, "refused");
         refusal.into_response(request_id)
     }
 }

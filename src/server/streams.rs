@@ -26,6 +26,7 @@ use super::operator::{operator_config, settle_reservation, BatchSettings};
 use super::requests::{value, ConsumeParams, JsonBody, Params, StreamBody};
 use super::service::{RequestCtx, Service, Slot};
 use crate::error::Error;
+use crate::error_code::ErrorCode;
 use crate::operator::handle::VideoInput;
 use crate::report;
 use crate::source::url::{redact_url, Reconnect, UrlOptions};
@@ -80,7 +81,7 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
                         settle_reservation(&slot, &shape, &service, received, batch.frame_shape());
                     if let Err(short) = settled {
                         let refusal = service.short_of_memory(short);
-                        tracing::warn!(stream = %stream.id, code = refusal.code, "stream failed: memory");
+                        tracing::warn!(stream = %stream.id, code = refusal.code.as_str(), "stream failed: memory");
                         let line = refusal.line(&stream.id);
                         errors.push(line["error"].clone());
                         stream.publish_error(line);
@@ -102,7 +103,7 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
             Err(e) => {
                 let cut = upload.as_ref().and_then(|(_, _, cut)| *cut.lock());
                 let (code, message) = describe(&e, cut, service.config.max_upload_memory);
-                tracing::warn!(stream = %stream.id, code, error = %e, "stream failed");
+                tracing::warn!(stream = %stream.id, code = code.as_str(), error = %e, "stream failed");
                 let line = error_line(code, &message, &stream.id);
                 errors.push(line["error"].clone());
                 stream.publish_error(line);
@@ -147,8 +148,7 @@ fn json_response(status: StatusCode, value: Value) -> Response {
 
 fn not_found(id: &str) -> ApiError {
     ApiError::new(
-        StatusCode::NOT_FOUND,
-        "no_such_stream",
+        ErrorCode::NoSuchStream,
         format!("no stream has the id '{id}'"),
     )
 }
@@ -165,7 +165,7 @@ struct StreamRequest {
 impl StreamRequest {
     /// The request a body asks for, with the checks that span fields.
     fn from_body(body: StreamBody) -> Result<Self, ApiError> {
-        let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
+        let bad = |m: String| ApiError::new(ErrorCode::BadRequest, m);
         let url = value(body.url).ok_or_else(|| bad("the body has no \"url\"".into()))?;
         let mut settings = BatchSettings::default();
         if let Some(n) = value(body.sequence_length) {
@@ -239,10 +239,7 @@ fn refuse_listening(url: &str) -> Result<(), ApiError> {
         (key == "mode" && value != "caller") || key == "listen" || key == "rtsp_flags"
     });
     if listens {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "refused_url",
-            "the server pulls streams; a URL that makes it listen (mode=listener, listen) is refused",
+        return Err(ApiError::new(ErrorCode::RefusedUrl, "the server pulls streams; a URL that makes it listen (mode=listener, listen) is refused",
         ));
     }
     Ok(())
@@ -268,7 +265,7 @@ async fn start(
 ) -> Result<Response, ApiError> {
     let request = StreamRequest::from_body(body)?;
     let (config, shape) = operator_config(&request.settings, &service)?;
-    let refused = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "refused_url", m);
+    let refused = |m: String| ApiError::new(ErrorCode::RefusedUrl, m);
     let scheme = request.options.admit(&request.url).map_err(|e| match e {
         Error::Config(m) => refused(m),
         other => refused(other.to_string()),
@@ -304,8 +301,7 @@ async fn start(
             service.streams.remove(&stream.id);
             tracing::error!(request_id = %ctx.id, error = %e, "could not start a stream");
             return Err(ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
+                ErrorCode::Internal,
                 "the server could not start decoding",
             ));
         }

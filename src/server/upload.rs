@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::response::Response;
 use axum::Extension;
 use futures_util::StreamExt;
@@ -25,6 +25,7 @@ use super::rate::RateRule;
 use super::requests::{value, Params, UploadParams};
 use super::service::{RequestCtx, Service, Slot, SlotMemory};
 use crate::error::Error;
+use crate::error_code::ErrorCode;
 use crate::operator::handle::VideoInput;
 use crate::report;
 use crate::settings::sampling::{Sampling, SamplingOptions};
@@ -58,7 +59,7 @@ pub(crate) struct UploadQuery {
 /// `I,J,K`; `clips` with `clip_sampler`, `clip_policy` and `seed`, which make the upload decoded whole), checked with the
 /// operator's config.
 pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError> {
-    let bad = |m: &str| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
+    let bad = |m: &str| ApiError::new(ErrorCode::BadRequest, m);
     let defaults = BatchSettings::default();
     let sampling = SamplingOptions {
         stride: value(params.stride),
@@ -126,11 +127,7 @@ async fn start(
     let slot = service.admit(ctx.client.clone(), ADMISSION_BYTES)?;
     let internal = |e: Error| {
         tracing::error!(request_id = %ctx.id, error = %e, "could not start an operator");
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "the server could not start decoding",
-        )
+        ApiError::new(ErrorCode::Internal, "the server could not start decoding")
     };
     // A detached upload's stream is registered (its id reserved) before decoding starts.
     let stream = if parsed.detach {
@@ -428,7 +425,7 @@ impl Progress {
                 let cut = *self.cut.lock();
                 let (code, message) = describe(&e, cut, service.config.max_upload_memory);
                 // The whole story goes to the log, under the id the client sees.
-                tracing::warn!(request_id = %self.ctx.id, client = %self.ctx.client, code, error = %e, "upload failed");
+                tracing::warn!(request_id = %self.ctx.id, client = %self.ctx.client, code = code.as_str(), error = %e, "upload failed");
                 let line = super::errors::error_line(code, &message, &self.ctx.id);
                 self.errors.push(line["error"].clone());
                 if !matches!(e, Error::Video { .. }) {
@@ -464,7 +461,7 @@ impl Progress {
     fn short_of_memory(&mut self, short: Short) -> String {
         *self.cut.lock() = Some(CutReason::NoMemory(short));
         let refusal = self.service.short_of_memory(short);
-        tracing::warn!(request_id = %self.ctx.id, client = %self.ctx.client, code = refusal.code, "upload failed: memory");
+        tracing::warn!(request_id = %self.ctx.id, client = %self.ctx.client, code = refusal.code.as_str(), "upload failed: memory");
         let line = refusal.line(&self.ctx.id);
         self.errors.push(line["error"].clone());
         self.stop_decoding();
@@ -502,6 +499,7 @@ mod tests {
     use crate::server::config::ServeConfig;
     use crate::server::requests::parse_query;
     use crate::settings::config::Config;
+    use axum::http::StatusCode;
 
     fn query(pairs: &[(&str, &str)]) -> String {
         let pairs: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
