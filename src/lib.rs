@@ -151,8 +151,8 @@ pub use source::files::FileList;
 pub use source::live::{LiveVideo, PushChunk, PushReady};
 pub use source::url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};
 pub use transform::{
-    Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, ResizeMode,
-    Transforms, CHANNELS,
+    Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, OutOfBoundsMode,
+    Resize, ResizeMode, TransformOptions, Transforms, CHANNELS,
 };
 pub use video::{Encoded, Label, VideoId, VideoRef};
 

@@ -571,3 +571,123 @@ fn info_lists_segments_and_run_decodes_each_apart_into_the_whole_runs_sequences(
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: 1 frame or more"));
 }
+
+/// `framefeed COMMAND --help`'s defaults: flag (without its dashes) → the text of its `[default: …]`.
+fn help_defaults(command: &str) -> std::collections::BTreeMap<String, String> {
+    let out = framefeed().args([command, "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    let mut defaults = std::collections::BTreeMap::new();
+    let mut flag: Option<String> = None;
+    for line in help.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("--") || (trimmed.starts_with('-') && trimmed.contains(", --")) {
+            let long = &trimmed[trimmed.find("--").unwrap() + 2..];
+            flag = Some(long.split([' ', '<', ',']).next().unwrap().to_owned());
+        }
+        if let (Some(name), Some(at)) = (&flag, line.find("[default: ")) {
+            let rest = &line[at + 10..];
+            defaults.insert(name.clone(), rest[..rest.find(']').unwrap()].to_owned());
+            flag = None;
+        }
+    }
+    defaults
+}
+
+#[test]
+fn the_help_shows_the_librarys_defaults() {
+    use framefeed::server::ServeConfig;
+    use framefeed::{Choice, MuxConfig, Reconnect, RtspTransport, UrlOptions};
+    let secs = |d: std::time::Duration| d.as_secs_f64().to_string();
+    let run = help_defaults("run");
+    let serve = help_defaults("serve");
+    let library = ServeConfig::default();
+    for (help, flag, want) in [
+        (&run, "open-timeout", secs(UrlOptions::DEFAULT_OPEN_TIMEOUT)),
+        (&run, "read-timeout", secs(UrlOptions::DEFAULT_READ_TIMEOUT)),
+        (&run, "reconnect", Reconnect::DEFAULT_TRIES.to_string()),
+        (
+            &run,
+            "rtsp-transport",
+            RtspTransport::default().name().into(),
+        ),
+        (
+            &run,
+            "deadline",
+            MuxConfig::DEFAULT_DEADLINE.as_millis().to_string(),
+        ),
+        (
+            &run,
+            "mux-policy",
+            framefeed::MuxPolicy::default().name().into(),
+        ),
+        (
+            &run,
+            "policy",
+            framefeed::LastSequencePolicy::default().name().into(),
+        ),
+        (&run, "dtype", framefeed::DType::default().name().into()),
+        (&run, "layout", framefeed::Layout::default().name().into()),
+        (
+            &run,
+            "nvdec",
+            framefeed::NvdecDriver::default().name().into(),
+        ),
+        (
+            &run,
+            "clip-sampler",
+            framefeed::ClipSampler::default().name().into(),
+        ),
+        (
+            &run,
+            "clip-policy",
+            framefeed::ClipPolicy::default().name().into(),
+        ),
+        (&run, "device", framefeed::Device::default().to_string()),
+        (
+            &run,
+            "crop-pos",
+            framefeed::CropPosition::default().to_string(),
+        ),
+        (&serve, "addr", library.addr.to_string()),
+        (&serve, "max-streams", library.max_streams.to_string()),
+        (
+            &serve,
+            "max-streams-per-client",
+            library.max_streams_per_client.to_string(),
+        ),
+        (&serve, "max-body-bytes", library.max_body_bytes.to_string()),
+        (
+            &serve,
+            "max-upload-memory",
+            library.max_upload_memory.to_string(),
+        ),
+        (&serve, "header-timeout", secs(library.header_timeout)),
+        (
+            &serve,
+            "max-connections",
+            library.max_connections.to_string(),
+        ),
+        (
+            &serve,
+            "min-upload-rate",
+            library.min_upload_rate.to_string(),
+        ),
+        (
+            &serve,
+            "upload-rate-window",
+            secs(library.upload_rate_window),
+        ),
+        (&serve, "stall-timeout", secs(library.stall_timeout)),
+        (
+            &serve,
+            "decoder-threads-per-stream",
+            library.decoder_threads_per_stream.to_string(),
+        ),
+        (&serve, "shutdown-grace", secs(library.shutdown_grace)),
+        (&serve, "allow-hosts", library.allow_hosts.to_string()),
+    ] {
+        assert_eq!(help.get(flag), Some(&want), "--{flag}");
+    }
+    assert_eq!(serve.get("moov-at-end").map(String::as_str), Some("buffer"));
+}

@@ -50,12 +50,15 @@ __all__ = [
     "segments",
     "SAMPLE_MP4",
     "ERROR_CODES",
+    "LIBRARY_DEFAULTS",
     "__version__",
 ]
 SAMPLE_MP4: bytes
 ERROR_CODES: Dict[str, Tuple[str, Optional[int], str]]
 """framefeed's table of error codes: code -> (``"library"`` or ``"service"``, the HTTP status the service refuses a
 request with or ``None``, what went wrong)."""
+LIBRARY_DEFAULTS: Dict[str, Union[str, float, int]]
+"""The library's defaults of the keywords that name a choice or a URL option (what the keywords default to)."""
 __version__: str
 
 def probe(data: Union[str, PathLike[str], _Buffer]) -> ContainerInfo:

@@ -5,9 +5,8 @@
 use std::time::Duration;
 
 use framefeed::{
-    ClipPolicy, ClipSampler, Config, Crop, CropPosition, DType, Device, Interpolation,
-    LastSequencePolicy, Layout, NvdecDriver, OutOfBounds, Resize, ResizeMode, Sampling,
-    SamplingOptions, Transforms,
+    Choice, Config, CropPosition, Device, LastSequencePolicy, NvdecDriver, Sampling,
+    SamplingOptions, TransformOptions, Transforms,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -85,8 +84,8 @@ impl SamplingArgs<'_> {
             stride: self.stride,
             step: self.step,
             clips: self.clips,
-            clip_sampler: Some(self.clip_sampler.parse::<ClipSampler>().map_err(bad)?),
-            clip_policy: Some(self.clip_policy.parse::<ClipPolicy>().map_err(bad)?),
+            clip_sampler: Some(choice(self.clip_sampler)?),
+            clip_policy: Some(choice(self.clip_policy)?),
             seed,
             fps: self.fps,
             start: self.start,
@@ -100,20 +99,11 @@ fn bad(message: String) -> PyErr {
     PyValueError::new_err(message)
 }
 
-/// `name` must be one of `choices` (case-insensitive): for the one choice whose values carry data
-/// (`out_of_bounds`, whose `pad` takes `fill`); the others parse through framefeed's own `FromStr`.
-fn choose<T: Copy>(name: &str, value: &str, choices: &[(&str, T)]) -> PyResult<T> {
-    choices
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(value))
-        .map(|&(_, v)| v)
-        .ok_or_else(|| {
-            let allowed: Vec<_> = choices.iter().map(|(n, _)| format!("'{n}'")).collect();
-            bad(format!(
-                "{name} is '{value}'; allowed: {}",
-                allowed.join(", ")
-            ))
-        })
+/// The value of a choice setting given by its name (`"float32"`), parsed by framefeed's [`Choice`] as the CLI
+/// and the service parse it: a wrong name is a `ValueError` naming the setting and its values. The one parser
+/// of every choice keyword.
+pub(crate) fn choice<T: Choice>(name: &str) -> PyResult<T> {
+    T::parse_choice(name).map_err(bad)
 }
 
 fn rgb((r, g, b): Rgb) -> [f32; 3] {
@@ -122,67 +112,47 @@ fn rgb((r, g, b): Rgb) -> [f32; 3] {
 
 impl Settings<'_> {
     fn transforms(&self) -> PyResult<Transforms> {
-        let mut t = Transforms::new();
-        let fill = rgb(self.fill);
-        match (self.resize, self.resize_shorter) {
-            (Some(_), Some(_)) => {
-                return Err(bad(
-                    "resize and resize_shorter are exclusive; give one of them".into(),
-                ))
-            }
-            (Some((width, height)), None) => {
-                let mode: ResizeMode = self.resize_mode.parse().map_err(bad)?;
-                t = t.resize(Resize::with_mode(mode, width, height, fill));
-            }
-            (None, Some(side)) => t = t.resize(Resize::Shorter(side)),
-            (None, None) => {}
-        }
-        t = t.interpolation(self.interpolation.parse::<Interpolation>().map_err(bad)?);
-        if let Some(crop) = &self.crop {
-            let (width, height) = match crop.extract::<u32>() {
+        let crop = match &self.crop {
+            None => None,
+            Some(crop) => Some(match crop.extract::<u32>() {
                 Ok(side) => (side, side),
                 Err(_) => crop
                     .extract::<(u32, u32)>()
                     .map_err(|_| bad("crop must be a side in pixels or (width, height)".into()))?,
-            };
-            let position = match self.crop_pos.extract::<String>() {
-                Ok(name) => name.parse::<CropPosition>().map_err(bad)?,
-                Err(_) => {
-                    let (x, y) = self.crop_pos.extract::<(f32, f32)>().map_err(|_| {
-                        bad("crop_pos must be 'center', 'random' or (x, y) in [0, 1]".into())
-                    })?;
-                    CropPosition::Fixed { x, y }
-                }
-            };
-            let policy = choose(
-                "out_of_bounds",
-                self.out_of_bounds,
-                &[
-                    ("error", OutOfBounds::Error),
-                    ("pad", OutOfBounds::Pad(fill)),
-                    ("trim", OutOfBounds::Trim),
-                ],
-            )?;
-            t = t.crop(
-                Crop::new(width, height)
-                    .position(position)
-                    .out_of_bounds(policy),
-            );
-        }
-        if let Some(seed) = self.seed {
-            t = t.seed(seed);
-        }
-        t = t.dtype(self.dtype.parse::<DType>().map_err(bad)?);
-        if let Some((mean, std)) = self.normalize {
-            t = t.normalize(rgb(mean), rgb(std));
-        }
-        t = t.layout(self.layout.parse::<Layout>().map_err(bad)?);
-        Ok(t)
+            }),
+        };
+        let crop_pos = match self.crop_pos.extract::<String>() {
+            Ok(name) => name.parse::<CropPosition>().map_err(bad)?,
+            Err(_) => {
+                let (x, y) = self.crop_pos.extract::<(f32, f32)>().map_err(|_| {
+                    bad("crop_pos must be 'center', 'random' or (x, y) in [0, 1]".into())
+                })?;
+                CropPosition::Fixed { x, y }
+            }
+        };
+        Transforms::try_from(TransformOptions {
+            resize: self.resize,
+            resize_shorter: self.resize_shorter,
+            resize_mode: Some(choice(self.resize_mode)?),
+            fill: Some(rgb(self.fill)),
+            interpolation: Some(choice(self.interpolation)?),
+            crop,
+            crop_pos: Some(crop_pos),
+            out_of_bounds: Some(choice(self.out_of_bounds)?),
+            dtype: Some(choice(self.dtype)?),
+            normalize: self.normalize.map(|(mean, std)| (rgb(mean), rgb(std))),
+            layout: Some(choice(self.layout)?),
+            seed: self.seed,
+        })
+        .map_err(|e| match e {
+            framefeed::Error::Config(message) => bad(message),
+            other => bad(other.to_string()),
+        })
     }
 
     /// The framefeed configuration, validated.
     pub(crate) fn config(&self) -> PyResult<Config> {
-        let policy: LastSequencePolicy = self.last_sequence_policy.parse().map_err(bad)?;
+        let policy: LastSequencePolicy = choice(self.last_sequence_policy)?;
         let device: Device = self.device.parse().map_err(bad)?;
         let mut config = Config::new(self.sequence_length, self.batch_size);
         if self.low_latency {
@@ -195,7 +165,7 @@ impl Settings<'_> {
             .prefetch_batches(self.prefetch_batches)
             .device(device)
             .cpu_fallback(self.cpu_fallback)
-            .nvdec_driver(self.nvdec_driver.parse::<NvdecDriver>().map_err(bad)?)
+            .nvdec_driver(choice::<NvdecDriver>(self.nvdec_driver)?)
             .pack_batches(self.pack)
             .huge_pages(self.huge_pages)
             .autorotate(self.autorotate)

@@ -16,7 +16,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::aio::{self, LiveSlot};
 use crate::batch::PyBatch;
-use crate::config::{Rgb, SamplingArgs, Settings};
+use crate::config::{choice, Rgb, SamplingArgs, Settings};
 use crate::errors::{to_py, IntoPyResult};
 
 /// The bytes of a fed buffer, without copying when it is `bytes` or another read-only, C-contiguous buffer
@@ -346,11 +346,7 @@ impl PyVideoInput {
                     max: seconds("reconnect_max", reconnect_max)?,
                 },
             })
-            .rtsp_transport(
-                rtsp_transport
-                    .parse::<RtspTransport>()
-                    .map_err(PyValueError::new_err)?,
-            );
+            .rtsp_transport(choice::<RtspTransport>(rtsp_transport)?);
         if let Some(names) = schemes {
             let mut list = Vec::new();
             for name in names {

@@ -20,6 +20,7 @@ mod input;
 mod mux;
 mod reader;
 
+use framefeed::Choice;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -144,6 +145,42 @@ fn error_codes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(table)
 }
 
+/// The library's defaults of the keywords that name a choice or a URL option: what the keyword defaults of
+/// `VideoInput`, `feed_url` and `Mux.add_url` must equal (held by `tests/test_defaults.py`).
+fn library_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use framefeed::{
+        ClipPolicy, ClipSampler, DType, Device, Interpolation, LastSequencePolicy, Layout,
+        NvdecDriver, OutOfBoundsMode, Reconnect, ResizeMode, RtspTransport, UrlOptions,
+    };
+    let d = PyDict::new(py);
+    d.set_item("last_sequence_policy", LastSequencePolicy::default().name())?;
+    d.set_item("device", Device::default().to_string())?;
+    d.set_item("nvdec_driver", NvdecDriver::default().name())?;
+    d.set_item("resize_mode", ResizeMode::default().name())?;
+    d.set_item("interpolation", Interpolation::default().name())?;
+    d.set_item("out_of_bounds", OutOfBoundsMode::default().name())?;
+    d.set_item("dtype", DType::default().name())?;
+    d.set_item("layout", Layout::default().name())?;
+    d.set_item("clip_sampler", ClipSampler::default().name())?;
+    d.set_item("clip_policy", ClipPolicy::default().name())?;
+    d.set_item(
+        "open_timeout",
+        UrlOptions::DEFAULT_OPEN_TIMEOUT.as_secs_f64(),
+    )?;
+    d.set_item(
+        "read_timeout",
+        UrlOptions::DEFAULT_READ_TIMEOUT.as_secs_f64(),
+    )?;
+    d.set_item("reconnect", Reconnect::DEFAULT_TRIES)?;
+    d.set_item(
+        "reconnect_initial",
+        Reconnect::DEFAULT_INITIAL.as_secs_f64(),
+    )?;
+    d.set_item("reconnect_max", Reconnect::DEFAULT_MAX.as_secs_f64())?;
+    d.set_item("rtsp_transport", RtspTransport::default().name())?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<input::PyVideoInput>()?;
@@ -165,6 +202,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ffmpeg_build, m)?)?;
     m.add("SAMPLE_MP4", PyBytes::new(m.py(), framefeed::SAMPLE_MP4))?;
     m.add("ERROR_CODES", error_codes(m.py())?)?;
+    m.add("LIBRARY_DEFAULTS", library_defaults(m.py())?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

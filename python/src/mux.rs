@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::aio;
+use crate::config::choice;
 use crate::errors::{label_object, to_py, IntoPyResult};
 use crate::events::event_object;
 use crate::input::PyVideoInput;
@@ -48,7 +49,7 @@ impl PyMux {
     #[new]
     #[pyo3(signature = (batch_size, deadline, *, policy="every_frame"))]
     fn new(py: Python<'_>, batch_size: usize, deadline: f64, policy: &str) -> PyResult<Self> {
-        let policy = policy.parse::<MuxPolicy>().map_err(PyValueError::new_err)?;
+        let policy = choice::<MuxPolicy>(policy)?;
         let wait = seconds("deadline", deadline, "seconds, more than 0, at most 3600")?;
         let mux = py
             .detach(|| Mux::new(MuxConfig::new(batch_size, wait).policy(policy)))

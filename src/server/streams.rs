@@ -30,7 +30,7 @@ use crate::error_code::ErrorCode;
 use crate::operator::handle::VideoInput;
 use crate::report;
 use crate::source::url::{redact_url, Reconnect, UrlOptions};
-use crate::transform::{Crop, CropPosition, Resize, Transforms};
+use crate::transform::{TransformOptions, Transforms};
 
 /// The largest `POST /streams` body.
 pub(crate) const MAX_REQUEST_BYTES: u64 = 64 << 10;
@@ -180,21 +180,18 @@ impl StreamRequest {
         if let Some(autorotate) = value(body.autorotate) {
             settings.autorotate = autorotate;
         }
-        let mut transforms = Transforms::new().seed(value(body.seed).unwrap_or_default());
-        let resize = value(body.resize);
-        if let Some((width, height)) = resize {
-            transforms = transforms.resize(Resize::Exact { width, height });
-        }
-        if let Some(side) = value(body.resize_shorter) {
-            if resize.is_some() {
-                return Err(bad("resize and resize_shorter cannot both be set".into()));
-            }
-            transforms = transforms.resize(Resize::Shorter(side as u32));
-        }
-        if let Some((w, h)) = value(body.crop) {
-            let position = value(body.crop_pos).unwrap_or(CropPosition::Center);
-            transforms = transforms.crop(Crop::new(w, h).position(position));
-        }
+        let transforms = Transforms::try_from(TransformOptions {
+            resize: value(body.resize),
+            resize_shorter: value(body.resize_shorter).map(|side| side as u32),
+            crop: value(body.crop),
+            crop_pos: value(body.crop_pos),
+            seed: value(body.seed),
+            ..Default::default()
+        })
+        .map_err(|e| match e {
+            Error::Config(message) => bad(message),
+            other => bad(other.to_string()),
+        })?;
         settings.transforms = transforms;
         let mut options = UrlOptions::new();
         if let Some(t) = value(body.open_timeout) {
@@ -433,7 +430,7 @@ mod tests {
             ),
             (
                 json!({"url": "rtsp://h/", "resize": [2, 2], "resize_shorter": 3}),
-                "cannot both",
+                "resize and resize_shorter are exclusive",
             ),
             (json!({"url": "rtsp://h/", "crop_pos": "left"}), "crop_pos"),
             (json!({"url": "rtsp://h/", "open_timeout": 0.01}), "100 ms"),

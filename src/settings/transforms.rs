@@ -443,6 +443,11 @@ super::choice::choices!(Layout, "layout", [
     Layout::Fchw => "FCHW",
     Layout::Cfhw => "CFHW",
 ]);
+super::choice::choices!(OutOfBoundsMode, "out_of_bounds", [
+    OutOfBoundsMode::Error => "error",
+    OutOfBoundsMode::Pad => "pad",
+    OutOfBoundsMode::Trim => "trim",
+]);
 super::choice::choices!(ResizeMode, "resize_mode", [
     ResizeMode::Exact => "exact",
     ResizeMode::Fill => "fill",
@@ -474,5 +479,106 @@ impl Resize {
                 fill,
             },
         }
+    }
+}
+
+/// [`OutOfBounds`] by name, for the front ends' `out_of_bounds` setting (its `pad` takes the `fill` setting:
+/// [`OutOfBounds::with_mode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutOfBoundsMode {
+    /// [`OutOfBounds::Error`] (the default).
+    #[default]
+    Error,
+    /// [`OutOfBounds::Pad`].
+    Pad,
+    /// [`OutOfBounds::Trim`].
+    Trim,
+}
+
+impl OutOfBounds {
+    /// The policy of `mode`; `fill` is what [`OutOfBounds::Pad`] pads with.
+    pub fn with_mode(mode: OutOfBoundsMode, fill: [f32; CHANNELS]) -> Self {
+        match mode {
+            OutOfBoundsMode::Error => OutOfBounds::Error,
+            OutOfBoundsMode::Pad => OutOfBounds::Pad(fill),
+            OutOfBoundsMode::Trim => OutOfBounds::Trim,
+        }
+    }
+}
+
+/// The transforms as flat, optional settings, as the front ends take them (the CLI's flags, the service's JSON,
+/// Python's keywords): each front end fills this and [`Transforms::try_from`] builds and checks the transforms
+/// once, with one message for each conflict. A `None` is the default.
+///
+/// ```
+/// use framefeed::{Resize, TransformOptions, Transforms};
+/// let options = TransformOptions { resize_shorter: Some(128), seed: Some(7), ..Default::default() };
+/// assert_eq!(Transforms::try_from(options)?, Transforms::new().resize(Resize::Shorter(128)).seed(7));
+/// let both = TransformOptions { resize: Some((64, 64)), resize_shorter: Some(128), ..Default::default() };
+/// assert!(Transforms::try_from(both).unwrap_err().to_string().contains("resize and resize_shorter are exclusive"));
+/// # Ok::<(), framefeed::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TransformOptions {
+    /// A resize to (width, height), by [`resize_mode`](Self::resize_mode).
+    pub resize: Option<(u32, u32)>,
+    /// [`Resize::Shorter`]; not with `resize`.
+    pub resize_shorter: Option<u32>,
+    /// How `resize` treats the aspect ratio (default [`ResizeMode::Exact`]).
+    pub resize_mode: Option<ResizeMode>,
+    /// The letterbox's colour and the crop's pad values (default black: 0, 0, 0).
+    pub fill: Option<[f32; CHANNELS]>,
+    /// [`Transforms::interpolation`].
+    pub interpolation: Option<Interpolation>,
+    /// A crop window of (width, height).
+    pub crop: Option<(u32, u32)>,
+    /// Where the crop window lies (default [`CropPosition::Center`]); only with `crop`.
+    pub crop_pos: Option<CropPosition>,
+    /// What a crop larger than the frame does (default [`OutOfBoundsMode::Error`]); only with `crop`.
+    pub out_of_bounds: Option<OutOfBoundsMode>,
+    /// [`Transforms::dtype`].
+    pub dtype: Option<DType>,
+    /// [`Transforms::normalize`]: (mean, std) per channel.
+    pub normalize: Option<([f32; CHANNELS], [f32; CHANNELS])>,
+    /// [`Transforms::layout`].
+    pub layout: Option<Layout>,
+    /// [`Transforms::seed`] (default 0).
+    pub seed: Option<u64>,
+}
+
+impl TryFrom<TransformOptions> for Transforms {
+    type Error = crate::error::Error;
+
+    fn try_from(o: TransformOptions) -> Result<Self, Self::Error> {
+        let fill = o.fill.unwrap_or([0.0; CHANNELS]);
+        let mut t = Transforms::new();
+        match (o.resize, o.resize_shorter) {
+            (Some(_), Some(_)) => {
+                return Err(crate::error::Error::Config(
+                    "resize and resize_shorter are exclusive; give one of them".into(),
+                ))
+            }
+            (Some((width, height)), None) => {
+                let mode = o.resize_mode.unwrap_or_default();
+                t = t.resize(Resize::with_mode(mode, width, height, fill));
+            }
+            (None, Some(side)) => t = t.resize(Resize::Shorter(side)),
+            (None, None) => {}
+        }
+        if let Some((width, height)) = o.crop {
+            let policy = OutOfBounds::with_mode(o.out_of_bounds.unwrap_or_default(), fill);
+            t = t.crop(
+                Crop::new(width, height)
+                    .position(o.crop_pos.unwrap_or_default())
+                    .out_of_bounds(policy),
+            );
+        }
+        if let Some((mean, std)) = o.normalize {
+            t = t.normalize(mean, std);
+        }
+        Ok(t.interpolation(o.interpolation.unwrap_or_default())
+            .dtype(o.dtype.unwrap_or_default())
+            .layout(o.layout.unwrap_or_default())
+            .seed(o.seed.unwrap_or(0)))
     }
 }

@@ -126,11 +126,18 @@ pub enum Reconnect {
 impl Default for Reconnect {
     /// Up to 5 tries, waiting 0.5 s, 1 s, 2 s, 4 s, 4 s.
     fn default() -> Self {
-        Reconnect::tries(5)
+        Reconnect::tries(Reconnect::DEFAULT_TRIES)
     }
 }
 
 impl Reconnect {
+    /// The default's tries in a row.
+    pub const DEFAULT_TRIES: u32 = 5;
+    /// The default's first wait.
+    pub const DEFAULT_INITIAL: Duration = Duration::from_millis(500);
+    /// The default's longest wait.
+    pub const DEFAULT_MAX: Duration = Duration::from_secs(4);
+
     /// Up to `max_tries` reopen attempts with the default waits (0.5 s, doubling up to 4 s); 0: [`Never`].
     ///
     /// [`Never`]: Reconnect::Never
@@ -140,8 +147,8 @@ impl Reconnect {
         }
         Reconnect::Backoff {
             max_tries,
-            initial: Duration::from_millis(500),
-            max: Duration::from_secs(4),
+            initial: Reconnect::DEFAULT_INITIAL,
+            max: Reconnect::DEFAULT_MAX,
         }
     }
 
@@ -194,15 +201,20 @@ impl Default for UrlOptions {
 }
 
 impl UrlOptions {
+    /// How long opening a URL may take by default.
+    pub const DEFAULT_OPEN_TIMEOUT: Duration = Duration::from_secs(10);
+    /// How long one read may wait for data by default before the source counts as dropped.
+    pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
     /// Every network scheme, not `file:`; 10 s to open, 5 s of silence before a read fails, the default
     /// [`Reconnect`], RTSP over TCP.
     pub fn new() -> Self {
         Self {
             schemes: Scheme::NETWORK.to_vec(),
-            open_timeout: Duration::from_secs(10),
-            read_timeout: Duration::from_secs(5),
+            open_timeout: Self::DEFAULT_OPEN_TIMEOUT,
+            read_timeout: Self::DEFAULT_READ_TIMEOUT,
             reconnect: Reconnect::default(),
-            rtsp_transport: RtspTransport::Tcp,
+            rtsp_transport: RtspTransport::default(),
             label: None,
         }
     }

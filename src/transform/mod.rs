@@ -15,8 +15,8 @@ mod resample;
 pub(crate) mod write;
 
 pub use crate::settings::transforms::{
-    Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, Resize, ResizeMode,
-    Transforms, CHANNELS,
+    Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, OutOfBoundsMode,
+    Resize, ResizeMode, TransformOptions, Transforms, CHANNELS,
 };
 pub(crate) use apply::{apply, HostScratch};
 pub(crate) use orient::Orienter;

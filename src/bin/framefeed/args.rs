@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use framefeed::{
-    Config, Crop, CropPosition, DType, Device, LastSequencePolicy, Layout, Reconnect, Resize,
-    RtspTransport, Sampling, SamplingOptions, Transforms, UrlOptions,
+    Config, CropPosition, DType, Device, LastSequencePolicy, Layout, Reconnect, RtspTransport,
+    Sampling, SamplingOptions, TransformOptions, Transforms, UrlOptions,
 };
 
 use super::parse_bytes;
@@ -24,17 +24,17 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "S")]
     pub(crate) duration: Option<f64>,
     /// URLs: how long opening may take, in seconds.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    #[arg(long, value_name = "S", default_value_t = UrlOptions::DEFAULT_OPEN_TIMEOUT.as_secs_f64())]
     pub(crate) open_timeout: f64,
     /// URLs: how long one read may wait for data before the source counts as dropped, in seconds.
-    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    #[arg(long, value_name = "S", default_value_t = UrlOptions::DEFAULT_READ_TIMEOUT.as_secs_f64())]
     pub(crate) read_timeout: f64,
     /// URLs: reopen attempts in a row after a drop (0: a drop fails the video), waiting 0.5 s, then twice as
     /// long each time up to 4 s.
-    #[arg(long, value_name = "TRIES", default_value_t = 5)]
+    #[arg(long, value_name = "TRIES", default_value_t = Reconnect::DEFAULT_TRIES)]
     pub(crate) reconnect: u32,
     /// URLs: RTSP media over tcp or udp.
-    #[arg(long, default_value = "tcp")]
+    #[arg(long, default_value_t = RtspTransport::default())]
     pub(crate) rtsp_transport: RtspTransport,
     /// URLs: the live preset (slice threads, a small probe, full batches delivered at once).
     #[arg(long)]
@@ -49,7 +49,7 @@ pub(crate) struct RunArgs {
     #[arg(
         long,
         visible_alias = "last-sequence-policy",
-        default_value = "partial"
+        default_value_t = LastSequencePolicy::default()
     )]
     pub(crate) policy: LastSequencePolicy,
     /// Decoder threads (0: one per core).
@@ -93,7 +93,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub(crate) crop: Option<(u32, u32)>,
     /// Where the crop window sits: center, random (per sequence, seeded by --seed) or X,Y in [0,1].
-    #[arg(long, value_name = "POS", default_value = "center")]
+    #[arg(long, value_name = "POS", default_value_t = CropPosition::default())]
     pub(crate) crop_pos: CropPosition,
     /// The seed of random crop positions.
     #[arg(long, default_value_t = 0)]
@@ -106,13 +106,13 @@ pub(crate) struct RunArgs {
     pub(crate) resize_shorter: Option<u32>,
     /// Output element type: uint8, float32 / float16 (levels cast to 0-255 floats) or float32_unit /
     /// float16_unit (levels / 255); u8, f32, f16, f32-unit and f16-unit are the same.
-    #[arg(long, default_value = "uint8")]
+    #[arg(long, default_value_t = DType::default())]
     pub(crate) dtype: DType,
     /// Per-channel normalization "M,M,M/S,S,S": (value - mean) / std, in the units of --dtype.
     #[arg(long, value_name = "MEAN/STD", value_parser = parse_normalize)]
     pub(crate) normalize: Option<([f32; 3], [f32; 3])>,
     /// Layout of each sequence: FHWC, FCHW or CFHW (any case).
-    #[arg(long, default_value = "FHWC")]
+    #[arg(long, default_value_t = Layout::default())]
     pub(crate) layout: Layout,
     /// Pack sequences of consecutive videos of the same frame shape into full batches (each sequence in the
     /// JSON then names its video).
@@ -128,14 +128,14 @@ pub(crate) struct RunArgs {
     pub(crate) no_autorotate: bool,
     /// Where to decode: cpu, cuda (NVDEC on GPU 0; needs a build with `--features cuda`), cuda:N, or auto
     /// (CUDA when a usable GPU is present, else the CPU).
-    #[arg(long, default_value = "cpu", value_parser = parse_device)]
+    #[arg(long, default_value_t = Device::default(), value_parser = parse_device)]
     pub(crate) device: Device,
     /// With a CUDA device, fail videos NVDEC cannot decode instead of decoding them on the CPU.
     #[arg(long)]
     pub(crate) no_cpu_fallback: bool,
     /// With a CUDA device, how NVDEC is driven: direct (framefeed's nvcuvid decoder, several pictures in
     /// flight; H.264, HEVC, VP8, VP9, AV1) or hwaccel (libavcodec's, one picture at a time).
-    #[arg(long, default_value = "direct")]
+    #[arg(long, default_value_t = framefeed::NvdecDriver::default())]
     pub(crate) nvdec: framefeed::NvdecDriver,
     /// The most memory one batch may take, in bytes or with a K, M, G or T suffix (powers of 1024): a video
     /// whose batches would be larger fails with a message naming the numbers, and settings that can never fit
@@ -155,12 +155,12 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "Sampling")]
     pub(crate) clips: Option<usize>,
     /// Sampling: how clips start: random (uniform, seeded) or regular (evenly spaced).
-    #[arg(long, default_value = "random", help_heading = "Sampling")]
+    #[arg(long, default_value_t = framefeed::ClipSampler::default(), help_heading = "Sampling")]
     pub(crate) clip_sampler: framefeed::ClipSampler,
     /// Sampling: what a clip holds when the video is shorter than its span (every video still gives --clips
     /// clips, starting at its first frame): cut (the frames it has, then --policy), repeat_last (its last
     /// frame repeated), wrap (its frames again from its first) or error (the video fails).
-    #[arg(long, default_value = "cut", help_heading = "Sampling")]
+    #[arg(long, default_value_t = framefeed::ClipPolicy::default(), help_heading = "Sampling")]
     pub(crate) clip_policy: framefeed::ClipPolicy,
     /// Sampling: resample to F frames per second (for each tick k/F from the first frame, the frame shown
     /// then).
@@ -256,22 +256,19 @@ impl RunArgs {
         }
     }
 
-    fn transforms(&self) -> Transforms {
-        let mut t = Transforms::new().seed(self.seed);
-        if let Some((width, height)) = self.resize {
-            t = t.resize(Resize::Exact { width, height });
-        }
-        if let Some(s) = self.resize_shorter {
-            t = t.resize(Resize::Shorter(s));
-        }
-        if let Some((w, h)) = self.crop {
-            t = t.crop(Crop::new(w, h).position(self.crop_pos));
-        }
-        t = t.dtype(self.dtype);
-        if let Some((mean, std)) = self.normalize {
-            t = t.normalize(mean, std);
-        }
-        t.layout(self.layout)
+    fn transforms(&self) -> Result<Transforms, String> {
+        Transforms::try_from(TransformOptions {
+            resize: self.resize,
+            resize_shorter: self.resize_shorter,
+            crop: self.crop,
+            crop_pos: Some(self.crop_pos),
+            dtype: Some(self.dtype),
+            normalize: self.normalize,
+            layout: Some(self.layout),
+            seed: Some(self.seed),
+            ..Default::default()
+        })
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -335,7 +332,7 @@ impl RunArgs {
 }
 
 /// The operator configuration the arguments ask for, with batches of `batch_size` sequences.
-pub(crate) fn operator_config(args: &RunArgs, batch_size: usize) -> Config {
+pub(crate) fn operator_config(args: &RunArgs, batch_size: usize) -> Result<Config, String> {
     let config = Config::new(args.sequence_length, batch_size)
         .last_sequence_policy(args.policy)
         .decoder_threads(args.threads)
@@ -355,11 +352,11 @@ pub(crate) fn operator_config(args: &RunArgs, batch_size: usize) -> Config {
             args.max_container_samples
                 .unwrap_or(framefeed::limits::DEFAULT_MAX_CONTAINER_SAMPLES),
         )
-        .transforms(args.transforms())
+        .transforms(args.transforms()?)
         .sampling(args.sampling());
-    if args.low_latency {
+    Ok(if args.low_latency {
         config.low_latency()
     } else {
         config
-    }
+    })
 }

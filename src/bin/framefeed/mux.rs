@@ -23,7 +23,7 @@ pub(crate) fn run(args: &RunArgs, prepared: Prepared) -> Result<ExitCode, Failur
         stop_after,
         deadline,
     } = prepared;
-    let config = operator_config(args, 1);
+    let config = operator_config(args, 1)?;
     if args.files.is_empty() {
         return Err("--mux batches across sources: give the URLs (or files) of the cameras".into());
     }

@@ -29,7 +29,7 @@ pub(crate) fn run(args: RunArgs, prepared: Prepared) -> Result<ExitCode, Failure
         stop_after,
         ..
     } = prepared;
-    let config = operator_config(&args, args.batch_size);
+    let config = operator_config(&args, args.batch_size)?;
     let input = Arc::new(VideoInput::new(config).map_err(|e| e.to_string())?);
     let mut raw_out = match &args.raw_out {
         Some(path) => {

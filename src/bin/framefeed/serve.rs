@@ -16,11 +16,25 @@ pub(crate) enum MoovArg {
     Fail,
 }
 
+impl From<framefeed::server::MoovAtEndUploads> for MoovArg {
+    fn from(policy: framefeed::server::MoovAtEndUploads) -> Self {
+        match policy {
+            framefeed::server::MoovAtEndUploads::Fail => MoovArg::Fail,
+            _ => MoovArg::Buffer,
+        }
+    }
+}
+
+/// The library's service defaults, which every flag's default is (`tests/cli.rs` checks `--help` against them).
+fn defaults() -> framefeed::server::ServeConfig {
+    framefeed::server::ServeConfig::default()
+}
+
 /// `framefeed serve`'s options; each default protects what its help says.
 #[derive(clap::Args)]
 pub(crate) struct ServeArgs {
     /// Address to listen on. A non-loopback address needs --auth-tokens (or --insecure-no-auth).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    #[arg(long, default_value_t = defaults().addr)]
     addr: std::net::SocketAddr,
     /// Bearer tokens, one `name:token` a line (tokens of 16+ characters); every route but /health then needs
     /// `Authorization: Bearer <token>`, and the per-client limit counts by token name.
@@ -39,16 +53,16 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     trusted_proxy: Vec<std::net::IpAddr>,
     /// Uploads decoded at once (more get 503).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = defaults().max_streams)]
     max_streams: usize,
     /// Uploads at once per client: token name, or address (more get 429).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = defaults().max_streams_per_client)]
     max_streams_per_client: usize,
     /// Largest request body (larger gets 413, or is cut with an error line). K/M/G/T suffixes.
-    #[arg(long, value_name = "BYTES", default_value = "2G", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", default_value_t = defaults().max_body_bytes, value_parser = parse_bytes)]
     max_body_bytes: u64,
     /// Memory one upload may take: batches, decoder frames, buffered body, moov-at-end buffer. K/M/G/T.
-    #[arg(long, value_name = "BYTES", default_value = "512M", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", default_value_t = defaults().max_upload_memory, value_parser = parse_bytes)]
     max_upload_memory: u64,
     /// Memory all uploads may take together (default: half of the machine's memory). K/M/G/T.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
@@ -57,34 +71,34 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     max_client_memory: Option<u64>,
     /// What an MP4 upload with its index at the end does.
-    #[arg(long, value_enum, default_value = "buffer")]
+    #[arg(long, value_enum, default_value_t = MoovArg::from(defaults().moov_at_end))]
     moov_at_end: MoovArg,
     /// Seconds a connection has to send its request headers (and to finish a TLS handshake); also how long
     /// a keep-alive connection may sit idle.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECS", default_value_t = defaults().header_timeout.as_secs_f64())]
     header_timeout: f64,
     /// Open connections at most; beyond it new connections are closed at once.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = defaults().max_connections)]
     max_connections: usize,
     /// Slowest upload accepted, bytes/s averaged over --upload-rate-window (0: no rule). K/M/G suffixes.
-    #[arg(long, value_name = "BYTES", default_value = "500", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", default_value_t = defaults().min_upload_rate, value_parser = parse_bytes)]
     min_upload_rate: u64,
     /// Seconds over which the upload rate is averaged (and before which it is not checked).
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECS", default_value_t = defaults().upload_rate_window.as_secs_f64())]
     upload_rate_window: f64,
     /// Seconds without data after which an upload fails.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    #[arg(long, value_name = "SECS", default_value_t = defaults().stall_timeout.as_secs_f64())]
     stall_timeout: f64,
     /// Decoder threads per upload.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = defaults().decoder_threads_per_stream)]
     decoder_threads_per_stream: usize,
     /// Seconds uploads in progress get to finish after Ctrl-C or SIGTERM.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    #[arg(long, value_name = "SECS", default_value_t = defaults().shutdown_grace.as_secs_f64())]
     shutdown_grace: f64,
     /// Hosts POST /streams may pull from, comma-separated: `public` (any public address), addresses
     /// (127.0.0.1), networks (10.0.0.0/8) and host names. Private, loopback and link-local addresses are
     /// refused unless listed.
-    #[arg(long, value_name = "HOSTS", default_value = "public")]
+    #[arg(long, value_name = "HOSTS", default_value_t = defaults().allow_hosts)]
     allow_hosts: framefeed::server::AllowHosts,
 }
 
