@@ -147,6 +147,7 @@ pub use settings::config::{
     limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
 };
 pub use settings::sampling::{ClipPolicy, ClipSampler, Sampling, SamplingOptions};
+pub use settings::seconds::seconds_setting;
 pub use source::files::FileList;
 pub use source::live::{LiveVideo, PushChunk, PushReady};
 pub use source::url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};

@@ -2,8 +2,6 @@
 //! configuration validated once by framefeed (whose message, naming the allowed range, becomes the
 //! `ValueError`).
 
-use std::time::Duration;
-
 use framefeed::{
     Choice, Config, CropPosition, Device, LastSequencePolicy, NvdecDriver, Sampling,
     SamplingOptions, TransformOptions, Transforms,
@@ -184,11 +182,7 @@ impl Settings<'_> {
             config = config.live_buffer_bytes(bytes);
         }
         if let Some(seconds) = self.stall_timeout {
-            let timeout = Duration::try_from_secs_f64(seconds).map_err(|_| {
-                bad(format!(
-                    "stall_timeout is {seconds}; allowed: a duration in seconds, at least 0.001"
-                ))
-            })?;
+            let timeout = framefeed::seconds_setting("stall_timeout", seconds).map_err(bad)?;
             config = config.stall_timeout(timeout);
         }
         config.validate().map_err(|e| {

@@ -2,7 +2,6 @@
 //! (feeding into a full queue, polling, pushing a live chunk) releases the GIL while it waits.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use framefeed::{
@@ -330,11 +329,8 @@ impl PyVideoInput {
         reconnect_max: f64,
         rtsp_transport: &str,
     ) -> PyResult<u64> {
-        let seconds = |name: &str, s: f64| {
-            Duration::try_from_secs_f64(s).map_err(|_| {
-                PyValueError::new_err(format!("{name} is {s}; give seconds, at least 0"))
-            })
-        };
+        let seconds =
+            |name: &str, s: f64| framefeed::seconds_setting(name, s).map_err(PyValueError::new_err);
         let mut options = UrlOptions::new()
             .open_timeout(seconds("open_timeout", open_timeout)?)
             .read_timeout(seconds("read_timeout", read_timeout)?)
@@ -406,9 +402,8 @@ impl PyVideoInput {
         let result = match timeout {
             None => py.detach(|| input.next_batch()),
             Some(seconds) => {
-                let wait = Duration::try_from_secs_f64(seconds.max(0.0)).map_err(|_| {
-                    pyo3::exceptions::PyValueError::new_err("timeout must be a number of seconds")
-                })?;
+                let wait = framefeed::seconds_setting("timeout", seconds.max(0.0))
+                    .map_err(pyo3::exceptions::PyValueError::new_err)?;
                 py.detach(|| input.next_batch_timeout(wait))
             }
         };

@@ -17,10 +17,9 @@ use crate::errors::{label_object, to_py, IntoPyResult};
 use crate::events::event_object;
 use crate::input::PyVideoInput;
 
-/// Seconds as a `Duration`, or the `ValueError` naming the setting.
-fn seconds(name: &str, value: f64, allowed: &str) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(value)
-        .map_err(|_| PyValueError::new_err(format!("{name} is {value}; allowed: {allowed}")))
+/// Seconds as a `Duration`, or the `ValueError` naming the setting (framefeed's one rule for seconds).
+fn seconds(name: &str, value: f64) -> PyResult<Duration> {
+    framefeed::seconds_setting(name, value).map_err(PyValueError::new_err)
 }
 
 /// A camera's label from Python: `str` or a non-negative `int`.
@@ -50,7 +49,7 @@ impl PyMux {
     #[pyo3(signature = (batch_size, deadline, *, policy="every_frame"))]
     fn new(py: Python<'_>, batch_size: usize, deadline: f64, policy: &str) -> PyResult<Self> {
         let policy = choice::<MuxPolicy>(policy)?;
-        let wait = seconds("deadline", deadline, "seconds, more than 0, at most 3600")?;
+        let wait = seconds("deadline", deadline)?;
         let mux = py
             .detach(|| Mux::new(MuxConfig::new(batch_size, wait).policy(policy)))
             .py_err(py)?;
@@ -116,7 +115,7 @@ impl PyMux {
         let event = match timeout {
             None => py.detach(|| mux.next_event()),
             Some(t) => {
-                let wait = seconds("timeout", t.max(0.0), "seconds")?;
+                let wait = seconds("timeout", t.max(0.0))?;
                 py.detach(|| mux.next_event_timeout(wait))
             }
         };

@@ -28,6 +28,7 @@ use crate::error_code::ErrorCode;
 use crate::mux::MuxPolicy;
 use crate::settings::config::LastSequencePolicy;
 use crate::settings::sampling::{ClipPolicy, ClipSampler};
+use crate::settings::seconds::seconds_setting;
 use crate::source::url::RtspTransport;
 use crate::transform::CropPosition;
 
@@ -138,7 +139,7 @@ impl<const MAX: u64> Rule for WaitSeconds<MAX> {
     fn check(raw: String) -> Result<Duration, String> {
         raw.parse::<f64>()
             .ok()
-            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .and_then(|s| seconds_setting("", s).ok())
             .filter(|d| *d <= Duration::from_secs(MAX))
             .ok_or_else(|| format!("must be 0 to {MAX} seconds, got '{raw}'"))
     }
@@ -199,7 +200,7 @@ impl Rule for Seconds {
     type Value = Duration;
     fn check(raw: Value) -> Result<Duration, String> {
         raw.as_f64()
-            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .and_then(|s| seconds_setting("", s).ok())
             .ok_or_else(|| "must be a number of seconds".into())
     }
 }
@@ -317,7 +318,7 @@ impl Rule for Millis {
     fn check(raw: String) -> Result<Duration, String> {
         raw.parse::<f64>()
             .ok()
-            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+            .and_then(|ms| seconds_setting("", ms / 1000.0).ok())
             .ok_or_else(|| format!("must be milliseconds, got '{raw}'"))
     }
 }

@@ -1,5 +1,5 @@
 //! Settings, a leaf every stage may use: the operator's [`Config`](config::Config) and its choices (`config`),
-//! the transforms a user asks for (`transforms`), the cross-camera batcher's (`mux`) and where frames are decoded (`device`). Plain values with
+//! the transforms a user asks for (`transforms`), the cross-camera batcher's (`mux`), what a number of seconds is (`seconds`) and where frames are decoded (`device`). Plain values with
 //! their defaults, allowed ranges and validation; no stage's code. The front ends (the CLI, the service,
 //! Python) parse settings through the same `FromStr`/`Display` of these types, so a setting has one name and
 //! one message everywhere.
@@ -10,4 +10,5 @@ pub(crate) mod config;
 pub(crate) mod device;
 pub(crate) mod mux;
 pub(crate) mod sampling;
+pub(crate) mod seconds;
 pub(crate) mod transforms;

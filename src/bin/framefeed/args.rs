@@ -308,10 +308,7 @@ pub(crate) struct Prepared {
 impl RunArgs {
     /// The URL options, the duration and the mux's deadline, checked, or a message naming the flag.
     pub(crate) fn prepare(&self) -> Result<Prepared, String> {
-        let seconds_arg = |name: &str, s: f64| {
-            Duration::try_from_secs_f64(s)
-                .map_err(|_| format!("--{name} {s} is not a number of seconds"))
-        };
+        let seconds_arg = |name: &str, s: f64| framefeed::seconds_setting(&format!("--{name}"), s);
         let url_options = UrlOptions::new()
             .open_timeout(seconds_arg("open-timeout", self.open_timeout)?)
             .read_timeout(seconds_arg("read-timeout", self.read_timeout)?)

@@ -140,8 +140,11 @@ pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
 }
 
 pub(crate) fn seconds(name: &str, secs: f64) -> Result<std::time::Duration, String> {
-    std::time::Duration::try_from_secs_f64(secs)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("--{name} must be a positive number of seconds, got {secs}"))
+    let duration = framefeed::seconds_setting(&format!("--{name}"), secs)?;
+    if duration.is_zero() {
+        return Err(format!(
+            "--{name} is 0; allowed: a number of seconds, more than 0"
+        ));
+    }
+    Ok(duration)
 }
