@@ -1,6 +1,7 @@
 //! Batches and errors as JSON objects: one shape for the CLI's `--json` lines and the ingest server's response
 //! lines (feature `json`).
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::assembly::batch::Batch;
@@ -24,59 +25,133 @@ use crate::{DecodedOn, Orientation};
 /// # Ok::<(), framefeed::Error>(())
 /// ```
 pub fn batch_json(batch: &Batch) -> Value {
-    let packed = batch.is_packed();
-    let sequences: Vec<Value> = batch
-        .sequences()
-        .iter()
-        .map(|seq| {
-            let mut s = json!({
-                "shape": seq.shape(),
-                "valid_frames": seq.valid_frames(),
-                "first_frame": seq.first_frame(),
-                "frames": seq.indices(),
-                "pts": seq.pts(),
-            });
-            if let Some((w, h)) = seq.resized() {
-                s["resize"] = json!([w, h]);
-            }
-            if let Some(c) = seq.crop_window() {
-                s["crop"] = json!([c.x, c.y, c.width, c.height]);
-            }
-            if seq.orientation() != Orientation::Upright {
-                s["orientation"] = json!(seq.orientation().as_str());
-            }
-            if packed {
-                s["video"] = json!(seq.video().id.0);
-                s["label"] = json!(seq.video().label.as_ref().map(|l| l.to_string()));
-            }
-            s
-        })
-        .collect();
-    let mut value = json!({
-        "video": batch.video_id().0,
-        "label": batch.label().map(|l| l.to_string()),
-        "batch": batch.index(),
-        "last": batch.is_last(),
-        "sequences": sequences,
-    });
-    if let Some(gap) = batch.gap() {
-        // A source pulled by URL dropped and was reopened before this batch's frames.
-        value["gap"] = json!({
-            "frames_before": gap.frames_before,
-            "seconds": gap.duration.as_secs_f64(),
-            "attempts": gap.attempts,
-            "reconnects": gap.reconnects,
-        });
+    serde_json::to_value(BatchLine::of(batch)).unwrap_or(Value::Null)
+}
+
+/// A batch's JSON line as a type ([`batch_json`] is its value): what the CLI's `--json`, the service's answers
+/// and stream lines write, and what the service's `GET /mux` reads back from its streams. Fields that do not
+/// apply are left out of the JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchLine {
+    /// The video's id.
+    pub video: u64,
+    /// The video's label, as text.
+    pub label: Option<String>,
+    /// The batch's index within its video.
+    pub batch: u64,
+    /// Whether it is the video's last batch.
+    pub last: bool,
+    /// Its sequences.
+    pub sequences: Vec<SequenceLine>,
+    /// A break of a pulled source before this batch's frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<GapLine>,
+    /// Where it was decoded (`"cuda"` or `"cpu"`), for a GPU operator's batches only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoded_on: Option<String>,
+    /// The service's stream lines: its latency (last frame's arrival to publication), in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<f64>,
+}
+
+/// One sequence of a [`BatchLine`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequenceLine {
+    /// Frames, then the layout's three dimensions.
+    pub shape: [usize; 4],
+    /// Real frames (the rest is padding).
+    pub valid_frames: usize,
+    /// The display index of its first frame.
+    pub first_frame: u64,
+    /// The display index of each real frame.
+    pub frames: Vec<u64>,
+    /// Each real frame's time, in seconds.
+    pub pts: Vec<f64>,
+    /// The size frames were resized to (`[w, h]`), when configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resize: Option<[usize; 2]>,
+    /// The crop window (`[x, y, w, h]` in the resized frame's pixels), when configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crop: Option<(i64, i64, usize, usize)>,
+    /// How its frames were turned to be shown ([`Orientation::as_str`]), unless upright.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orientation: Option<String>,
+    /// In a packed batch: the sequence's video.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<u64>,
+    /// In a packed batch: the sequence's label (`Some(None)`: a video without one, written `null`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub label: Option<Option<String>>,
+}
+
+/// A source's break before a batch: the fields of [`Gap`](crate::Gap), the duration in seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GapLine {
+    /// Frames decoded before the break.
+    pub frames_before: u64,
+    /// From the drop to the reopened source, in seconds.
+    pub seconds: f64,
+    /// Reopen attempts it took.
+    pub attempts: u32,
+    /// Breaks of this video so far.
+    pub reconnects: u32,
+}
+
+/// A field that is there, `null` included (`Some(None)`); an absent one is the `default`, `None`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+impl BatchLine {
+    /// The line of `batch`.
+    pub fn of(batch: &Batch) -> Self {
+        let packed = batch.is_packed();
+        let sequences = batch
+            .sequences()
+            .iter()
+            .map(|seq| SequenceLine {
+                shape: seq.shape(),
+                valid_frames: seq.valid_frames(),
+                first_frame: seq.first_frame(),
+                frames: seq.indices().to_vec(),
+                pts: seq.pts().to_vec(),
+                resize: seq.resized().map(|(w, h)| [w, h]),
+                crop: seq.crop_window().map(|c| (c.x, c.y, c.width, c.height)),
+                orientation: (seq.orientation() != Orientation::Upright)
+                    .then(|| seq.orientation().as_str().to_owned()),
+                video: packed.then(|| seq.video().id.0),
+                label: packed.then(|| seq.video().label.as_ref().map(|l| l.to_string())),
+            })
+            .collect();
+        BatchLine {
+            video: batch.video_id().0,
+            label: batch.label().map(|l| l.to_string()),
+            batch: batch.index(),
+            last: batch.is_last(),
+            sequences,
+            // A source pulled by URL dropped and was reopened before this batch's frames.
+            gap: batch.gap().map(|gap| GapLine {
+                frames_before: gap.frames_before,
+                seconds: gap.duration.as_secs_f64(),
+                attempts: gap.attempts,
+                reconnects: gap.reconnects,
+            }),
+            // Only GPU operators say where each batch was decoded (NVDEC, or the CPU for a video NVDEC could
+            // not take); CPU output keeps its fields.
+            decoded_on: batch.is_on_gpu().then(|| {
+                match batch.decoded_on() {
+                    DecodedOn::Cuda => "cuda",
+                    _ => "cpu",
+                }
+                .to_owned()
+            }),
+            latency_ms: None,
+        }
     }
-    if batch.is_on_gpu() {
-        // Only GPU operators say where each batch was decoded (NVDEC, or the CPU for a video NVDEC could not
-        // take); CPU output keeps its fields.
-        value["decoded_on"] = json!(match batch.decoded_on() {
-            DecodedOn::Cuda => "cuda",
-            _ => "cpu",
-        });
-    }
-    value
 }
 
 /// One video's failure as a JSON object: `video`, `label`, `error` (the message).
@@ -94,5 +169,53 @@ pub fn error_json(error: &Error) -> Value {
     match error {
         Error::Video { video, error } => video_error_json(video, error),
         other => json!({"video": null, "label": null, "error": other.to_string()}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, Crop, Resize, Transforms, VideoInput};
+
+    /// The batches of the built-in sample fed twice, under `config`.
+    fn batches(config: Config) -> Vec<Batch> {
+        let input = VideoInput::new(config).unwrap();
+        input.feed((crate::SAMPLE_MP4, "a")).unwrap();
+        input.feed(crate::SAMPLE_MP4).unwrap();
+        input.close();
+        input.iter().map(|b| b.unwrap()).collect()
+    }
+
+    /// The type reads back what it writes, field for field and in order, with and without the optional
+    /// fields (a resize and crop; a packed batch, whose sequences name their video, one without a label).
+    #[test]
+    fn a_line_reads_back_as_written() {
+        let transforms = Transforms::new()
+            .resize(Resize::Exact {
+                width: 64,
+                height: 48,
+            })
+            .crop(Crop::new(32, 32));
+        let mut seen_packed_null_label = false;
+        for config in [
+            Config::new(30, 2),
+            Config::new(7, 4).transforms(transforms).pack_batches(true),
+        ] {
+            for batch in batches(config) {
+                let value = batch_json(&batch);
+                let line: BatchLine = serde_json::from_value(value.clone()).unwrap();
+                assert_eq!(serde_json::to_value(&line).unwrap(), value);
+                assert_eq!(
+                    serde_json::to_string(&line).unwrap(),
+                    value.to_string(),
+                    "the same text, keys in the same order"
+                );
+                seen_packed_null_label |= line.sequences.iter().any(|s| s.label == Some(None));
+            }
+        }
+        assert!(
+            seen_packed_null_label,
+            "a packed sequence of the unlabelled video"
+        );
     }
 }

@@ -39,6 +39,7 @@ use super::service::{ClientMemory, RequestCtx, Service};
 use crate::error_code::ErrorCode;
 use crate::mux::gather::{Gather, Pick, Ready};
 use crate::mux::{MuxConfig, MuxPolicy};
+use crate::report::BatchLine;
 
 /// The most streams one request batches across.
 pub(crate) const MAX_STREAMS: usize = 64;
@@ -385,22 +386,20 @@ impl Batcher {
         }
         if let Some(error) = line.get("error") {
             source.errors.push(error.clone());
-        } else if let Some(Value::Array(sequences)) = line.get_mut("sequences").map(Value::take) {
+        } else if let Ok(batch) = serde_json::from_value::<BatchLine>(line) {
             // Each sequence counts its share of the line as published, and what is added to it.
-            let bytes = (line_bytes / sequences.len().max(1) + ADDED_BYTES) as u64;
-            let label = line.get("label").cloned().unwrap_or(Value::Null);
-            let latency = line.get("latency_ms").cloned();
-            let gap = line.get("gap").cloned();
-            for mut sequence in sequences {
-                sequence["stream"] = json!(source.id);
-                sequence["label"] = label.clone();
-                if let Some(latency) = &latency {
-                    sequence["latency_ms"] = latency.clone();
+            let bytes = (line_bytes / batch.sequences.len().max(1) + ADDED_BYTES) as u64;
+            for sequence in batch.sequences {
+                let shape = sequence.shape;
+                let mut value = serde_json::to_value(sequence).unwrap_or(Value::Null);
+                value["stream"] = json!(source.id);
+                value["label"] = json!(batch.label);
+                if let Some(latency) = batch.latency_ms {
+                    value["latency_ms"] = json!(latency);
                 }
-                if let Some(gap) = &gap {
-                    sequence["gap"] = gap.clone();
+                if let Some(gap) = &batch.gap {
+                    value["gap"] = json!(gap);
                 }
-                let shape = shape_of(&sequence);
                 source.sequences += 1;
                 if self.every_frame {
                     self.queued_bytes += bytes;
@@ -408,10 +407,7 @@ impl Batcher {
                 self.gather.push(
                     i as u64,
                     Ready {
-                        item: Entry {
-                            value: sequence,
-                            bytes,
-                        },
+                        item: Entry { value, bytes },
                         key: (shape, String::new()),
                         at: now,
                     },
@@ -424,17 +420,6 @@ impl Batcher {
             self.sources[i].parked = Some(consumer);
         }
     }
-}
-
-/// A sequence line's `shape` (frames, then the layout's three dimensions).
-fn shape_of(sequence: &Value) -> [usize; 4] {
-    let mut shape = [0; 4];
-    if let Some(dims) = sequence.get("shape").and_then(Value::as_array) {
-        for (d, v) in shape.iter_mut().zip(dims) {
-            *d = v.as_u64().unwrap_or(0) as usize;
-        }
-    }
-    shape
 }
 
 #[cfg(test)]
@@ -496,14 +481,5 @@ mod tests {
             let message = request(query).unwrap_err();
             assert!(message.contains(expected), "{query}: {message}");
         }
-    }
-
-    #[test]
-    fn shapes_come_from_the_sequence_line() {
-        assert_eq!(
-            shape_of(&json!({"shape": [1, 360, 640, 3]})),
-            [1, 360, 640, 3]
-        );
-        assert_eq!(shape_of(&json!({})), [0; 4]);
     }
 }

@@ -90,10 +90,11 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
                 }
                 let frames = batch.valid_frames() as u64;
                 let latency = batch.latency().map(|d| d.as_secs_f64() * 1000.0);
-                let mut line = report::batch_json(&batch);
-                if let Some(ms) = latency {
-                    line["latency_ms"] = json!(ms);
-                }
+                let line = report::BatchLine {
+                    latency_ms: latency,
+                    ..report::BatchLine::of(&batch)
+                };
+                let line = serde_json::to_value(line).unwrap_or(Value::Null);
                 drop(batch);
                 metrics.frames.inc_by(frames);
                 metrics.batches.inc();
