@@ -3,8 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::device_kind::Device;
 use crate::error_code::ErrorCode;
-use crate::settings::device::Device;
 use crate::video::VideoRef;
 
 /// A result whose error is framefeed's [`Error`].

@@ -99,6 +99,7 @@ mod assembly;
 mod decode;
 mod demux;
 mod device;
+mod device_kind;
 mod error;
 mod error_code;
 mod ffi;

@@ -1,5 +1,5 @@
 //! The device layer: where frames are decoded and batches live. [`Device`] and [`DecodedOn`] are plain values
-//! (in `settings::device`); the GPU runtime (one per operator: the device's primary CUDA context, the operator's stream, the
+//! (in `device_kind`, a leaf that the errors and the settings share); the GPU runtime (one per operator: the device's primary CUDA context, the operator's stream, the
 //! conversion kernel, libavcodec's CUDA device) and its pooled device buffers are the implementation chosen by
 //! the `cuda` feature, swapped as a whole module:
 //!
@@ -12,7 +12,7 @@
 //!
 //! This layer sits below its users (decoders, transforms, assembly, batches) and above `ffi::cuda`.
 
-pub use crate::settings::device::{DecodedOn, Device};
+pub use crate::device_kind::{DecodedOn, Device};
 
 mod reuse;
 

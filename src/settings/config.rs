@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use crate::device_kind::Device;
 use crate::error::{Error, Result};
-use crate::settings::device::Device;
 use crate::settings::transforms::Transforms;
 
 /// What to do with a video's last sequence when fewer than `sequence_length` frames are left.

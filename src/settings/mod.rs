@@ -1,13 +1,13 @@
 //! Settings, a leaf every stage may use: the operator's [`Config`](config::Config) and its choices (`config`),
-//! the transforms a user asks for (`transforms`), the cross-camera batcher's (`mux`), what a number of seconds is (`seconds`) and where frames are decoded (`device`). Plain values with
-//! their defaults, allowed ranges and validation; no stage's code. The front ends (the CLI, the service,
-//! Python) parse settings through the same `FromStr`/`Display` of these types, so a setting has one name and
-//! one message everywhere.
+//! the transforms a user asks for (`transforms`), the cross-camera batcher's (`mux`), and what a number of
+//! seconds is (`seconds`); where frames are decoded is `crate::device_kind`, a leaf the errors share too. Plain
+//! values with their defaults, allowed ranges and validation; no stage's code. The front ends (the CLI, the
+//! service, Python) parse settings through the same `FromStr`/`Display` of these types, so a setting has one
+//! name and one message everywhere.
 
 #[macro_use]
 pub(crate) mod choice;
 pub(crate) mod config;
-pub(crate) mod device;
 pub(crate) mod mux;
 pub(crate) mod sampling;
 pub(crate) mod seconds;
