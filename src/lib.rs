@@ -149,9 +149,10 @@ pub use settings::config::{
 };
 pub use settings::sampling::{ClipPolicy, ClipSampler, Sampling, SamplingOptions};
 pub use settings::seconds::seconds_setting;
+pub use settings::url::{Reconnect, RtspTransport, Scheme, UrlOptions};
 pub use source::files::FileList;
 pub use source::live::{LiveVideo, PushChunk, PushReady};
-pub use source::url::{redact_url, Reconnect, RtspTransport, Scheme, UrlOptions};
+pub use source::url::redact_url;
 pub use transform::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, OutOfBoundsMode,
     Resize, ResizeMode, TransformOptions, Transforms, CHANNELS,

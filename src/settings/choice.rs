@@ -82,7 +82,7 @@ mod tests {
     use super::Choice;
     use crate::settings::config::{LastSequencePolicy, NvdecDriver, Threading};
     use crate::settings::transforms::{DType, Interpolation, Layout, ResizeMode};
-    use crate::source::url::RtspTransport;
+    use crate::settings::url::RtspTransport;
 
     /// Every value round-trips through its canonical name, in any case; names are unique.
     fn round_trips<T: Choice + PartialEq + std::fmt::Debug + std::fmt::Display>() {
