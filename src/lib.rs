@@ -52,8 +52,9 @@
 //! 9. `mux`: batching across live cameras ([`Mux`]): a deadline, one shape a batch, oldest first, every frame
 //!    or latest only.
 //!
-//! Below the stages: leaf types every stage may use (`settings`: [`Config`], [`Transforms`], [`Device`], the
-//! one vocabulary of settings the front ends parse; `error`; `video`: ids and labels; `signal`: stop and wake
+//! Below the stages: leaf types every stage may use (`settings`: [`Config`], [`Transforms`], [`MuxConfig`],
+//! [`UrlOptions`], the one vocabulary of settings the front ends parse; `device_kind`: [`Device`]; `error`, and
+//! `error_code`: the one table of codes, [`ErrorCode`]; `video`: ids and labels; `signal`: stop and wake
 //! signals; `info`: what a container holds, and the FFmpeg linked), the FFI layer (`ffi`: FFmpeg, behind
 //! version `cfg`s from `build.rs` where releases differ, its SIMD kernels in `ffi::simd` and, in `ffi::cuda`,
 //! the CUDA driver, nvcuvid and the kernel's parameter block), where all `unsafe` code lives, and the device layer (`device`: the GPU runtime and device buffers, real with the `cuda` feature and
