@@ -8,7 +8,7 @@
 //! [`VideoError::NvdecUnsupported`]). For the sampling stage, a picture some later sequence takes is copied out
 //! of its surface into device memory of its own ([`HeldPicture`]).
 
-/// The direct NVDEC backend, a part of this module (it exists only with the feature).
+// The direct NVDEC backend, a part of this module (it exists only with the feature).
 #[path = "nvcuvid.rs"]
 mod nvcuvid;
 

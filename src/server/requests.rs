@@ -29,7 +29,7 @@ use crate::mux::MuxPolicy;
 use crate::settings::config::LastSequencePolicy;
 use crate::settings::sampling::{ClipPolicy, ClipSampler};
 use crate::settings::seconds::seconds_setting;
-use crate::source::url::RtspTransport;
+use crate::settings::url::RtspTransport;
 use crate::transform::CropPosition;
 
 /// How one field's value is read: from `Raw` (a query value's text, or a body field's JSON value) to

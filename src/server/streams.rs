@@ -392,7 +392,7 @@ pub(crate) async fn consume(
 mod tests {
     use super::*;
     use crate::server::requests::{parse_json, Described};
-    use crate::source::url::RtspTransport;
+    use crate::settings::url::RtspTransport;
 
     fn request(body: Value) -> Result<StreamRequest, String> {
         parse_json(body.to_string().as_bytes(), StreamBody::EXPECTED)

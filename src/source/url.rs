@@ -4,7 +4,7 @@
 //! [`VideoInput::feed_url`](crate::VideoInput::feed_url) queues such a video, and the decoding thread opens,
 //! reads and reopens it (`demux::open`).
 
-pub(crate) use crate::settings::url::{Reconnect, RtspTransport, Scheme, UrlOptions};
+pub(crate) use crate::settings::url::{Reconnect, Scheme, UrlOptions};
 
 /// `url` as it may be shown (in labels, errors and logs): without the credentials of its user part, and
 /// without its query, which may hold a passphrase or a token (`srt://h:1?passphrase=...` becomes `srt://h:1?…`).
