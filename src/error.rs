@@ -33,6 +33,34 @@ impl fmt::Display for AvError {
 
 impl std::error::Error for AvError {}
 
+/// FFmpeg's `FFERRTAG`: an error code made of four characters.
+const fn fferrtag(tag: &[u8; 4]) -> i32 {
+    -(i32::from_le_bytes(*tag))
+}
+
+impl AvError {
+    /// What went wrong, in framefeed's own words for a client: no FFmpeg function name, code or wording.
+    ///
+    /// ```
+    /// let e = framefeed::AvError { operation: "avcodec_send_packet", code: -1_094_995_529, message: "Invalid data found when processing input".into() };
+    /// assert_eq!(e.plain_reason(), "its data is not valid for its codec");
+    /// ```
+    pub fn plain_reason(&self) -> &'static str {
+        const INVALIDDATA: i32 = fferrtag(b"INDA");
+        const PATCHWELCOME: i32 = fferrtag(b"PAWE");
+        const EOF: i32 = fferrtag(b"EOF ");
+        const ENOMEM: i32 = -12;
+        const ENOSYS: i32 = -38;
+        match self.code {
+            INVALIDDATA => "its data is not valid for its codec",
+            PATCHWELCOME | ENOSYS => "it uses a feature the decoder does not implement",
+            EOF => "it ended in the middle of its data",
+            ENOMEM => "memory ran out while decoding it",
+            _ => "the decoder failed on it",
+        }
+    }
+}
+
 /// Why one fed video could not be (fully) decoded. Carried by [`Error::Video`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -407,6 +407,42 @@ fn live_videos_sample_with_stride_and_fps_and_match_whole_ones() {
     }
 }
 
+/// Indices past a video's end fail it naming them: a whole video before anything is decoded, a live one after
+/// the sequences made before its end (it cannot be known sooner), with the same message.
+#[test]
+fn indices_past_the_end_fail_the_video_naming_them() {
+    let data = read_fixture("sampling_vfr.mp4");
+    let config = Config::new(2, 1).sampling(Sampling::new().indices(vec![2, 9, 500, 600]));
+    let (whole, errors) = sample(config.clone(), vec![Encoded::new(data.clone())]);
+    assert!(whole[0].is_empty());
+    let [(0, VideoError::Sampling { reason })] = &errors[..] else {
+        panic!("{errors:?}")
+    };
+    assert!(
+        reason.starts_with("frame indices 500, 600 are past the video's last frame ("),
+        "{reason}"
+    );
+    let input = VideoInput::new(config).unwrap();
+    let live = input.feed_live().unwrap();
+    for chunk in data.chunks(7000) {
+        live.push(chunk.to_vec()).unwrap();
+    }
+    live.finish();
+    input.close();
+    let first = input.next_batch().unwrap().unwrap();
+    assert_eq!(first.sequence(0).indices(), [2, 9]);
+    match input.next_batch() {
+        Err(Error::Video {
+            error: VideoError::Sampling {
+                reason: live_reason,
+            },
+            ..
+        }) => assert_eq!(&live_reason, reason),
+        other => panic!("{other:?}"),
+    }
+    assert!(input.next_batch().unwrap().is_none());
+}
+
 /// `framefeed serve` takes the sampling as query parameters: stride/step, fps and indices on a live upload (the
 /// same sequences as the library's), clips on an upload it collects whole (seeded, the same clips as the
 /// library's whole decode), and bad values refused with 400 naming what is allowed.

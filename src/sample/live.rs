@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use super::plan::{Plan, Ticks};
+use super::plan::{indices_past_the_end, Plan, Ticks};
 use super::slots::{Out, Shown, Slots};
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
@@ -25,12 +25,19 @@ pub(crate) struct InOrder {
     next_virtual: u64,
     /// With a frame rate: the last frame, waiting for the next one's time to know its ticks.
     waiting: Option<(Rc<Shown<AvFrame>>, u64, f64)>,
+    /// A list of indices asked for, checked against the frames there were when the video ends.
+    indices: Option<Vec<u64>>,
 }
 
 impl InOrder {
     /// For sequences of `length` frames per `sampling` (not clips), or an explicit plan over display
     /// indices (clips of a whole video counted in advance).
     pub(crate) fn new(sampling: &Sampling, length: usize, plan: Option<Plan>) -> Self {
+        let indices = if plan.is_none() {
+            sampling.indices.clone()
+        } else {
+            None
+        };
         let plan = plan.unwrap_or_else(|| match &sampling.indices {
             Some(indices) => Plan::list(indices.chunks(length).map(<[u64]>::to_vec).collect()),
             None => Plan::grid(length, sampling),
@@ -44,6 +51,7 @@ impl InOrder {
             next_display: 0,
             next_virtual: 0,
             waiting: None,
+            indices,
         }
     }
 
@@ -83,8 +91,10 @@ impl InOrder {
         }
     }
 
-    /// The video ended; `last_duration`: the last frame's duration in seconds, when known.
-    pub(crate) fn finish<E>(
+    /// The video ended; `last_duration`: the last frame's duration in seconds, when known. A list of indices
+    /// some of which lie past the video's last frame fails the video, naming them (after the sequences made
+    /// before them).
+    pub(crate) fn finish<E: From<VideoError>>(
         &mut self,
         last_duration: Option<f64>,
         out: &mut impl FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), E>,
@@ -97,6 +107,13 @@ impl InOrder {
                 _ => next_up(t),
             };
             self.release_waiting(until, out)?;
+        }
+        if let Some(reason) = self
+            .indices
+            .as_deref()
+            .and_then(|indices| indices_past_the_end(indices, self.next_virtual))
+        {
+            return Err(E::from(VideoError::Sampling { reason }));
         }
         self.slots.finish(out)
     }

@@ -106,6 +106,33 @@ impl Ticks {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PlanError(pub(crate) String);
 
+/// Which of `indices` lie past the last of a video's `frames` frames, said as a sampling failure names them
+/// (`None` when all are inside): the indices (the first eight, and how many more), and the frames there are.
+pub(crate) fn indices_past_the_end(indices: &[u64], frames: u64) -> Option<String> {
+    let mut past: Vec<u64> = indices.iter().copied().filter(|&i| i >= frames).collect();
+    past.sort_unstable();
+    past.dedup();
+    let listed: Vec<String> = past.iter().take(8).map(u64::to_string).collect();
+    let more = match past.len() {
+        0 => return None,
+        n if n > 8 => format!(" and {} more", n - 8),
+        _ => String::new(),
+    };
+    let (noun, verb) = if past.len() == 1 {
+        ("frame index", "is")
+    } else {
+        ("frame indices", "are")
+    };
+    let last = match frames {
+        0 => "it has no frame".to_owned(),
+        n => format!("{n} frames: 0 to {}", n - 1),
+    };
+    Some(format!(
+        "{noun} {}{more} {verb} past the video's last frame ({last})",
+        listed.join(", ")
+    ))
+}
+
 /// The sequences of one video, as lists of virtual indices, and how many times each virtual frame is still
 /// to be written.
 #[derive(Debug, Clone)]
@@ -158,12 +185,8 @@ impl Plan {
         key: ClipKey,
     ) -> Result<Self, PlanError> {
         if let Some(indices) = &sampling.indices {
-            if let Some(&bad) = indices.iter().find(|&&i| i >= frames) {
-                return Err(PlanError(format!(
-                    "frame index {bad} is past the video's last frame ({} frames: 0 to {})",
-                    frames,
-                    frames.saturating_sub(1)
-                )));
+            if let Some(reason) = indices_past_the_end(indices, frames) {
+                return Err(PlanError(reason));
             }
             return Ok(Self::list(
                 indices.chunks(length).map(<[u64]>::to_vec).collect(),
@@ -552,6 +575,23 @@ mod tests {
             Plan::whole(&s, 2, 10, 10, ClipKey::default()).unwrap_err(),
             PlanError("frame index 10 is past the video's last frame (10 frames: 0 to 9)".into())
         );
+    }
+
+    #[test]
+    fn indices_past_the_end_are_named() {
+        assert_eq!(indices_past_the_end(&[0, 9], 10), None);
+        assert_eq!(
+            indices_past_the_end(&[40, 3, 45, 40], 30).unwrap(),
+            "frame indices 40, 45 are past the video's last frame (30 frames: 0 to 29)"
+        );
+        assert_eq!(
+            indices_past_the_end(&[1], 0).unwrap(),
+            "frame index 1 is past the video's last frame (it has no frame)"
+        );
+        let many: Vec<u64> = (100..120).collect();
+        assert!(indices_past_the_end(&many, 10).unwrap().starts_with(
+            "frame indices 100, 101, 102, 103, 104, 105, 106, 107 and 12 more are past"
+        ));
     }
 
     proptest! {

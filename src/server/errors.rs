@@ -197,7 +197,29 @@ pub(crate) fn describe(
             code,
             format!("the source dropped after {frames} frames and could not be reopened ({reconnects} reconnects before)"),
         ),
-        _ => (code, "the video could not be decoded".into()),
+        VideoError::Sampling { reason } => (
+            code,
+            format!("this video cannot be sampled as asked: {reason}"),
+        ),
+        VideoError::SampledFramesMissing { .. } | VideoError::CropOutOfBounds { .. } => {
+            (code, error.to_string())
+        }
+        VideoError::WholeTooLarge { max_bytes } => (
+            code,
+            format!("a clips upload is held whole until it ends (clips need the video's length), and this one grew past the {max_bytes} bytes this server holds for it (a quarter of its memory per upload, less the index's share); send a shorter video, or sample with stride, step, fps or a time range"),
+        ),
+        VideoError::NvdecUnsupported { .. } => (
+            code,
+            "the GPU's decoder cannot decode this stream and CPU fallback is off".into(),
+        ),
+        VideoError::Cuda { .. } => (
+            code,
+            "a GPU error stopped this upload's decoding; retry later".into(),
+        ),
+        VideoError::Ffmpeg(av) => (
+            code,
+            format!("the video could not be decoded: {}", av.plain_reason()),
+        ),
     }
 }
 
@@ -235,12 +257,54 @@ mod tests {
                 frames: 5,
                 first: av.clone(),
             },
+            VideoError::Ffmpeg(av.clone()),
         ] {
             let (code, message) = describe(&video(error), None, 1);
             assert_ne!(code, ErrorCode::Internal);
             for internal in ["avformat", "1094995529", "Invalid data"] {
                 assert!(!message.contains(internal), "{message}");
             }
+        }
+    }
+
+    /// Every failure a client can meet says why, not only "could not be decoded".
+    #[test]
+    fn each_failure_names_its_reason() {
+        let av = AvError {
+            operation: "avcodec_send_packet",
+            code: -1_094_995_529,
+            message: "Invalid data found when processing input".into(),
+        };
+        for (error, code, reason) in [
+            (
+                VideoError::Sampling {
+                    reason: "clips need the frames' times in advance".into(),
+                },
+                ErrorCode::BadSampling,
+                "clips need the frames' times in advance",
+            ),
+            (
+                VideoError::Ffmpeg(av),
+                ErrorCode::DecodeFailed,
+                "its data is not valid for its codec",
+            ),
+            (
+                VideoError::WholeTooLarge { max_bytes: 111 },
+                ErrorCode::BodyTooLarge,
+                "grew past the 111 bytes",
+            ),
+            (
+                VideoError::CropOutOfBounds {
+                    crop: (64, 64),
+                    frame: (32, 32),
+                },
+                ErrorCode::CropOutOfBounds,
+                "crop 64x64 does not fit in the 32x32 frame",
+            ),
+        ] {
+            let (got, message) = describe(&video(error), None, 1);
+            assert_eq!(got, code);
+            assert!(message.contains(reason), "{message}");
         }
     }
 

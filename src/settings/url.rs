@@ -7,6 +7,47 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::video::Label;
 
+/// The names of FFmpeg's input protocols that are not a [`Scheme`] (FFmpeg 5.1 to 7.1).
+const FFMPEG_PROTOCOLS: [&str; 37] = [
+    "android_content",
+    "async",
+    "bluray",
+    "cache",
+    "concat",
+    "concatf",
+    "crypto",
+    "data",
+    "fd",
+    "ffrtmpcrypt",
+    "ffrtmphttp",
+    "ftp",
+    "gopher",
+    "gophers",
+    "hls",
+    "httpproxy",
+    "icecast",
+    "ipfs",
+    "ipns",
+    "librist",
+    "librtmp",
+    "md5",
+    "mmsh",
+    "mmst",
+    "pipe",
+    "prompeg",
+    "rist",
+    "rtmpe",
+    "rtmps",
+    "rtmpt",
+    "rtmpte",
+    "rtp",
+    "sctp",
+    "subfile",
+    "tcp",
+    "tls",
+    "udp",
+];
+
 /// A URL scheme framefeed may pull from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -49,6 +90,9 @@ impl Scheme {
             "http" => Some(Scheme::Http),
             "https" => Some(Scheme::Https),
             "file" => Some(Scheme::File),
+            // FFmpeg's other protocols (`data:`, `subfile:`, `concat:`...) are refused by name, not read as
+            // a file path with a colon in it.
+            other if FFMPEG_PROTOCOLS.contains(&other) => None,
             _ if !url.contains("://") => Some(Scheme::File),
             _ => None,
         }
@@ -305,7 +349,8 @@ impl UrlOptions {
                 self.allowed()
             ))),
             None => Err(Error::Config(format!(
-                "the URL's scheme is not one framefeed pulls from; allowed: {}",
+                "the URL's scheme {} is not one framefeed pulls from; allowed: {}",
+                url.split(':').next().unwrap_or_default(),
                 self.allowed()
             ))),
         }

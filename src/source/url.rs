@@ -95,7 +95,20 @@ mod tests {
         assert_eq!(Scheme::of("/tmp/a.mp4"), Some(Scheme::File));
         assert_eq!(Scheme::of("file:/tmp/a.mp4"), Some(Scheme::File));
         assert_eq!(Scheme::of("gopher://h/"), None);
-        assert_eq!(Scheme::of("concat:a|b"), Some(Scheme::File));
+        // FFmpeg's own protocols are named, not taken for a file path with a colon in it.
+        assert_eq!(Scheme::of("concat:a|b"), None);
+        assert_eq!(Scheme::of("data:video/mp4;base64,AAAA"), None);
+        assert_eq!(Scheme::of("subfile:,start,0,end,9,:/etc/passwd"), None);
+        assert_eq!(Scheme::of("clip:1.mp4"), Some(Scheme::File));
+        let refused = UrlOptions::new()
+            .schemes([Scheme::File])
+            .admit("data:video/mp4;base64,AAAA")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("the URL's scheme data is not one framefeed pulls from"),
+            "{refused}"
+        );
     }
 
     #[test]

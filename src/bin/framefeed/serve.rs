@@ -61,7 +61,8 @@ pub(crate) struct ServeArgs {
     /// Largest request body (larger gets 413, or is cut with an error line). K/M/G/T suffixes.
     #[arg(long, value_name = "BYTES", default_value_t = defaults().max_body_bytes, value_parser = parse_bytes)]
     max_body_bytes: u64,
-    /// Memory one upload may take: batches, decoder frames, buffered body, moov-at-end buffer. K/M/G/T.
+    /// Memory one upload may take: batches, decoder frames, buffered body, and the body held whole for a clips
+    /// upload or an MP4 with its index at the end (up to a quarter of it, less the index's share). K/M/G/T.
     #[arg(long, value_name = "BYTES", default_value_t = defaults().max_upload_memory, value_parser = parse_bytes)]
     max_upload_memory: u64,
     /// Memory all uploads may take together (default: half of the machine's memory). K/M/G/T.
