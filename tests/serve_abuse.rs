@@ -284,6 +284,86 @@ async fn connections_beyond_the_cap_are_closed_at_once() {
     server.assert_up().await;
 }
 
+/// A connection from `from`.
+async fn connect_from(addr: SocketAddr, from: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_take_every_connection() {
+    // An address holding its cap of connections that never send their headers (as an unauthenticated
+    // attacker would) has its next one closed at once; another address is served meanwhile, uploads
+    // included, and the held ones are not refused service they already have.
+    let mut server = serve(&[
+        "--header-timeout",
+        "6",
+        "--max-connections",
+        "40",
+        "--max-connections-per-address",
+        "4",
+    ]);
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(connect_from(server.addr, "127.0.0.2").await);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut extra = connect_from(server.addr, "127.0.0.2").await;
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(3), extra.read(&mut buf))
+        .await
+        .expect("the address's fifth connection is closed at once, long before the header timeout")
+        .unwrap_or(0);
+    assert_eq!(n, 0);
+    assert_eq!(upload_status(server.addr, "127.0.0.3", &[]).await, 200);
+    let mut health = connect_from(server.addr, "127.0.0.3").await;
+    health
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(BOUND, health.read_to_end(&mut raw)).await;
+    assert!(
+        raw.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&raw)
+    );
+    // A held connection still gets its answer.
+    let mut first = held.remove(0);
+    first
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(BOUND, first.read_to_end(&mut raw)).await;
+    assert!(
+        raw.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&raw)
+    );
+    // Its place given back (once the server has closed it), the address may connect again.
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let mut again = connect_from(server.addr, "127.0.0.2").await;
+        let _ = again
+            .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await;
+        let mut raw = Vec::new();
+        let _ = tokio::time::timeout(BOUND, again.read_to_end(&mut raw)).await;
+        if raw.starts_with(b"HTTP/1.1 200") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the address never got its place back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(held);
+    server.assert_up().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drip_fed_upload_fails_by_the_rate_rule_while_a_normal_one_completes() {
     let mut server = serve(&["--min-upload-rate", "16K", "--upload-rate-window", "2"]);

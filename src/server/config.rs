@@ -64,6 +64,11 @@ pub struct ServeConfig {
     pub header_timeout: Duration,
     /// Open connections at most (default 1024); beyond it new connections are closed at once.
     pub max_connections: usize,
+    /// Open connections from one address at most (default 64, so that at least 16 addresses are needed to
+    /// take every connection; above `max_connections` it does not bind); beyond it that address's new connections are closed at once, whether they
+    /// would authenticate or not, while other addresses are served. A trusted proxy's own address is not
+    /// capped (its clients are told apart by `X-Forwarded-For` for the per-client limits).
+    pub max_connections_per_address: usize,
     /// Slowest upload accepted, in bytes a second averaged over `upload_rate_window` of time spent waiting
     /// for the client (default 500 B/s, Apache mod_reqtimeout's `MinRate`; 0: no rule). Checked once the
     /// window has passed. With the default window, a camera sending at 16 kbit/s (2,000 B/s) or more is never
@@ -102,6 +107,7 @@ impl Default for ServeConfig {
             moov_at_end: MoovAtEndUploads::Buffer,
             header_timeout: Duration::from_secs(10),
             max_connections: 1024,
+            max_connections_per_address: 64,
             min_upload_rate: 500,
             upload_rate_window: Duration::from_secs(60),
             auth_tokens: None,
@@ -180,6 +186,9 @@ impl ServeConfig {
         }
         if self.max_connections == 0 {
             return bad("max_connections is 0; allowed: at least 1".into());
+        }
+        if self.max_connections_per_address == 0 {
+            return bad("max_connections_per_address is 0; allowed: at least 1".into());
         }
         if !self.addr.ip().is_loopback() && self.auth_tokens.is_none() && !self.insecure_no_auth {
             return bad(format!(

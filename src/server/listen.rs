@@ -1,4 +1,5 @@
-//! Accepting connections: the connection cap (beyond `max_connections`, a new connection is closed at once),
+//! Accepting connections: the connection caps (beyond `max_connections` in all, or
+//! `max_connections_per_address` from one address, a new connection is closed at once),
 //! TLS with rustls (the handshake within the header timeout), hyper's HTTP/1.1 with its header-read timer
 //! (which also closes a keep-alive connection idle between requests), the strict-framing watch, and a
 //! graceful shutdown bounded by `shutdown_grace`.
@@ -10,8 +11,9 @@
 //! `tests/serve_abuse.rs` fails on it). The pieces here are libraries all the same: tokio-rustls, hyper's
 //! HTTP/1.1 connection with its header timer, and hyper-util's graceful shutdown.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -115,6 +117,10 @@ impl Server {
             tls,
         } = self;
         let connections = Arc::new(Semaphore::new(service.config.max_connections));
+        let per_address = Arc::new(PerAddress {
+            open: parking_lot::Mutex::new(HashMap::new()),
+            max: service.config.max_connections_per_address,
+        });
         let graceful = GracefulShutdown::new();
         let app = router(service.clone());
         tracing::info!(addr = %listener.local_addr().map_or_else(|_| "?".into(), |a| a.to_string()), tls = tls.is_some(), "listening");
@@ -132,6 +138,13 @@ impl Server {
                 },
                 () = &mut shutdown => break,
             };
+            // The address's own cap first, so that an address at its cap takes none of the others' room.
+            let trusted = service.config.trusted_proxies.contains(&peer.ip());
+            let Some(slot) = per_address.admit(peer.ip(), trusted) else {
+                service.metrics.connections_refused.inc();
+                drop(stream);
+                continue;
+            };
             let Ok(permit) = connections.clone().try_acquire_owned() else {
                 service.metrics.connections_refused.inc();
                 drop(stream);
@@ -146,6 +159,7 @@ impl Server {
                 serve_connection(stream, peer, tls, app, &service, watcher).await;
                 service.metrics.connections_open.dec();
                 drop(permit);
+                drop(slot);
             });
         }
         drop(listener);
@@ -164,6 +178,46 @@ impl Server {
             );
         }
         Ok(())
+    }
+}
+
+/// The connections open from each address.
+struct PerAddress {
+    open: parking_lot::Mutex<HashMap<IpAddr, usize>>,
+    max: usize,
+}
+
+/// One connection's place in its address's count, given back when dropped (`None`: not counted).
+struct AddressSlot(Option<(Arc<PerAddress>, IpAddr)>);
+
+impl PerAddress {
+    /// A place for a new connection from `ip`, unless the address has its `max` open already (a trusted
+    /// proxy's address is never capped).
+    fn admit(self: &Arc<Self>, ip: IpAddr, trusted: bool) -> Option<AddressSlot> {
+        if trusted {
+            return Some(AddressSlot(None));
+        }
+        let mut open = self.open.lock();
+        let count = open.entry(ip).or_insert(0);
+        if *count >= self.max {
+            return None;
+        }
+        *count += 1;
+        Some(AddressSlot(Some((self.clone(), ip))))
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        if let Some((table, ip)) = self.0.take() {
+            let mut open = table.open.lock();
+            if let Some(count) = open.get_mut(&ip) {
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    open.remove(&ip);
+                }
+            }
+        }
     }
 }
 
@@ -260,4 +314,30 @@ fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<TlsAcce
         .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
         .map_err(|e| Error::Config(format!("the TLS certificate and key cannot be used: {e}")))?;
     Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_at_its_cap_is_refused_and_others_are_not() {
+        let table = Arc::new(PerAddress {
+            open: parking_lot::Mutex::new(HashMap::new()),
+            max: 2,
+        });
+        let (a, b): (IpAddr, IpAddr) = ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
+        let first = table.admit(a, false).unwrap();
+        let _second = table.admit(a, false).unwrap();
+        assert!(table.admit(a, false).is_none());
+        let _other = table.admit(b, false).unwrap();
+        // A trusted proxy is not counted; a closed connection gives its place back.
+        assert!(table.admit(a, true).is_some());
+        drop(first);
+        assert!(table.admit(a, false).is_some());
+        assert!(!table
+            .open
+            .lock()
+            .contains_key(&"127.0.0.9".parse().unwrap()));
+    }
 }

@@ -81,6 +81,10 @@ pub(crate) struct ServeArgs {
     /// Open connections at most; beyond it new connections are closed at once.
     #[arg(long, default_value_t = defaults().max_connections)]
     max_connections: usize,
+    /// Open connections from one address at most (a trusted proxy's own is not capped); beyond it that
+    /// address's new connections are closed at once.
+    #[arg(long, default_value_t = defaults().max_connections_per_address)]
+    max_connections_per_address: usize,
     /// Slowest upload accepted, bytes/s averaged over --upload-rate-window (0: no rule). K/M/G suffixes.
     #[arg(long, value_name = "BYTES", default_value_t = defaults().min_upload_rate, value_parser = parse_bytes)]
     min_upload_rate: u64,
@@ -125,6 +129,7 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
     };
     config.header_timeout = seconds("header-timeout", args.header_timeout)?;
     config.max_connections = args.max_connections;
+    config.max_connections_per_address = args.max_connections_per_address;
     config.min_upload_rate = args.min_upload_rate;
     config.upload_rate_window = seconds("upload-rate-window", args.upload_rate_window)?;
     config.stall_timeout = seconds("stall-timeout", args.stall_timeout)?;
