@@ -64,6 +64,10 @@ pub struct ServeConfig {
     pub header_timeout: Duration,
     /// Open connections at most (default 1024); beyond it new connections are closed at once.
     pub max_connections: usize,
+    /// How long a response's bytes may wait for the client to accept any (default 60 s, nginx's
+    /// `send_timeout`): a reader that stops reading (a stream's or `/mux`'s consumer) is cut then. Any
+    /// progress restarts it, so a slow reader, or a pause shorter than it, is never cut.
+    pub send_timeout: Duration,
     /// Open connections from one address at most (default 64, so that at least 16 addresses are needed to
     /// take every connection; above `max_connections` it does not bind); beyond it that address's new connections are closed at once, whether they
     /// would authenticate or not, while other addresses are served. A trusted proxy's own address is not
@@ -107,6 +111,7 @@ impl Default for ServeConfig {
             moov_at_end: MoovAtEndUploads::Buffer,
             header_timeout: Duration::from_secs(10),
             max_connections: 1024,
+            send_timeout: Duration::from_secs(60),
             max_connections_per_address: 64,
             min_upload_rate: 500,
             upload_rate_window: Duration::from_secs(60),
@@ -186,6 +191,14 @@ impl ServeConfig {
         }
         if self.max_connections == 0 {
             return bad("max_connections is 0; allowed: at least 1".into());
+        }
+        if self.send_timeout < Duration::from_millis(100)
+            || self.send_timeout > Duration::from_secs(3600)
+        {
+            return bad(format!(
+                "send_timeout is {:?}; allowed: 100 ms to 1 hour",
+                self.send_timeout
+            ));
         }
         if self.max_connections_per_address == 0 {
             return bad("max_connections_per_address is 0; allowed: at least 1".into());

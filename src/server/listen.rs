@@ -254,7 +254,7 @@ async fn serve_http<S>(
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let (io, framing) = StrictIo::new(stream);
+    let (io, framing) = StrictIo::new(stream, service.config.send_timeout);
     let requests = Arc::new(AtomicU64::new(0));
     let handler = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         let index = requests.fetch_add(1, Ordering::Relaxed);

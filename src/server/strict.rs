@@ -3,16 +3,20 @@
 //! handler. Such a request is how request smuggling through a proxy works, so the service refuses it with 400:
 //! [`StrictIo`] watches the bytes hyper reads, follows each request's framing (heads, fixed and chunked bodies,
 //! trailers) with `httparse`, and records which requests of the connection carried both headers; the handler
-//! asks [`Framing::conflicting`] by the request's index on its connection.
+//! asks [`Framing::conflicting`] by the request's index on its connection. The same wrapper holds the
+//! connection's writes to the send timeout.
 
 use std::collections::BTreeSet;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use parking_lot::Mutex;
+use std::future::Future;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::Sleep;
 
 /// The longest request head followed (hyper refuses longer ones itself).
 const MAX_HEAD: usize = 64 << 10;
@@ -208,23 +212,55 @@ impl Framing {
     }
 }
 
-/// A connection's bytes, watched by a [`Framing`] as they are read.
+/// A connection's bytes, watched by a [`Framing`] as they are read, and its writes held to a send timeout:
+/// a write that the client leaves unaccepted (its socket full: a reader that stopped reading) for
+/// `send_timeout` fails the connection, as nginx's `send_timeout` does. Any progress restarts the clock, so a
+/// slow reader, or a network pause shorter than the timeout, is never cut.
 #[derive(Debug)]
 pub(crate) struct StrictIo<S> {
     inner: S,
     framing: Framing,
+    send_timeout: Duration,
+    /// When the write waiting now fails, if it goes on waiting.
+    stalled: Option<Pin<Box<Sleep>>>,
 }
 
 impl<S> StrictIo<S> {
-    pub(crate) fn new(inner: S) -> (Self, Framing) {
+    pub(crate) fn new(inner: S, send_timeout: Duration) -> (Self, Framing) {
         let framing = Framing::default();
         (
             Self {
                 inner,
                 framing: framing.clone(),
+                send_timeout,
+                stalled: None,
             },
             framing,
         )
+    }
+
+    /// A write's outcome through the send timeout: progress clears the clock; waiting starts it, or fails
+    /// once it has run out.
+    fn timed<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if polled.is_ready() {
+            self.stalled = None;
+            return polled;
+        }
+        let timeout = self.send_timeout;
+        let deadline = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        match deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client accepted no bytes within the send timeout",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
@@ -250,11 +286,15 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for StrictIo<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.timed(cx, polled)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_flush(cx);
+        this.timed(cx, polled)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -266,7 +306,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for StrictIo<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.timed(cx, polled)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -277,6 +319,39 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for StrictIo<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader that stops reading is cut once the send timeout passes with no byte accepted; one that reads,
+    /// however slowly, is not.
+    #[tokio::test(start_paused = true)]
+    async fn a_write_the_client_never_accepts_fails_after_the_send_timeout() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let timeout = Duration::from_secs(60);
+        let (near, mut far) = tokio::io::duplex(1024);
+        let (mut io, _) = StrictIo::new(near, timeout);
+        let chunk = [7u8; 512];
+        // A slow reader: a 25 s pause between reads never reaches the timeout.
+        for _ in 0..8 {
+            io.write_all(&chunk).await.unwrap();
+            io.write_all(&chunk).await.unwrap();
+            let reading = async {
+                tokio::time::sleep(Duration::from_secs(25)).await;
+                let mut buf = [0u8; 1024];
+                far.read_exact(&mut buf).await.unwrap();
+            };
+            let writing = io.write_all(&chunk);
+            let (_, written) = tokio::join!(reading, writing);
+            written.unwrap();
+            let mut rest = [0u8; 512];
+            far.read_exact(&mut rest).await.unwrap();
+        }
+        // A reader that stops: the write waits, then fails at the timeout, not before.
+        io.write_all(&[0u8; 1024]).await.unwrap();
+        let started = tokio::time::Instant::now();
+        let err = io.write_all(&chunk).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert!(started.elapsed() >= timeout, "{:?}", started.elapsed());
+        drop(far);
+    }
     use proptest::prelude::*;
 
     const STREAM: &[u8] = b"POST /videos HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello\

@@ -81,6 +81,10 @@ pub(crate) struct ServeArgs {
     /// Open connections at most; beyond it new connections are closed at once.
     #[arg(long, default_value_t = defaults().max_connections)]
     max_connections: usize,
+    /// Seconds a response's bytes may wait for the client to accept any; a reader that stopped reading is cut
+    /// then (any progress restarts it).
+    #[arg(long, value_name = "SECS", default_value_t = defaults().send_timeout.as_secs_f64())]
+    send_timeout: f64,
     /// Open connections from one address at most (a trusted proxy's own is not capped); beyond it that
     /// address's new connections are closed at once.
     #[arg(long, default_value_t = defaults().max_connections_per_address)]
@@ -130,6 +134,7 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
     config.header_timeout = seconds("header-timeout", args.header_timeout)?;
     config.max_connections = args.max_connections;
     config.max_connections_per_address = args.max_connections_per_address;
+    config.send_timeout = seconds("send-timeout", args.send_timeout)?;
     config.min_upload_rate = args.min_upload_rate;
     config.upload_rate_window = seconds("upload-rate-window", args.upload_rate_window)?;
     config.stall_timeout = seconds("stall-timeout", args.stall_timeout)?;
