@@ -375,6 +375,15 @@ fn a_damaged_gop_fails_its_video_alone() {
     assert_eq!(seqs[1], alone[0], "the good video is untouched");
 }
 
+/// `data` fed to `input` as a live video, in chunks of 7,000 bytes, then finished.
+fn feed_live_in_chunks(input: &VideoInput, data: &[u8]) {
+    let live = input.feed_live().unwrap();
+    for chunk in data.chunks(7000) {
+        live.push(chunk.to_vec()).unwrap();
+    }
+    live.finish();
+}
+
 #[test]
 fn live_videos_sample_with_stride_and_fps_and_match_whole_ones() {
     let data = read_fixture("sampling_vfr.mp4");
@@ -387,11 +396,7 @@ fn live_videos_sample_with_stride_and_fps_and_match_whole_ones() {
         let (whole, errors) = sample(config.clone(), vec![Encoded::new(data.clone())]);
         assert!(errors.is_empty());
         let input = VideoInput::new(config).unwrap();
-        let live = input.feed_live().unwrap();
-        for chunk in data.chunks(7000) {
-            live.push(chunk.to_vec()).unwrap();
-        }
-        live.finish();
+        feed_live_in_chunks(&input, &data);
         input.close();
         let mut seqs = Vec::new();
         while let Some(batch) = input.next_batch().unwrap() {
@@ -423,11 +428,7 @@ fn indices_past_the_end_fail_the_video_naming_them() {
         "{reason}"
     );
     let input = VideoInput::new(config).unwrap();
-    let live = input.feed_live().unwrap();
-    for chunk in data.chunks(7000) {
-        live.push(chunk.to_vec()).unwrap();
-    }
-    live.finish();
+    feed_live_in_chunks(&input, &data);
     input.close();
     let first = input.next_batch().unwrap().unwrap();
     assert_eq!(first.sequence(0).indices(), [2, 9]);

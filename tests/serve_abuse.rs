@@ -291,6 +291,16 @@ async fn connect_from(addr: SocketAddr, from: &str) -> TcpStream {
     socket.connect(addr).await.unwrap()
 }
 
+/// Whether `GET /health` on `connection` is answered 200 (the connection closed after it).
+async fn health_answered(mut connection: TcpStream) -> bool {
+    let _ = connection
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await;
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(BOUND, connection.read_to_end(&mut raw)).await;
+    raw.starts_with(b"HTTP/1.1 200")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_cannot_take_every_connection() {
     // An address holding its cap of connections that never send their headers (as an unauthenticated
@@ -317,43 +327,12 @@ async fn one_address_cannot_take_every_connection() {
         .unwrap_or(0);
     assert_eq!(n, 0);
     assert_eq!(upload_status(server.addr, "127.0.0.3", &[]).await, 200);
-    let mut health = connect_from(server.addr, "127.0.0.3").await;
-    health
-        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut raw = Vec::new();
-    let _ = tokio::time::timeout(BOUND, health.read_to_end(&mut raw)).await;
-    assert!(
-        raw.starts_with(b"HTTP/1.1 200"),
-        "{}",
-        String::from_utf8_lossy(&raw)
-    );
+    assert!(health_answered(connect_from(server.addr, "127.0.0.3").await).await);
     // A held connection still gets its answer.
-    let mut first = held.remove(0);
-    first
-        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut raw = Vec::new();
-    let _ = tokio::time::timeout(BOUND, first.read_to_end(&mut raw)).await;
-    assert!(
-        raw.starts_with(b"HTTP/1.1 200"),
-        "{}",
-        String::from_utf8_lossy(&raw)
-    );
+    assert!(health_answered(held.remove(0)).await);
     // Its place given back (once the server has closed it), the address may connect again.
     let deadline = Instant::now() + BOUND;
-    loop {
-        let mut again = connect_from(server.addr, "127.0.0.2").await;
-        let _ = again
-            .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .await;
-        let mut raw = Vec::new();
-        let _ = tokio::time::timeout(BOUND, again.read_to_end(&mut raw)).await;
-        if raw.starts_with(b"HTTP/1.1 200") {
-            break;
-        }
+    while !health_answered(connect_from(server.addr, "127.0.0.2").await).await {
         assert!(
             Instant::now() < deadline,
             "the address never got its place back"
