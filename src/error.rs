@@ -403,6 +403,17 @@ impl VideoError {
 }
 
 impl Error {
+    /// What went wrong, in words for the one who gave the input: for an [`Error::Config`], its message
+    /// without the `invalid configuration: ` prefix (a front end that names the setting's source itself,
+    /// such as a 400 reply or a Python `ValueError`, shows just the reason); for every other error, its
+    /// [`Display`](std::fmt::Display) text.
+    pub fn into_reason(self) -> String {
+        match self {
+            Error::Config(message) => message,
+            other => other.to_string(),
+        }
+    }
+
     /// A short, stable name for what went wrong, in the vocabulary of [`VideoError::code`] (which an
     /// [`Error::Video`] gives).
     pub fn code(&self) -> &'static str {
@@ -452,5 +463,7 @@ mod tests {
         assert_eq!(video(VideoError::NoFrames).code(), "no_frames");
         assert_eq!(Error::Closed.code(), "closed");
         assert_eq!(Error::Config("x".into()).code(), "invalid_config");
+        assert_eq!(Error::Config("x is 0".into()).into_reason(), "x is 0");
+        assert_eq!(Error::Closed.into_reason(), Error::Closed.to_string());
     }
 }

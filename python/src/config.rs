@@ -142,10 +142,7 @@ impl Settings<'_> {
             layout: Some(choice(self.layout)?),
             seed: self.seed,
         })
-        .map_err(|e| match e {
-            framefeed::Error::Config(message) => bad(message),
-            other => bad(other.to_string()),
-        })
+        .map_err(|e| bad(e.into_reason()))
     }
 
     /// The framefeed configuration, validated.
@@ -185,12 +182,7 @@ impl Settings<'_> {
             let timeout = framefeed::seconds_setting("stall_timeout", seconds).map_err(bad)?;
             config = config.stall_timeout(timeout);
         }
-        config.validate().map_err(|e| {
-            bad(e
-                .to_string()
-                .trim_start_matches("invalid configuration: ")
-                .to_owned())
-        })?;
+        config.validate().map_err(|e| bad(e.into_reason()))?;
         Ok(config)
     }
 }

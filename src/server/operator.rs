@@ -6,7 +6,6 @@ use super::budget::{Short, UploadShape};
 use super::config::{ADMISSION_BYTES, LIVE_BUFFER_BYTES};
 use super::errors::ApiError;
 use super::service::{Service, Slot};
-use crate::error::Error;
 use crate::error_code::ErrorCode;
 use crate::settings::config::{Config, LastSequencePolicy, MoovAtEnd};
 use crate::settings::sampling::Sampling;
@@ -95,10 +94,7 @@ pub(crate) fn operator_config(
         ));
     };
     let config = config.max_batch_bytes(max_batch_bytes.max(1));
-    config.validate().map_err(|e| match e {
-        Error::Config(m) => bad(m),
-        other => bad(other.to_string()),
-    })?;
+    config.validate().map_err(|e| bad(e.into_reason()))?;
     Ok((config, shape))
 }
 

@@ -189,10 +189,7 @@ impl StreamRequest {
             seed: value(body.seed),
             ..Default::default()
         })
-        .map_err(|e| match e {
-            Error::Config(message) => bad(message),
-            other => bad(other.to_string()),
-        })?;
+        .map_err(|e| bad(e.into_reason()))?;
         settings.transforms = transforms;
         let mut options = UrlOptions::new();
         if let Some(t) = value(body.open_timeout) {
@@ -264,10 +261,7 @@ async fn start(
     let request = StreamRequest::from_body(body)?;
     let (config, shape) = operator_config(&request.settings, &service)?;
     let refused = |m: String| ApiError::new(ErrorCode::RefusedUrl, m);
-    let scheme = request.options.admit(&request.url).map_err(|e| match e {
-        Error::Config(m) => refused(m),
-        other => refused(other.to_string()),
-    })?;
+    let scheme = request.options.admit(&request.url).map_err(|e| refused(e.into_reason()))?;
     refuse_listening(&request.url)?;
     service
         .config
