@@ -123,6 +123,7 @@ error_codes! {
     ServerBusy => "server_busy", Service, Some(503), "The service's slots or memory are taken.";
     ShuttingDown => "shutting_down", Service, Some(503), "The service is shutting down.";
     TooSlow => "too_slow", Service, None, "An upload slower than the minimum rate.";
+    Shed => "shed", Service, None, "An upload cut so that another could be served: of those in progress, it held the most slots or memory for the bytes a second it delivered.";
     BodyUnreadable => "body_unreadable", Service, None, "A request body that could not be read.";
 }
 

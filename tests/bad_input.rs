@@ -317,3 +317,53 @@ fn a_batch_over_the_memory_budget_fails_its_video_alone() {
         input.buffer_allocations()
     );
 }
+
+/// `res_change.h264` is 10 frames of 96x64 then 7 of 64x48; this is the 64x48 part, then the whole of it.
+fn small_then_large() -> Vec<u8> {
+    let data = read_fixture("res_change.h264");
+    // The second sequence parameter set (NAL type 7 after a start code) starts the 64x48 stream.
+    let starts: Vec<usize> = data
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| w[..3] == [0, 0, 1] && w[3] & 0x1f == 7)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(starts.len(), 2, "two streams in the fixture");
+    [&data[starts[1]..], &data[..]].concat()
+}
+
+#[test]
+fn a_stream_growing_past_the_frame_limit_fails_as_too_large_after_its_smaller_frames() {
+    // 64x48 is allowed, 96x64 is not: the decoder itself is held to the limit (FFmpeg's `max_pixels`), so the
+    // larger frames fail as too large (not as corrupt packets) and are never allocated.
+    for threads in [1, 2] {
+        let config = Config::new(1, 1)
+            .decoder_threads(threads)
+            .max_frame_size(64, 64 * 48);
+        let results = decode_all(config, vec![small_then_large()]);
+        let frames: usize = results
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(|b| b.valid_frames())
+            .sum();
+        if threads == 1 {
+            assert_eq!(frames, 7, "every 64x48 frame first: {results:?}");
+        } else {
+            // Frame threads lose the pictures other threads held when one fails (FFmpeg's frame threading).
+            assert!((1..=7).contains(&frames), "{results:?}");
+        }
+        match results.last() {
+            Some(Err(Error::Video {
+                error:
+                    VideoError::AbsurdDimensions {
+                        width: 96,
+                        height: 64,
+                        max_dimension: 64,
+                        max_pixels: 3072,
+                    },
+                ..
+            })) => {}
+            other => panic!("{threads} threads: unexpected {other:?}"),
+        }
+    }
+}

@@ -418,3 +418,45 @@ fn eager_delivery_ends_videos_whose_last_batch_is_full() {
     assert!(held[0].is_last());
     assert_eq!(held[0].data(), first.data());
 }
+
+#[test]
+fn a_frame_size_gate_runs_before_decoding_and_its_refusal_fails_the_video_alone() {
+    let input = VideoInput::new(Config::new(4, 1)).unwrap();
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    // The first is refused by its gate; the second's gate lets it through.
+    for admit in [false, true] {
+        let live = input.feed_live_with_label("gated").unwrap();
+        let record = seen.clone();
+        live.on_frame_size(move |width, height| {
+            record.lock().push((width, height));
+            if admit {
+                Ok(())
+            } else {
+                Err(format!("no memory for {width}x{height}"))
+            }
+        });
+        let data = read_fixture("h264_live.ts");
+        std::thread::spawn(move || push_all(live, &data, 4096, Duration::ZERO));
+    }
+    input.close();
+    let results: Vec<_> = input.iter().collect();
+    match &results[0] {
+        Err(Error::Video {
+            error: VideoError::LiveAborted { reason, .. },
+            ..
+        }) => assert_eq!(reason, "no memory for 96x64"),
+        other => panic!("the refused video should fail first, with no batch: {other:?}"),
+    }
+    let frames: usize = results[1..]
+        .iter()
+        .map(|r| r.as_ref().unwrap().valid_frames())
+        .sum();
+    assert_eq!(
+        frames,
+        whole(Config::new(4, 1), "h264_live.ts")
+            .iter()
+            .map(Batch::valid_frames)
+            .sum::<usize>()
+    );
+    assert_eq!(*seen.lock(), [(96, 64), (96, 64)]);
+}

@@ -742,3 +742,231 @@ async fn uploads_with_forged_mp4_claims_fail_before_the_demuxer_reads_them() {
         peak >> 20
     );
 }
+
+/// The first 4 KiB of one 8192x8192 frame in `codec` (`libx264` or `libx265`), as a raw elementary stream:
+/// parameter sets that announce 8K frames and the start of the first picture.
+fn header_of_an_8k_stream(dir: &std::path::Path, codec: &str) -> Vec<u8> {
+    let path = dir.join(format!("8k-{codec}.es"));
+    let format = if codec == "libx265" { "hevc" } else { "h264" };
+    common::ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=8192x8192:rate=25",
+        "-frames:v",
+        "1",
+        "-c:v",
+        codec,
+        "-preset",
+        "ultrafast",
+        "-x265-params",
+        "log-level=error",
+        "-f",
+        format,
+        path.to_str().unwrap(),
+    ]);
+    let mut data = std::fs::read(&path).unwrap();
+    data.truncate(4096);
+    data
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_announcing_frames_over_the_budget_fail_before_the_decoder_allocates_them() {
+    if common::skip_without_ffmpeg("the 8K header test") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("framefeed-8k-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let streams = [
+        header_of_an_8k_stream(&dir, "libx264"),
+        header_of_an_8k_stream(&dir, "libx265"),
+    ];
+    let mut server = serve(&["--max-memory", "1G"]);
+    let idle = server.peak_rss();
+    // Eight at once from three addresses, twice: before the fix each made FFmpeg allocate 180-330 MB of 8K
+    // frames (2.5 GB at the peak against a 1 GB pool) before its first batch showed the size.
+    for round in 0..2 {
+        let uploads = (0..8).map(|i| {
+            let body = streams[i % 2].clone();
+            let addr = server.addr;
+            tokio::spawn(async move {
+                let socket = tokio::net::TcpSocket::new_v4().unwrap();
+                socket
+                    .bind(format!("127.0.0.{}:0", 2 + i % 3).parse().unwrap())
+                    .unwrap();
+                let stream = socket.connect(addr).await.unwrap();
+                let length = format!("Content-Length: {}", body.len());
+                exchange(
+                    stream,
+                    "POST /videos?sequence_length=8&batch_size=2 HTTP/1.1\r\n",
+                    &[length.as_str()],
+                    &body,
+                )
+                .await
+            })
+        });
+        for upload in uploads.collect::<Vec<_>>() {
+            let response = upload.await.unwrap();
+            assert_eq!(response.status, 200, "{response:?}");
+            let error = response.error();
+            assert_eq!(
+                error["code"], "over_memory_budget",
+                "round {round}: {error}"
+            );
+            let message = error["message"].as_str().unwrap();
+            assert!(
+                message.contains("8192x8192") && message.contains("lower sequence_length"),
+                "{message}"
+            );
+            assert_no_internals(message);
+        }
+    }
+    // What the decoders may still allocate for such a header is FFmpeg's per-picture tables (about 15 MB a
+    // stream at 8K), not its frames: 8 at once stay far below the 1.5 GB they took.
+    let peak = server.peak_rss();
+    assert!(
+        peak < idle + (400 << 20),
+        "peak RSS {} MiB, idle {} MiB",
+        peak >> 20,
+        idle >> 20
+    );
+    // An honest upload is served as before.
+    let served = post(
+        server.addr,
+        "sequence_length=4",
+        &[],
+        &read_fixture("h264.ts"),
+    )
+    .await;
+    assert!(frames(&served) > 0, "{served:?}");
+    server.assert_up().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Opens a chunked upload of `query` from `from` and sends `head` as its first chunk; the stream, held open.
+async fn open_upload(addr: SocketAddr, from: &str, query: &str, head: &[u8]) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let start = format!(
+        "POST /videos?{query} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n",
+        head.len()
+    );
+    stream.write_all(start.as_bytes()).await.unwrap();
+    stream.write_all(head).await.unwrap();
+    stream.write_all(b"\r\n").await.unwrap();
+    stream
+}
+
+/// What a held upload's response says within `wait` (it may still be open then).
+async fn response_so_far(stream: &mut TcpStream, wait: Duration) -> String {
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + wait;
+    let mut buf = [0u8; 4096];
+    while let Ok(Ok(n)) = tokio::time::timeout_at(deadline.into(), stream.read(&mut buf)).await {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_every_slot_held_the_slowest_upload_is_shed_for_a_newcomer() {
+    let mut server = serve(&["--max-streams", "4", "--max-streams-per-client", "2"]);
+    let video = read_fixture("h264_live.ts");
+    // Three uploads that sent a header and then nothing (dripping, as far as the rate rule can yet tell)...
+    let mut drips = Vec::new();
+    for from in ["127.0.0.2", "127.0.0.2", "127.0.0.3"] {
+        drips.push(open_upload(server.addr, from, "sequence_length=4", &video[..1000]).await);
+    }
+    // ...and a camera sending in real time, 4 KB/s.
+    let mut camera =
+        open_upload(server.addr, "127.0.0.3", "sequence_length=4", &video[..400]).await;
+    let paced = tokio::spawn(async move {
+        for piece in video[400..].chunks(400) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let chunk = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
+            if camera.write_all(&chunk).await.is_err() {
+                break;
+            }
+        }
+        camera
+    });
+    wait_for_metric(server.addr, &[], "framefeed_streams_active", 4).await;
+    // Every slot is taken: before, a newcomer got 503 `server_busy` for as long as the drips stayed. Once
+    // their rates are known, it is served, and one drip is shed for it, saying why.
+    tokio::time::sleep(Duration::from_millis(5_500)).await;
+    let served = upload_status(server.addr, "127.0.0.4", &[]).await;
+    assert_eq!(served, 200);
+    let mut shed = 0;
+    for drip in &mut drips {
+        let text = response_so_far(drip, Duration::from_millis(500)).await;
+        if text.contains("\"code\":\"shed\"") {
+            assert!(text.contains("fewest bytes a second"), "{text}");
+            assert_no_internals(&text);
+            shed += 1;
+        }
+    }
+    assert_eq!(shed, 1, "one drip shed for the one newcomer");
+    assert_eq!(metric(server.addr, "framefeed_uploads_shed_total").await, 1);
+    // The camera was not: it is still sending.
+    assert!(!paced.is_finished(), "the camera's upload was cut");
+    paced.abort();
+    drop(drips);
+    server.assert_up().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_pool_spent_the_upload_holding_the_most_memory_per_byte_a_second_is_shed() {
+    let mut server = serve(&[
+        "--max-memory",
+        "80M",
+        "--max-upload-memory",
+        "40M",
+        "--max-client-memory",
+        "40M",
+    ]);
+    let video = read_fixture("h264_live.ts");
+    // Two uploads whose headers gave 96x64 frames at 64 x 8 frames a batch: about 37 MB reserved each, the
+    // pool nearly spent, and then nothing more sent.
+    let mut hogs = Vec::new();
+    for from in ["127.0.0.2", "127.0.0.3"] {
+        let query = "sequence_length=64&batch_size=8";
+        hogs.push(open_upload(server.addr, from, query, &video[..40_000]).await);
+    }
+    let deadline = Instant::now() + BOUND;
+    while metric(server.addr, "framefeed_memory_reserved_bytes").await < 70 << 20 {
+        assert!(
+            Instant::now() < deadline,
+            "the hogs never reserved their frames"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(5_500)).await;
+    // A newcomer whose frames need about 9 MB: before, it failed with `server_busy` and 0 frames.
+    let served = post(
+        server.addr,
+        "sequence_length=4",
+        &[],
+        &read_fixture("h264.ts"),
+    )
+    .await;
+    assert!(
+        served.lines().iter().all(|l| l.get("error").is_none()),
+        "{served:?}"
+    );
+    assert!(frames(&served) > 0, "{served:?}");
+    let mut shed = 0;
+    for hog in &mut hogs {
+        let text = response_so_far(hog, Duration::from_millis(500)).await;
+        if text.contains("\"code\":\"shed\"") {
+            assert!(text.contains("the most memory"), "{text}");
+            shed += 1;
+        }
+    }
+    assert_eq!(shed, 1, "one hog covers the newcomer's need");
+    drop(hogs);
+    server.assert_up().await;
+}

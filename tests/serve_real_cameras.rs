@@ -148,13 +148,21 @@ async fn held_upload(addr: SocketAddr, from: &str, bytes: usize) -> TcpStream {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn header_only_uploads_from_three_addresses_leave_room_for_an_honest_one() {
+async fn header_only_uploads_from_six_addresses_leave_room_for_an_honest_one() {
     let server = serve(&[]);
     let addr = server.addr;
     let expected = all_frames(addr).await;
     let mut held = Vec::new();
-    for from in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
-        for _ in 0..8 {
+    // Six addresses at their 4 slots each.
+    for from in [
+        "127.0.0.2",
+        "127.0.0.3",
+        "127.0.0.4",
+        "127.0.0.5",
+        "127.0.0.6",
+        "127.0.0.7",
+    ] {
+        for _ in 0..4 {
             held.push(held_upload(addr, from, 0).await);
         }
     }
@@ -162,7 +170,7 @@ async fn header_only_uploads_from_three_addresses_leave_room_for_an_honest_one()
     // Contained: each holds what its connection buffer may, not the 512 MiB an upload may grow to...
     let reserved = metric(addr, "framefeed_memory_reserved_bytes").await;
     assert!(reserved <= 24 * (64 << 10), "{reserved}");
-    // ... and an address holds at most its 8 slots.
+    // ... and an address holds at most its 4 slots.
     let ninth = {
         let mut stream = connect(addr, "127.0.0.2").await;
         stream
@@ -177,11 +185,11 @@ async fn header_only_uploads_from_three_addresses_leave_room_for_an_honest_one()
         parse_response(&raw)
     };
     assert_eq!(ninth.status, 429, "{ninth:?}");
-    // An honest upload from a fourth address gets 200 and all its frames.
+    // An honest upload from another address gets 200 and all its frames.
     let video = read_fixture(VIDEO);
     let honest = paced_upload(
         addr,
-        "127.0.0.5",
+        "127.0.0.8",
         &video,
         8192,
         Duration::from_millis(10),
@@ -201,11 +209,13 @@ async fn bytes_dripped_to_hold_slots_hold_little_and_are_cut_by_the_rate_rule() 
     let server = serve(&[]);
     let addr = server.addr;
     let video = read_fixture(VIDEO);
-    // Eight uploads from one address, each dripping one byte of a real video every 500 ms (2 B/s).
+    // Eight uploads from two addresses (4 each, their limit), each dripping one byte of a real video every
+    // 500 ms (2 B/s).
     let mut drips = Vec::new();
-    for _ in 0..8 {
+    for i in 0..8 {
         let video = video.clone();
-        let mut stream = held_upload(addr, "127.0.0.6", 0).await;
+        let from = if i < 4 { "127.0.0.6" } else { "127.0.0.8" };
+        let mut stream = held_upload(addr, from, 0).await;
         drips.push(tokio::spawn(async move {
             let started = Instant::now();
             for byte in video.iter().take(400) {

@@ -3,6 +3,7 @@
 //! clock. A leaf of the decode stage: the backends and the worker use it.
 
 use crate::decode::frame::FrameRef;
+use crate::demux::FrameLimits;
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::{CodecContext, Received};
 use crate::ffi::frame::AvFrame;
@@ -38,17 +39,20 @@ pub(crate) struct DecodeLoop {
     pub(crate) codec: CodecContext,
     frame: AvFrame,
     clock: Clock,
+    limits: FrameLimits,
 }
 
 impl DecodeLoop {
     pub(crate) fn new(
         codec: CodecContext,
         stream: &crate::info::StreamInfo,
+        limits: FrameLimits,
     ) -> Result<Self, AvError> {
         Ok(Self {
             codec,
             frame: AvFrame::new()?,
             clock: Clock::new(stream),
+            limits,
         })
     }
 
@@ -84,7 +88,22 @@ impl DecodeLoop {
             }
         }
         let (_, err) = self.drain(on_frame)?;
-        Ok(rejected.or(err))
+        let rejected = rejected.or(err);
+        if rejected.is_some() {
+            // The decoder refuses frames over the limit before allocating them (`max_pixels`): a stream whose
+            // parameter sets announce such frames fails as too large, not as corrupt, after the frames it
+            // still holds from before (drained: the video ends here).
+            let (width, height) = self.codec.frame_size();
+            if width > 0 && height > 0 {
+                if let Err(too_large) = self.limits.check(width, height) {
+                    if packet.is_some() && self.codec.send_packet(None).is_ok() {
+                        self.drain(on_frame)?;
+                    }
+                    return Err(Stop::Video(too_large));
+                }
+            }
+        }
+        Ok(rejected)
     }
 
     /// Drops the frames and references the decoder holds (after a seek).

@@ -37,7 +37,7 @@ impl CpuDecoder {
                 })?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened decoder");
         Ok(Self {
-            receiver: DecodeLoop::new(codec, stream)?,
+            receiver: DecodeLoop::new(codec, stream, demuxer.frame_limits())?,
         })
     }
 }

@@ -143,7 +143,7 @@ impl CudaDecoder {
             CodecContext::open_cuda_decoder(demuxer.format(), stream.index, gpu.hw())?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened NVDEC decoder");
         Ok(Self {
-            receiver: DecodeLoop::new(codec, stream)?,
+            receiver: DecodeLoop::new(codec, stream, demuxer.frame_limits())?,
             choice,
             _gpu: gpu.clone(),
         })

@@ -120,6 +120,8 @@ pub(crate) struct Demuxer {
     whole: Option<Whole>,
     /// Opened by URL: the interrupt armed with the read timeout before each read.
     reads: Option<(std::sync::Arc<Interrupt>, std::time::Duration)>,
+    /// The frame size its frames are held to (its decoders', too).
+    limits: FrameLimits,
 }
 
 impl Demuxer {
@@ -234,6 +236,7 @@ impl Demuxer {
             fps_probe_frames: config.analyze_duration.filter(|d| d.is_zero()).map(|_| 0),
             ignore_edit_list: false,
             header_only: false,
+            max_pixels: Some(decoder_max_pixels(config)),
         }
     }
 
@@ -258,7 +261,13 @@ impl Demuxer {
             stream,
             whole: None,
             reads: None,
+            limits: FrameLimits::of(config),
         })
+    }
+
+    /// The frame size its frames are held to, for its decoders.
+    pub(crate) fn frame_limits(&self) -> FrameLimits {
+        self.limits
     }
 
     /// The chosen stream.
@@ -305,23 +314,54 @@ pub(crate) enum UrlOpenError {
     Video(VideoError),
 }
 
-/// Rejects zero or over-limit frame sizes.
-pub(crate) fn check_frame_size(width: u32, height: u32, config: &Config) -> Result<(), VideoError> {
-    let pixels = u64::from(width) * u64::from(height);
-    if width == 0
-        || height == 0
-        || width > config.max_dimension
-        || height > config.max_dimension
-        || pixels > config.max_frame_pixels
-    {
-        return Err(VideoError::AbsurdDimensions {
-            width: i64::from(width),
-            height: i64::from(height),
+/// FFmpeg's `max_pixels` for the decoders of an input under `config`: the frame limit, with room for the
+/// stride alignment FFmpeg adds to the width before it compares (`ff_get_buffer` checks the width rounded up
+/// to 64 times the height), so that a frame within the limit is never refused there; [`check_frame_size`]
+/// then holds every frame to the exact limit.
+pub(crate) fn decoder_max_pixels(config: &Config) -> i64 {
+    const STRIDE_ALIGN: u64 = 64;
+    let slack = (STRIDE_ALIGN - 1).saturating_mul(u64::from(config.max_dimension));
+    i64::try_from(config.max_frame_pixels.saturating_add(slack)).unwrap_or(i64::MAX)
+}
+
+/// The frame size an input's frames are held to ([`Config::max_frame_size`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FrameLimits {
+    max_dimension: u32,
+    max_pixels: u64,
+}
+
+impl FrameLimits {
+    pub(crate) fn of(config: &Config) -> Self {
+        Self {
             max_dimension: config.max_dimension,
             max_pixels: config.max_frame_pixels,
-        });
+        }
     }
-    Ok(())
+
+    /// Rejects zero or over-limit frame sizes.
+    pub(crate) fn check(&self, width: u32, height: u32) -> Result<(), VideoError> {
+        let pixels = u64::from(width) * u64::from(height);
+        if width == 0
+            || height == 0
+            || width > self.max_dimension
+            || height > self.max_dimension
+            || pixels > self.max_pixels
+        {
+            return Err(VideoError::AbsurdDimensions {
+                width: i64::from(width),
+                height: i64::from(height),
+                max_dimension: self.max_dimension,
+                max_pixels: self.max_pixels,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Rejects zero or over-limit frame sizes.
+pub(crate) fn check_frame_size(width: u32, height: u32, config: &Config) -> Result<(), VideoError> {
+    FrameLimits::of(config).check(width, height)
 }
 
 #[cfg(test)]

@@ -56,13 +56,19 @@ impl Opened {
         }
     }
 
-    /// Tells a live video's producer the frame size its stream's header gave ([`LiveVideo::frame_size`]).
+    /// Tells a live video's producer the frame size its stream's header gave ([`LiveVideo::frame_size`]), and
+    /// runs its gate ([`LiveVideo::on_frame_size`]): `Err` when the gate refused the video, which is then
+    /// aborted.
     ///
     /// [`LiveVideo::frame_size`]: crate::source::live::LiveVideo::frame_size
-    pub(crate) fn announce_frame_size(&self) {
-        if let Origin::Live(live) = &self.origin {
-            let info = self.demuxer.stream();
-            live.0.set_frame_size(info.width, info.height);
+    /// [`LiveVideo::on_frame_size`]: crate::source::live::LiveVideo::on_frame_size
+    pub(crate) fn announce_frame_size(&self) -> Result<(), VideoError> {
+        match &self.origin {
+            Origin::Live(live) => {
+                let info = self.demuxer.stream();
+                live.0.set_frame_size(info.width, info.height)
+            }
+            Origin::Whole(..) | Origin::Url { .. } => Ok(()),
         }
     }
 

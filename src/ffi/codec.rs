@@ -86,6 +86,9 @@ impl CodecContext {
                 num: tb_num,
                 den: tb_den,
             };
+            if let Some(pixels) = format.max_pixels() {
+                (*raw).max_pixels = pixels;
+            }
             (*raw).thread_count = threads.min(i32::MAX as usize) as i32;
             (*raw).thread_type = if frame_threads {
                 sys::FF_THREAD_FRAME | sys::FF_THREAD_SLICE
@@ -98,6 +101,13 @@ impl CodecContext {
             )?;
         }
         Ok(this)
+    }
+
+    /// The frame size the decoder last learnt from the stream (its parameter sets or headers), 0 when none.
+    pub(crate) fn frame_size(&self) -> (u32, u32) {
+        // SAFETY: the context is valid and open for the life of self; width and height are plain fields.
+        let (width, height) = unsafe { ((*self.ctx.as_ptr()).width, (*self.ctx.as_ptr()).height) };
+        (width.max(0) as u32, height.max(0) as u32)
     }
 
     /// The decoder's name (`h264`, `libdav1d`...).

@@ -52,6 +52,11 @@ pub(crate) struct ProbeOptions {
     /// Only the container's header is read: no `avformat_find_stream_info` (which decodes a few frames to
     /// complete the streams' parameters). The MOV demuxer's index is whole after its header.
     pub(crate) header_only: bool,
+    /// The most pixels a frame of this input may have in any decoder FFmpeg opens for it (`max_pixels`):
+    /// those `avformat_find_stream_info` opens to complete the streams' parameters, and those opened later
+    /// with [`CodecContext`](super::codec::CodecContext) from this context. A frame over it fails in the
+    /// decoder's buffer allocation (`ff_get_buffer`), before any buffer of its size is allocated.
+    pub(crate) max_pixels: Option<i64>,
 }
 
 /// One entry of a stream's index in the demuxer (`AVIndexEntry`): where a packet is and when.
@@ -138,6 +143,8 @@ pub(crate) struct FormatContext {
     _io: Option<MemoryIo>,
     // Kept alive while the context may call it back.
     _interrupt: Option<Arc<Interrupt>>,
+    /// [`ProbeOptions::max_pixels`], for the decoders opened from this context.
+    max_pixels: Option<i64>,
 }
 
 // SAFETY: the format context is owned by this value alone and used through `&mut self`; lavf contexts are
@@ -257,15 +264,40 @@ impl FormatContext {
             ctx,
             _io: io,
             _interrupt: url.map(|u| u.interrupt),
+            max_pixels: probe.max_pixels,
         };
         if !probe.header_only {
-            // SAFETY: the context is open; NULL options are allowed.
+            // One dictionary a stream, for the decoders find_stream_info opens; lavf may add entries.
+            let mut options = Vec::new();
+            if let Some(pixels) = probe.max_pixels {
+                let value = CString::new(pixels.to_string()).expect("digits have no NUL");
+                for _ in 0..this.stream_count() {
+                    let mut dict = Dictionary::default();
+                    dict.set(c"max_pixels", &value)?;
+                    options.push(dict);
+                }
+            }
+            let options_ptr = if options.is_empty() {
+                ptr::null_mut()
+            } else {
+                // `Dictionary` is a transparent `*mut AVDictionary`: the Vec is the array of `nb_streams`
+                // dictionary pointers lavf takes.
+                options.as_mut_ptr().cast::<*mut sys::AVDictionary>()
+            };
+            // SAFETY: the context is open; `options_ptr` is NULL or points at one dictionary pointer per
+            // stream (the count lavf reads, as no stream was added since the header), each NULL or valid;
+            // lavf may replace them, and `options` frees whatever they hold afterwards.
             check(
-                unsafe { sys::avformat_find_stream_info(this.ctx.as_ptr(), ptr::null_mut()) },
+                unsafe { sys::avformat_find_stream_info(this.ctx.as_ptr(), options_ptr) },
                 "avformat_find_stream_info",
             )?;
         }
         Ok(this)
+    }
+
+    /// The most pixels a frame may have in a decoder opened from this context ([`ProbeOptions::max_pixels`]).
+    pub(crate) fn max_pixels(&self) -> Option<i64> {
+        self.max_pixels
     }
 
     fn raw(&self) -> &sys::AVFormatContext {
@@ -517,6 +549,8 @@ struct UrlInput {
 }
 
 /// An `AVDictionary` of options, freed on drop (avformat_open_input takes the entries it uses out of it).
+/// Transparent, so that a slice of them is an array of dictionary pointers.
+#[repr(transparent)]
 pub(crate) struct Dictionary(*mut sys::AVDictionary);
 
 impl Default for Dictionary {

@@ -221,7 +221,10 @@ impl Worker {
             Ok(opened) => opened,
             Err(failure) => return self.failed(&video, failure),
         };
-        opened.announce_frame_size();
+        // Before the decoder opens: a live video's gate may refuse frames of this size.
+        if let Err(error) = opened.announce_frame_size() {
+            return self.failed(&video, Failure::Video(error));
+        }
         if !self.config.sampling.is_everything() || opened.clip_key().segment.is_some() {
             return self.sampled(&video, opened);
         }

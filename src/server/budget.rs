@@ -61,6 +61,18 @@ impl UploadShape {
             / (u128::from(self.batches_in_flight) * frames + u128::from(DECODER_FRAMES));
         Some(u64::try_from(per_batch).unwrap_or(u64::MAX))
     }
+
+    /// The largest frame, in pixels, whose [`need`](Self::need) fits `ceiling`: what the upload's decoders are
+    /// held to (FFmpeg's `max_pixels`), so that a stream whose parameter sets announce a larger frame fails
+    /// before any buffer of that size is allocated. 0 when even a one-pixel frame does not fit.
+    pub(crate) fn max_pixels(&self, ceiling: u64) -> u64 {
+        let per_pixel = self
+            .frames_per_batch
+            .saturating_mul(self.batches_in_flight)
+            .saturating_add(DECODER_FRAMES)
+            .saturating_mul(OUTPUT_BYTES_PER_PIXEL);
+        ceiling.saturating_sub(self.fixed_bytes) / per_pixel.max(1)
+    }
 }
 
 /// The pool's unit: reservations are whole KiB (a tokio semaphore counts its permits in `u32`s per acquire).
@@ -125,6 +137,9 @@ impl MemoryPool {
         Ok(reservation)
     }
 }
+
+/// An upload's memory reservation, shared by the tasks that grow and trim it.
+pub(crate) type SlotMemory = Arc<parking_lot::Mutex<Reservation>>;
 
 /// Bytes held from a [`MemoryPool`] and from its client's share; given back when dropped.
 #[derive(Debug)]
@@ -211,6 +226,15 @@ mod tests {
             Some(3 * 16 * pixels * 3 + 16 * pixels * 3 + (8 << 20))
         );
         assert_eq!(SHAPE.need(u64::MAX / 2), None);
+    }
+
+    #[test]
+    fn the_largest_frame_is_the_one_whose_need_fits() {
+        let ceiling = 512 << 20;
+        let pixels = SHAPE.max_pixels(ceiling);
+        assert!(SHAPE.need(pixels).unwrap() <= ceiling);
+        assert!(SHAPE.need(pixels + 1).unwrap() > ceiling);
+        assert_eq!(SHAPE.max_pixels(SHAPE.fixed_bytes), 0);
     }
 
     #[test]

@@ -32,7 +32,8 @@ pub struct ServeConfig {
     pub addr: SocketAddr,
     /// Uploads decoded at once, server-wide (default 32); more get 503.
     pub max_streams: usize,
-    /// Uploads at once from one client (token name, or address), default 8; more get 429.
+    /// Uploads at once from one client (token name, or address), default 4 (an eighth of `max_streams`'
+    /// default, so that a handful of addresses cannot take every slot); more get 429.
     pub max_streams_per_client: usize,
     /// Largest request body (default 2 GiB): a larger `Content-Length` gets 413; a streamed body growing past
     /// it is cut with an error line.
@@ -53,7 +54,7 @@ pub struct ServeConfig {
     /// stream's header gives the frame size, its batches, decoder frames and buffers at that size (never more
     /// than `max_upload_memory`). An upload whose growth the pool cannot cover fails with `server_busy`.
     pub max_memory: Option<u64>,
-    /// Memory one client's uploads may hold together (`None`, the default: half of `max_memory`), so that no
+    /// Memory one client's uploads may hold together (`None`, the default: a quarter of `max_memory`), so that no
     /// client (an address, or a token's name) takes the whole pool. At least `max_upload_memory`. An upload
     /// growing past its client's share fails with `too_many_uploads`.
     pub max_client_memory: Option<u64>,
@@ -101,7 +102,7 @@ impl Default for ServeConfig {
         Self {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             max_streams: 32,
-            max_streams_per_client: 8,
+            max_streams_per_client: 4,
             max_body_bytes: 2 << 30,
             decoder_threads_per_stream: 1,
             stall_timeout: Duration::from_secs(30),
@@ -219,11 +220,11 @@ impl ServeConfig {
             .unwrap_or_else(|| budget::machine_memory().map_or(8 << 30, |m| m / 2))
     }
 
-    /// One client's share of the pool: `max_client_memory`, or half of the pool (and never less than
+    /// One client's share of the pool: `max_client_memory`, or a quarter of the pool (and never less than
     /// `max_upload_memory`).
     pub fn client_memory_bytes(&self) -> u64 {
         self.max_client_memory
-            .unwrap_or_else(|| (self.memory_pool_bytes() / 2).max(self.max_upload_memory))
+            .unwrap_or_else(|| (self.memory_pool_bytes() / 4).max(self.max_upload_memory))
     }
 
     /// The most samples an upload's MP4 index may claim: a sixteenth of `max_upload_memory` covers the

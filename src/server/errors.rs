@@ -11,8 +11,10 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 use super::budget::Short;
+use super::shedding::Pressure;
 use crate::error::{Error, VideoError};
 use crate::error_code::ErrorCode;
+use crate::settings::config::Config;
 
 /// Why an upload's body was cut by the server (the video then fails with [`VideoError::LiveAborted`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +27,9 @@ pub(crate) enum CutReason {
     BodyUnreadable,
     /// What the upload became known to need was more than the pool, or the client's share of it, had free.
     NoMemory(Short),
+    /// It was shed for another upload (`shedding.rs`): it held a slot, or memory, for the fewest bytes a
+    /// second.
+    Shed(Pressure),
 }
 
 /// A client-facing error: the HTTP status for a refusal, the code and the message.
@@ -113,6 +118,23 @@ pub(crate) fn describe(
             code,
             format!("this server has no decoder for the codec '{codec}'"),
         ),
+        // Sides within the limit and a pixel limit below the library's: the upload's memory set it.
+        VideoError::AbsurdDimensions {
+            width,
+            height,
+            max_dimension,
+            max_pixels,
+        } if *width > 0
+            && *height > 0
+            && *width <= i64::from(*max_dimension)
+            && *height <= i64::from(*max_dimension)
+            && *max_pixels < Config::new(1, 1).max_frame_pixels =>
+        {
+            (
+                ErrorCode::OverMemoryBudget,
+                format!("frames of {width}x{height} cannot fit this server's {upload_budget} bytes per upload at this sequence_length and batch_size (it fits frames of at most {max_pixels} pixels): lower sequence_length or batch_size, or send smaller frames"),
+            )
+        }
         VideoError::AbsurdDimensions {
             width,
             height,
@@ -150,6 +172,14 @@ pub(crate) fn describe(
             Some(CutReason::NoMemory(Short::Client)) => (
                 ErrorCode::TooManyUploads,
                 format!("this client's uploads held their share of the server's memory when this one's video needed more (after {received} bytes); retry later"),
+            ),
+            Some(CutReason::Shed(Pressure::Slots)) => (
+                ErrorCode::Shed,
+                format!("every upload slot was taken and another client needed one: this upload delivered the fewest bytes a second of those in progress (after {received} bytes); retry, sending faster"),
+            ),
+            Some(CutReason::Shed(Pressure::Memory)) => (
+                ErrorCode::Shed,
+                format!("the server's memory for uploads was spent and another upload needed it: this one held the most memory for the bytes a second it delivered (after {received} bytes); retry later"),
             ),
             Some(CutReason::BodyUnreadable) | None => (
                 ErrorCode::BodyUnreadable,

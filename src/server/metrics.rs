@@ -25,6 +25,7 @@ pub(crate) struct Metrics {
     pub(crate) bytes: Counter,
     pub(crate) connections_open: Gauge,
     pub(crate) connections_refused: Counter,
+    pub(crate) uploads_shed: Counter,
     rejected: Family<Status, Counter>,
     /// Read from the service's state at each scrape.
     memory_reserved: Gauge,
@@ -58,6 +59,10 @@ impl Default for Metrics {
         let connections_refused = counter(
             "framefeed_connections_refused",
             "Connections closed at once because max_connections were open.",
+        );
+        let uploads_shed = counter(
+            "framefeed_uploads_shed",
+            "Uploads cut so that another could be served: the slowest, or the most memory per byte/s.",
         );
         let mut gauge = |name: &str, help: &str| {
             let g = Gauge::default();
@@ -97,6 +102,7 @@ impl Default for Metrics {
             bytes,
             connections_open,
             connections_refused,
+            uploads_shed,
             rejected,
             memory_reserved,
             memory_limit,

@@ -54,6 +54,7 @@ mod rate;
 mod requests;
 mod routes;
 mod service;
+mod shedding;
 mod streams;
 mod strict;
 mod upload;

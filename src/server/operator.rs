@@ -93,7 +93,15 @@ pub(crate) fn operator_config(
             ),
         ));
     };
-    let config = config.max_batch_bytes(max_batch_bytes.max(1));
+    // The decoders are held to the largest frame the upload's memory fits (FFmpeg's `max_pixels`, with the
+    // frame-size check after it): a stream announcing a larger frame fails before a buffer of its size exists.
+    let defaults = Config::new(1, 1);
+    let config = config
+        .max_batch_bytes(max_batch_bytes.max(1))
+        .max_frame_size(
+            defaults.max_dimension,
+            shape.max_pixels(budget).clamp(1, defaults.max_frame_pixels),
+        );
     config.validate().map_err(|e| bad(e.into_reason()))?;
     Ok((config, shape))
 }

@@ -69,6 +69,17 @@ impl RateRule {
         }
         Ok(())
     }
+
+    /// Bytes a second over the window so far (over what waiting time there was, at least a second of it).
+    pub(crate) fn rate(&self) -> u64 {
+        let (first_wait, first_bytes) = self.points[0];
+        let (last_wait, last_bytes) = *self.points.back().expect("never empty");
+        let span = last_wait
+            .saturating_sub(first_wait)
+            .max(Duration::from_secs(1));
+        let bytes = u128::from(last_bytes.saturating_sub(first_bytes));
+        u64::try_from(bytes * 1_000_000_000 / span.as_nanos()).unwrap_or(u64::MAX)
+    }
 }
 
 #[cfg(test)]
@@ -103,6 +114,19 @@ mod tests {
             rule.observe(t * S, 1_000_000).unwrap();
         }
         assert!(rule.observe(7 * S, 1_000_000).is_err());
+    }
+
+    #[test]
+    fn the_rate_is_over_the_window_so_a_burst_leaves_it() {
+        let mut rule = RateRule::new(0, 10 * S, 10 * S);
+        rule.observe(S, 1_000_000).unwrap();
+        assert_eq!(rule.rate(), 1_000_000);
+        // Then 600 B/s: once the burst is out of the window, the rate is the drip's.
+        for t in 2..=30u32 {
+            rule.observe(t * S, 1_000_000 + u64::from(t - 1) * 600)
+                .unwrap();
+        }
+        assert!((600..=700).contains(&rule.rate()), "{}", rule.rate());
     }
 
     #[test]

@@ -2,18 +2,21 @@
 //! from the pool), request ids and the counters `/metrics` shows.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use parking_lot::Mutex;
 
 use super::auth::ClientKey;
+pub(crate) use super::budget::SlotMemory;
 use super::budget::{MemoryPool, Reservation, Short};
 use super::config::ServeConfig;
 use super::errors::ApiError;
 use super::fanout::Streams;
 use super::metrics::{Metrics, Snapshot};
+use super::shedding::{victims, Candidate, Pressure, Tracked, SHED_WAIT};
 use crate::error_code::ErrorCode;
 
 /// A client's uploads in progress, its other holders of memory (mux consumers), and its share of the pool.
@@ -34,8 +37,14 @@ pub(crate) struct Service {
     clients: Mutex<HashMap<ClientKey, Client>>,
     /// The size of each client's share, in bytes (worked out once: the default reads the machine's memory).
     client_share: u64,
+    /// Uploads in progress, for the shedding (`shedding.rs`).
+    uploads: Mutex<HashMap<u64, Arc<Tracked>>>,
+    next_upload: AtomicU64,
     shutting_down: AtomicBool,
 }
+
+/// How often a newcomer looks again for what shed uploads freed.
+const SHED_POLL: Duration = Duration::from_millis(20);
 
 impl Service {
     pub(crate) fn new(config: ServeConfig) -> Arc<Self> {
@@ -48,6 +57,8 @@ impl Service {
             streams: Streams::new(),
             clients: Mutex::new(HashMap::new()),
             client_share,
+            uploads: Mutex::new(HashMap::new()),
+            next_upload: AtomicU64::new(0),
             shutting_down: AtomicBool::new(false),
         })
     }
@@ -109,7 +120,150 @@ impl Service {
             service: self.clone(),
             client,
             memory: Arc::new(Mutex::new(memory)),
+            tracked: None,
         })
+    }
+
+    /// Admits an upload as [`admit`](Self::admit) does, but when every slot is taken or the pool is spent,
+    /// sheds the upload that holds the most for the bytes a second it delivers (`shedding.rs`) and takes what
+    /// it frees (waiting up to [`SHED_WAIT`]); refused only when nothing can be shed. The slot is tracked, so
+    /// that it may be shed in turn.
+    pub(crate) async fn admit_upload(
+        self: &Arc<Self>,
+        client: ClientKey,
+        bytes: u64,
+    ) -> Result<Slot, ApiError> {
+        let deadline = Instant::now() + SHED_WAIT;
+        let mut shed = false;
+        loop {
+            let refusal = match self.admit(client.clone(), bytes) {
+                Ok(slot) => return Ok(self.track(slot)),
+                Err(refusal) if refusal.code == ErrorCode::ServerBusy => refusal,
+                Err(refusal) => return Err(refusal),
+            };
+            if !shed {
+                let (pressure, needed) = if self.slots_taken() {
+                    (Pressure::Slots, 1)
+                } else {
+                    (Pressure::Memory, self.shortfall(bytes))
+                };
+                if !self.shed(pressure, needed, None) {
+                    return Err(refusal);
+                }
+                shed = true;
+            }
+            if Instant::now() >= deadline {
+                return Err(refusal);
+            }
+            tokio::time::sleep(SHED_POLL).await;
+        }
+    }
+
+    /// Registers an admitted upload's slot for the shedding.
+    fn track(&self, mut slot: Slot) -> Slot {
+        let id = self.next_upload.fetch_add(1, Ordering::Relaxed);
+        let tracked = Arc::new(Tracked::new(id, slot.memory.clone()));
+        self.uploads.lock().insert(id, tracked.clone());
+        slot.tracked = Some(tracked);
+        slot
+    }
+
+    fn slots_taken(&self) -> bool {
+        let clients = self.clients.lock();
+        clients.values().map(|c| c.uploads).sum::<usize>() >= self.config.max_streams
+    }
+
+    /// Bytes the pool lacks for `more` bytes now.
+    fn shortfall(&self, more: u64) -> u64 {
+        let free = self
+            .memory
+            .capacity()
+            .saturating_sub(self.memory.reserved());
+        more.saturating_sub(free)
+    }
+
+    /// Sheds the uploads to shed for `needed` under `pressure` (never `exclude`); whether any was.
+    fn shed(&self, pressure: Pressure, needed: u64, exclude: Option<u64>) -> bool {
+        let now = Instant::now();
+        let uploads = self.uploads.lock();
+        let candidates: Vec<Candidate> =
+            uploads.values().filter_map(|t| t.candidate(now)).collect();
+        let chosen = victims(&candidates, pressure, needed, exclude);
+        for id in &chosen {
+            if let Some(upload) = uploads.get(id) {
+                let c = upload.candidate(now);
+                tracing::info!(upload = id, ?pressure, needed, candidate = ?c, "shedding an upload");
+                upload.shed(pressure);
+                self.metrics.uploads_shed.inc();
+            }
+        }
+        !chosen.is_empty()
+    }
+
+    /// One step of growing an upload's reservation to `need`: `Ok(true)` when it holds it; `Ok(false)` when
+    /// the pool was short and uploads were shed for it (look again shortly, until [`SHED_WAIT`]); `Err` when
+    /// it cannot have it (the client's share is spent, or nothing could be shed). `shed` says whether this
+    /// growth already shed (it sheds once).
+    pub(crate) fn grow_step(
+        &self,
+        memory: &SlotMemory,
+        need: u64,
+        me: Option<&Tracked>,
+        shed: &mut bool,
+    ) -> Result<bool, Short> {
+        let mut reservation = memory.lock();
+        match reservation.grow_to(need) {
+            Ok(()) => Ok(true),
+            Err(Short::Pool) if !*shed => {
+                let more = need.saturating_sub(reservation.bytes());
+                drop(reservation);
+                if !self.shed(Pressure::Memory, self.shortfall(more), me.map(|t| t.id)) {
+                    return Err(Short::Pool);
+                }
+                *shed = true;
+                Ok(false)
+            }
+            // Shed already: what it frees comes as its response ends.
+            Err(Short::Pool) => Ok(false),
+            Err(short) => Err(short),
+        }
+    }
+
+    /// [`grow_step`](Self::grow_step) until it holds `need` or [`SHED_WAIT`] passes, sleeping the thread
+    /// between looks (for the decoding thread).
+    pub(crate) fn grow_blocking(
+        &self,
+        memory: &SlotMemory,
+        need: u64,
+        me: Option<&Tracked>,
+    ) -> Result<(), Short> {
+        let deadline = Instant::now() + SHED_WAIT;
+        let mut shed = false;
+        while !self.grow_step(memory, need, me, &mut shed)? {
+            if Instant::now() >= deadline {
+                return Err(Short::Pool);
+            }
+            std::thread::sleep(SHED_POLL);
+        }
+        Ok(())
+    }
+
+    /// [`grow_step`](Self::grow_step) until it holds `need` or [`SHED_WAIT`] passes (for a task).
+    pub(crate) async fn grow(
+        &self,
+        memory: &SlotMemory,
+        need: u64,
+        me: Option<&Tracked>,
+    ) -> Result<(), Short> {
+        let deadline = Instant::now() + SHED_WAIT;
+        let mut shed = false;
+        while !self.grow_step(memory, need, me, &mut shed)? {
+            if Instant::now() >= deadline {
+                return Err(Short::Pool);
+            }
+            tokio::time::sleep(SHED_POLL).await;
+        }
+        Ok(())
     }
 
     /// Reserves `bytes` for `client` from the pool and its share (its entry made if need be, and removed again
@@ -218,13 +372,15 @@ pub(crate) struct Slot {
     client: ClientKey,
     /// Its reservation, shared with the task reading its body (which grows it as the video becomes known).
     pub(crate) memory: SlotMemory,
+    /// An upload's entry in the shedding's list (`None` for a pulled stream, which is never shed).
+    pub(crate) tracked: Option<Arc<Tracked>>,
 }
-
-/// An upload's memory reservation, shared by the tasks that grow and trim it.
-pub(crate) type SlotMemory = Arc<Mutex<Reservation>>;
 
 impl Drop for Slot {
     fn drop(&mut self) {
+        if let Some(tracked) = &self.tracked {
+            self.service.uploads.lock().remove(&tracked.id);
+        }
         self.service.release(&self.client, |c| c.uploads -= 1);
         self.service.metrics.streams_active.dec();
     }

@@ -261,7 +261,10 @@ async fn start(
     let request = StreamRequest::from_body(body)?;
     let (config, shape) = operator_config(&request.settings, &service)?;
     let refused = |m: String| ApiError::new(ErrorCode::RefusedUrl, m);
-    let scheme = request.options.admit(&request.url).map_err(|e| refused(e.into_reason()))?;
+    let scheme = request
+        .options
+        .admit(&request.url)
+        .map_err(|e| refused(e.into_reason()))?;
     refuse_listening(&request.url)?;
     service
         .config

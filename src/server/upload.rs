@@ -24,6 +24,7 @@ use super::operator::{known_need, operator_config, settle_reservation, BatchSett
 use super::rate::RateRule;
 use super::requests::{value, Params, UploadParams};
 use super::service::{RequestCtx, Service, Slot, SlotMemory};
+use super::shedding::Tracked;
 use crate::error::Error;
 use crate::error_code::ErrorCode;
 use crate::operator::handle::VideoInput;
@@ -124,7 +125,9 @@ async fn start(
     let parsed = upload_query(params)?;
     let (config, shape) = operator_config(&parsed.settings, &service)?;
     // Almost nothing until the body says what the video needs (`receive` grows it).
-    let slot = service.admit(ctx.client.clone(), ADMISSION_BYTES)?;
+    let slot = service
+        .admit_upload(ctx.client.clone(), ADMISSION_BYTES)
+        .await?;
     let internal = |e: Error| {
         tracing::error!(request_id = %ctx.id, error = %e, "could not start an operator");
         ApiError::new(ErrorCode::Internal, "the server could not start decoding")
@@ -166,13 +169,14 @@ async fn start(
     };
     let received = Arc::new(AtomicU64::new(0));
     let cut = Arc::new(Mutex::new(None));
+    reserve_before_decoding(&live, &service, &received, &cut, (&slot, shape));
     let upload = tokio::spawn(receive(
         body,
         live,
         service.clone(),
         received.clone(),
         cut.clone(),
-        (slot.memory.clone(), shape),
+        (slot.memory.clone(), shape, slot.tracked.clone()),
     ));
     if let Some(stream) = stream {
         // The uploader gets the stream's id at once; the body goes on being read by `receive`, and the
@@ -216,6 +220,46 @@ async fn start(
         .unwrap_or_default())
 }
 
+/// Grows the upload's reservation to what frames of its size need as soon as its stream's header gives the
+/// size, on the decoding thread before the decoder opens, so that no frame buffer exists before memory is
+/// reserved for it; the upload fails there (its cut reason recorded) when the pool or its client's share
+/// cannot cover that. (The body's reader grows it too, at its next chunk; this is for the bytes already in.)
+fn reserve_before_decoding(
+    live: &LiveVideo,
+    service: &Arc<Service>,
+    received: &Arc<AtomicU64>,
+    cut: &Arc<Mutex<Option<CutReason>>>,
+    (slot, shape): (&Slot, UploadShape),
+) {
+    // Weak: the gate lives in the video's shared state, which the service's streams may hold.
+    let service = Arc::downgrade(service);
+    let (memory, received, cut) = (slot.memory.clone(), received.clone(), cut.clone());
+    let tracked = slot.tracked.clone();
+    live.on_frame_size(move |width, height| {
+        let Some(service) = service.upgrade() else {
+            return Ok(());
+        };
+        let size = (u64::from(width), u64::from(height));
+        let need = known_need(
+            &shape,
+            &service,
+            received.load(Ordering::Relaxed),
+            Some(size),
+        );
+        // The pool may be spent: the upload holding the most memory for what it delivers is shed for it.
+        let grown = service.grow_blocking(&memory, need, tracked.as_deref());
+        grown.map_err(|short| {
+            tracing::info!(
+                need,
+                ?short,
+                "an upload's memory could not grow for its frames"
+            );
+            *cut.lock() = Some(CutReason::NoMemory(short));
+            format!("{need} bytes of memory were not free for frames of {width}x{height}")
+        })
+    });
+}
+
 /// Pushes the request body into the live video as it arrives, then finishes it; aborts it if the body fails,
 /// grows past the limit or comes more slowly than the rate rule allows. The upload's memory reservation
 /// grows with what it is known to need ([`known_need`]: the body it holds, then its frames once the stream's
@@ -226,7 +270,7 @@ async fn receive(
     service: Arc<Service>,
     total: Arc<AtomicU64>,
     cut: Arc<Mutex<Option<CutReason>>>,
-    (memory, shape): (SlotMemory, UploadShape),
+    (memory, shape, tracked): (SlotMemory, UploadShape, Option<Arc<Tracked>>),
 ) {
     let settings = &service.config;
     let max = settings.max_body_bytes;
@@ -279,7 +323,7 @@ async fn receive(
             received,
             live.frame_size().map(|(w, h)| (u64::from(w), u64::from(h))),
         );
-        let grown = memory.lock().grow_to(need);
+        let grown = service.grow(&memory, need, tracked.as_deref()).await;
         if let Err(short) = grown {
             tracing::info!(need, ?short, "an upload's memory could not grow");
             fail(
@@ -289,7 +333,20 @@ async fn receive(
             );
             return drain(chunks, &total).await;
         }
-        if let Err(slow) = rule.observe(waited, received) {
+        if let Some(pressure) = tracked.as_ref().and_then(|t| t.shed_for()) {
+            // Shed for another upload: nothing more is read, and its slot and memory are freed as its
+            // response ends, which it does now.
+            return fail(
+                CutReason::Shed(pressure),
+                live,
+                "shed for another upload".into(),
+            );
+        }
+        let slow = rule.observe(waited, received);
+        if let Some(tracked) = &tracked {
+            tracked.set_rate(rule.rate());
+        }
+        if let Err(slow) = slow {
             // Nothing more is read: the slot is freed when the response ends, which it does now.
             return fail(
                 CutReason::TooSlow,

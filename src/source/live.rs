@@ -51,12 +51,19 @@ pub(crate) enum Failure {
     Shutdown,
 }
 
+/// A check of a live video's frame size, run once on the decoding thread when its stream's header gives the
+/// size, before its decoder opens ([`LiveVideo::on_frame_size`]). `Err(reason)` fails the video with
+/// [`VideoError::LiveAborted`] and that reason.
+pub(crate) type FrameSizeGate = Box<dyn FnOnce(u32, u32) -> std::result::Result<(), String> + Send>;
+
 /// State shared by a [`LiveVideo`] handle and the decoding thread.
 pub(crate) struct LiveShared {
     /// The id given when the feed queue admits the video.
     id: AtomicU64,
     /// The frame size its stream's header gave (`width << 32 | height`), 0 until the demuxer read it.
     frame_size: AtomicU64,
+    /// Run once the frame size is known ([`LiveVideo::on_frame_size`]).
+    gate: Mutex<Option<FrameSizeGate>>,
     label: Option<Label>,
     state: Mutex<State>,
     /// Signalled when data arrives or the producer finishes or aborts.
@@ -75,6 +82,7 @@ impl LiveShared {
         Self {
             id: AtomicU64::new(u64::MAX),
             frame_size: AtomicU64::new(0),
+            gate: Mutex::new(None),
             label,
             state: Mutex::new(State::default()),
             data: Condvar::new(),
@@ -101,12 +109,28 @@ impl LiveShared {
         self.id.store(id.0, Ordering::Release);
     }
 
-    /// Records the frame size the stream's header gave (ignored when either side is 0).
-    pub(crate) fn set_frame_size(&self, width: u32, height: u32) {
-        if width > 0 && height > 0 {
-            let packed = u64::from(width) << 32 | u64::from(height);
-            self.frame_size.store(packed, Ordering::Release);
+    /// Records the frame size the stream's header gave (ignored when either side is 0) and runs the gate set
+    /// with [`LiveVideo::on_frame_size`], if any: its refusal aborts the video, and is the error returned.
+    pub(crate) fn set_frame_size(
+        &self,
+        width: u32,
+        height: u32,
+    ) -> std::result::Result<(), VideoError> {
+        if width == 0 || height == 0 {
+            return Ok(());
         }
+        let packed = u64::from(width) << 32 | u64::from(height);
+        self.frame_size.store(packed, Ordering::Release);
+        let Some(gate) = self.gate.lock().take() else {
+            return Ok(());
+        };
+        gate(width, height).map_err(|reason| {
+            self.end(Some(reason.clone()));
+            VideoError::LiveAborted {
+                reason,
+                received: self.state.lock().received,
+            }
+        })
     }
 
     fn video(&self) -> VideoRef {
@@ -443,6 +467,18 @@ impl LiveVideo {
             0 => None,
             packed => Some(((packed >> 32) as u32, packed as u32)),
         }
+    }
+
+    /// Sets a check of the video's frame size, run once on the decoding thread as soon as its stream's header
+    /// gives the size ([`frame_size`](Self::frame_size)), before its decoder opens and so before any frame
+    /// buffer exists: a service reserves the memory frames of that size need there, and refuses the video
+    /// (`Err(reason)`: it fails with [`VideoError::LiveAborted`]) when it cannot. A stream whose header gives no
+    /// size (some containers learn it from the first frame) never runs it. Replaces a gate set before.
+    pub fn on_frame_size(
+        &self,
+        gate: impl FnOnce(u32, u32) -> std::result::Result<(), String> + Send + 'static,
+    ) {
+        *self.shared.gate.lock() = Some(Box::new(gate));
     }
 
     /// Queues the next chunk, waiting while the live buffer is full. Fails with [`Error::LiveEnded`] when the

@@ -68,7 +68,7 @@ pub(crate) struct ServeArgs {
     /// Memory all uploads may take together (default: half of the machine's memory). K/M/G/T.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     max_memory: Option<u64>,
-    /// Memory one client's uploads may hold together (default: half of --max-memory). K/M/G/T.
+    /// Memory one client's uploads may hold together (default: a quarter of --max-memory, at least --max-upload-memory). K/M/G/T.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     max_client_memory: Option<u64>,
     /// What an MP4 upload with its index at the end does.
