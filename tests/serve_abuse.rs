@@ -970,3 +970,54 @@ async fn with_the_pool_spent_the_upload_holding_the_most_memory_per_byte_a_secon
     drop(hogs);
     server.assert_up().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_that_stops_reading_is_cut_after_the_send_timeout() {
+    if common::skip_without_ffmpeg("the send-timeout test") {
+        return;
+    }
+    // 3,000 frames at one a batch: about a megabyte of batch lines, more than the sockets' buffers hold.
+    let dir = std::env::temp_dir().join(format!("framefeed-reader-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("long.ts");
+    common::ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=64x48:rate=100",
+        "-frames:v",
+        "3000",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-f",
+        "mpegts",
+        path.to_str().unwrap(),
+    ]);
+    let video = std::fs::read(&path).unwrap();
+    let mut server = serve(&["--send-timeout", "2"]);
+    // A client that sends the whole upload and never reads its response, with the smallest receive buffer.
+    // The timeout is the connection's, so a `/mux` or stream reader that stops reading is cut the same way.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(1).unwrap();
+    let mut stream = socket.connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /videos?sequence_length=1 HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        video.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&video).await.unwrap();
+    wait_for_metric(server.addr, &[], "framefeed_streams_active", 1).await;
+    // Before the send timeout, such a reader held its upload (its slot and memory) for as long as it stayed.
+    let started = Instant::now();
+    wait_for_metric(server.addr, &[], "framefeed_streams_active", 0).await;
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "cut before the timeout: {:?}",
+        started.elapsed()
+    );
+    drop(stream);
+    server.assert_up().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
