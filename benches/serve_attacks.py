@@ -3,6 +3,7 @@
     python3 benches/serve_attacks.py 8k      BINARY [BINARY...]   # 8K headers: peak RSS
     python3 benches/serve_attacks.py slots   BINARY [BINARY...]   # drips holding every slot
     python3 benches/serve_attacks.py memory  BINARY [BINARY...]   # drips holding the memory pool
+    python3 benches/serve_attacks.py connections BINARY [BINARY...]  # 1,030 idle /mux waits from one address
 
 Each starts its own server on loopback (default settings unless said), attacks from several 127.0.0.x
 addresses, then sends an honest upload from another address, and prints what that client got (status, code,
@@ -211,9 +212,41 @@ def attack_memory(binary):
           f"peak RSS {peak >> 20} MiB")
 
 
+def get(server, source, path):
+    try:
+        s = server.connect(source)
+        s.settimeout(5)
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        return read_all(s)
+    except OSError as e:
+        return f"reset ({type(e).__name__})"
+
+
+def attack_connections(binary):
+    server = Server(binary)
+    held = []
+    for _ in range(1030):
+        try:
+            s = server.connect("127.0.0.2")
+            s.sendall(b"GET /mux?streams=ghost&wait=60 HTTP/1.1\r\nHost: x\r\n\r\n")
+            held.append(s)
+        except OSError:
+            pass
+    time.sleep(1)
+    health = get(server, "127.0.0.3", "/health").split("\r\n", 1)[0]
+    metrics = get(server, "127.0.0.3", "/metrics")
+    open_now = re.findall(r"^framefeed_connections_open (\d+)", metrics, re.M)
+    for s in held:
+        s.close()
+    server.stop()
+    print(f"connections {binary}: 1,030 GET /mux?wait=60 from one address; /health from another: {health!r}; "
+          f"connections open: {open_now[0] if open_now else 'no answer'}")
+
+
 def main():
     kind, binaries = sys.argv[1], sys.argv[2:]
-    run = {"8k": attack_8k, "slots": attack_slots, "memory": attack_memory}[kind]
+    run = {"8k": attack_8k, "slots": attack_slots, "memory": attack_memory,
+           "connections": attack_connections}[kind]
     for binary in binaries:
         run(binary)
 
