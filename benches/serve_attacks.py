@@ -156,13 +156,13 @@ def attack_8k(binary):
             t.start()
         for t in threads:
             t.join()
-    time.sleep(1)
+    time.sleep(3)  # idle for a few seconds: the server gives free heap memory back after 1 s
     peak, now = server.status("VmHWM:"), server.status("VmRSS:")
     honest = post(server, "127.0.0.9", "sequence_length=8&batch_size=2", ts_small())
     server.stop()
     codes = sorted({r[1] for r in results})
     print(f"8k  {binary}: 24 uploads (3 rounds of 8, H.264 and HEVC), codes {codes}; "
-          f"peak RSS {peak >> 20} MiB (idle {idle >> 20}), after {now >> 20} MiB; honest {honest}")
+          f"peak RSS {peak >> 20} MiB (idle {idle >> 20}), 3 s after {now >> 20} MiB; honest {honest}")
 
 
 def attack_slots(binary):

@@ -13,6 +13,19 @@ use std::alloc::{alloc_zeroed, Layout};
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
+/// Gives the memory the heap holds free back to the system (glibc's `malloc_trim(0)`). What FFmpeg's decoders
+/// and the batch buffers freed otherwise stays in the allocator's arenas (one per thread that allocated), so a
+/// long-running process would stay at its peak after a burst. It walks the free lists, so it is for idle
+/// moments; a no-op where the C library is not glibc.
+pub(crate) fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointer and only returns the allocator's own free pages to the system; it
+    // is thread-safe (it locks each arena).
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// A `Vec<u32>` of `len` zeros, or `None` when the memory cannot be had (or `len` words overflow `isize`).
 pub(crate) fn zeroed_words(len: usize) -> Option<Vec<u32>> {
     if len == 0 {

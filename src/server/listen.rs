@@ -123,6 +123,7 @@ impl Server {
         });
         let graceful = GracefulShutdown::new();
         let app = router(service.clone());
+        let trimmer = tokio::spawn(service.clone().return_memory_when_idle());
         tracing::info!(addr = %listener.local_addr().map_or_else(|_| "?".into(), |a| a.to_string()), tls = tls.is_some(), "listening");
         tokio::pin!(shutdown);
         loop {
@@ -163,6 +164,7 @@ impl Server {
             });
         }
         drop(listener);
+        trimmer.abort();
         service.begin_shutdown();
         tracing::info!(
             active = service.active_streams(),

@@ -43,6 +43,9 @@ pub(crate) struct Service {
     shutting_down: AtomicBool,
 }
 
+/// How long the server is idle (no upload in progress) before it gives free heap memory back to the system.
+const IDLE_TRIM_AFTER: Duration = Duration::from_secs(1);
+
 /// How often a newcomer looks again for what shed uploads freed.
 const SHED_POLL: Duration = Duration::from_millis(20);
 
@@ -337,6 +340,29 @@ impl Service {
     /// Counts a refusal by status.
     pub(crate) fn count_rejection(&self, status: StatusCode) {
         self.metrics.count_rejection(status.as_u16());
+    }
+
+    /// Runs for the life of the server: once no upload has been in progress for [`IDLE_TRIM_AFTER`] after
+    /// some were, gives the heap's free memory back to the system (`malloc_trim`), so that resident memory
+    /// returns to idle after a burst (decoders free their frames and tables into the allocator's arenas, which
+    /// otherwise keep them).
+    pub(crate) async fn return_memory_when_idle(self: Arc<Self>) {
+        let mut trimmed_at = self.metrics.streams_total.get();
+        let mut idle_since = None;
+        loop {
+            tokio::time::sleep(IDLE_TRIM_AFTER / 2).await;
+            let total = self.metrics.streams_total.get();
+            if self.active_streams() > 0 || total == trimmed_at {
+                idle_since = None;
+                continue;
+            }
+            let since = *idle_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= IDLE_TRIM_AFTER {
+                let _ = tokio::task::spawn_blocking(crate::ffi::alloc::release_free_memory).await;
+                trimmed_at = total;
+                idle_since = None;
+            }
+        }
     }
 
     pub(crate) fn metrics_text(&self) -> String {
