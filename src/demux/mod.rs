@@ -12,6 +12,7 @@ use crate::error::{AvError, VideoError};
 use crate::ffi::format::{Demuxers, FormatContext, Interrupt, ProbeOptions};
 use crate::ffi::io::{MemoryIo, StreamSource};
 use crate::ffi::packet::Packet;
+use crate::ffi::parser::FrameSizeParser;
 use crate::ffi::protocol::ProtocolStream;
 use crate::info::{ContainerInfo, FfmpegBuild, MediaKind, StreamInfo};
 use crate::settings::config::{Config, StreamSelection};
@@ -122,6 +123,8 @@ pub(crate) struct Demuxer {
     reads: Option<(std::sync::Arc<Interrupt>, std::time::Duration)>,
     /// The frame size its frames are held to (its decoders', too).
     limits: FrameLimits,
+    /// Packets read ahead ([`parse_frame_size`](Self::parse_frame_size)), given out first.
+    read_ahead: std::collections::VecDeque<Packet>,
 }
 
 impl Demuxer {
@@ -237,6 +240,7 @@ impl Demuxer {
             ignore_edit_list: false,
             header_only: false,
             max_pixels: Some(decoder_max_pixels(config)),
+            no_probe_decoders: !config.probe_decoders,
         }
     }
 
@@ -262,6 +266,7 @@ impl Demuxer {
             whole: None,
             reads: None,
             limits: FrameLimits::of(config),
+            read_ahead: std::collections::VecDeque::new(),
         })
     }
 
@@ -287,11 +292,57 @@ impl Demuxer {
     /// Moves reading to the chosen stream's keyframe at or before `ts` (its time base), or with `bytes` to byte
     /// position `ts`; the next packet read tells where it landed.
     pub(crate) fn seek(&mut self, stream: usize, ts: i64, bytes: bool) -> Result<(), AvError> {
+        self.read_ahead.clear();
         self.format.seek(stream, ts, bytes)
+    }
+
+    /// Reads the stream's first packets (at most `max_packets`, kept for [`next_packet`](Self::next_packet))
+    /// until FFmpeg's parser for its codec tells the frame size their parameter sets give: the size a decoder
+    /// would allocate for, known before any decoder sees them. `None` when there is no parser for the codec,
+    /// or the packets read did not tell (the stream ended, or its parameter sets come later).
+    pub(crate) fn parse_frame_size(
+        &mut self,
+        max_packets: usize,
+    ) -> Result<Option<(u32, u32)>, AvError> {
+        let Some(mut parser) = FrameSizeParser::new(&self.format, self.stream.index) else {
+            return Ok(None);
+        };
+        for packet in &self.read_ahead {
+            if let Some(size) = parser.frame_size(packet) {
+                return Ok(Some(size));
+            }
+        }
+        while self.read_ahead.len() < max_packets {
+            let mut packet = Packet::new()?;
+            if !self.read_packet(&mut packet)? {
+                break;
+            }
+            let size = parser.frame_size(&packet);
+            self.read_ahead.push_back(packet);
+            if size.is_some() {
+                return Ok(size);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Takes the frame size the stream's bitstream gave ([`parse_frame_size`](Self::parse_frame_size)) as
+    /// the stream's, over what its container said.
+    pub(crate) fn set_frame_size(&mut self, width: u32, height: u32) {
+        self.stream.width = width;
+        self.stream.height = height;
     }
 
     /// Reads the chosen stream's next packet into `pkt`; `Ok(false)` at the end of the container.
     pub(crate) fn next_packet(&mut self, pkt: &mut Packet) -> Result<bool, AvError> {
+        if let Some(mut ahead) = self.read_ahead.pop_front() {
+            pkt.take_from(&mut ahead);
+            return Ok(true);
+        }
+        self.read_packet(pkt)
+    }
+
+    fn read_packet(&mut self, pkt: &mut Packet) -> Result<bool, AvError> {
         if let Some((interrupt, timeout)) = &self.reads {
             interrupt.arm(*timeout);
         }

@@ -17,6 +17,8 @@ use std::sync::OnceLock;
 /// and the batch buffers freed otherwise stays in the allocator's arenas (one per thread that allocated), so a
 /// long-running process would stay at its peak after a burst. It walks the free lists, so it is for idle
 /// moments; a no-op where the C library is not glibc.
+// The service (feature `server`) calls it when idle.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim takes no pointer and only returns the allocator's own free pages to the system; it

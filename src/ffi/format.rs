@@ -28,6 +28,8 @@ pub(crate) enum Demuxers {
 
 /// lavf's name of its MOV/MP4 demuxer.
 const MOV_DEMUXER: &CStr = c"mov";
+/// A `codec_whitelist` that names no decoder.
+const NO_DECODER: &CStr = c"none";
 
 /// Whether the linked FFmpeg has a demuxer named `name`.
 pub(crate) fn has_demuxer(name: &CStr) -> bool {
@@ -57,6 +59,10 @@ pub(crate) struct ProbeOptions {
     /// with [`CodecContext`](super::codec::CodecContext) from this context. A frame over it fails in the
     /// decoder's buffer allocation (`ff_get_buffer`), before any buffer of its size is allocated.
     pub(crate) max_pixels: Option<i64>,
+    /// `avformat_find_stream_info` opens no decoder (its `codec_whitelist` names none): the streams' parameters
+    /// come from the container and FFmpeg's parsers only, so no decoder sees a parameter set before framefeed
+    /// has checked the frame size it gives (the pixel format may then stay unknown until the first frame).
+    pub(crate) no_probe_decoders: bool,
 }
 
 /// One entry of a stream's index in the demuxer (`AVIndexEntry`): where a packet is and when.
@@ -240,6 +246,9 @@ impl FormatContext {
             let mut copies = Vec::new();
             if let Some(list) = &whitelist {
                 copies.push((&mut (*raw).format_whitelist, list.as_c_str()));
+            }
+            if probe.no_probe_decoders {
+                copies.push((&mut (*raw).codec_whitelist, NO_DECODER));
             }
             if let Some(url) = &url {
                 (*raw).interrupt_callback = interrupt_cb(&url.interrupt);

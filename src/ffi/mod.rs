@@ -16,6 +16,7 @@ pub(crate) mod frame;
 pub(crate) mod io;
 pub(crate) mod log;
 pub(crate) mod packet;
+pub(crate) mod parser;
 pub(crate) mod protocol;
 pub(crate) mod scale;
 pub(crate) mod simd;

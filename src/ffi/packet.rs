@@ -70,6 +70,16 @@ impl Packet {
         self.raw().flags & sys::AV_PKT_FLAG_DISCARD != 0
     }
 
+    /// Moves `other`'s data and properties into this packet (whose own are released), leaving `other` empty.
+    pub(crate) fn take_from(&mut self, other: &mut Packet) {
+        // SAFETY: both packets are valid and distinct (two `&mut`); unref then move_ref is FFmpeg's documented
+        // way to move a packet's reference.
+        unsafe {
+            sys::av_packet_unref(self.0.as_ptr());
+            sys::av_packet_move_ref(self.0.as_ptr(), other.0.as_ptr());
+        }
+    }
+
     /// Releases the packet's data, keeping the struct for the next read.
     pub(crate) fn unref(&mut self) {
         // SAFETY: unref on a valid packet is always allowed, also when empty.

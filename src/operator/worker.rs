@@ -55,6 +55,10 @@ use crate::transform;
 use crate::transform::plan::OutputSize;
 use crate::video::VideoRef;
 
+/// Packets of an untrusted stream read ahead for its frame size before its decoder opens
+/// ([`Demuxer::parse_frame_size`]): its parameter sets come with its first keyframe.
+const PARSE_PACKETS: usize = 8;
+
 /// One message of the output channel.
 pub(crate) struct Item {
     /// A batch or an error; `None` only marks the end of a video whose batches were all delivered already
@@ -214,13 +218,34 @@ impl Worker {
         }
     }
 
+    /// Reads the frame size the stream's first packets give with FFmpeg's parser (no decoder) and holds it to
+    /// the limits; the stream then takes that size (the container may have said another, or none).
+    fn check_parsed_frame_size(&self, opened: &mut Opened) -> Result<(), VideoError> {
+        let parsed = opened
+            .demuxer
+            .parse_frame_size(PARSE_PACKETS)
+            .map_err(|source| VideoError::Demux { frames: 0, source })?;
+        if let Some((width, height)) = parsed {
+            check_frame_size(width, height, &self.config)?;
+            opened.demuxer.set_frame_size(width, height);
+        }
+        Ok(())
+    }
+
     /// Decodes one video to its end (or its failure), sending its batches and then its error, if any.
     fn process(&self, queued: QueuedVideo) -> Result<(), Shutdown> {
         let QueuedVideo { video, source } = queued;
-        let opened = match self.opener().open(source) {
+        let mut opened = match self.opener().open(source) {
             Ok(opened) => opened,
             Err(failure) => return self.failed(&video, failure),
         };
+        if !self.config.probe_decoders {
+            // Untrusted input: the frame size its parameter sets give is checked before a decoder sees them.
+            if let Err(error) = self.check_parsed_frame_size(&mut opened) {
+                let failure = opened.failure().unwrap_or(Failure::Video(error));
+                return self.failed(&video, failure);
+            }
+        }
         // Before the decoder opens: a live video's gate may refuse frames of this size.
         if let Err(error) = opened.announce_frame_size() {
             return self.failed(&video, Failure::Video(error));

@@ -79,6 +79,8 @@ pub(crate) fn operator_config(
         .decoder_threads(server.decoder_threads_per_stream)
         .stall_timeout(server.stall_timeout)
         .live_buffer_bytes(LIVE_BUFFER_BYTES)
+        // No decoder sees the stream before its frame size is checked against the budget.
+        .probe_without_decoders()
         .moov_at_end(moov)
         .max_container_samples(server.container_samples());
     let shape = UploadShape {

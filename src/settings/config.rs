@@ -114,6 +114,9 @@ pub struct Config {
     pub(crate) cpu_fallback: bool,
     pub(crate) nvdec_driver: NvdecDriver,
     pub(crate) sampling: crate::settings::sampling::Sampling,
+    /// FFmpeg's probe (`avformat_find_stream_info`) may open decoders (the default); off with
+    /// [`Config::probe_without_decoders`].
+    pub(crate) probe_decoders: bool,
 }
 
 /// Bytes of a batch of `max_batch_size` sequences of `sequence_length` frames of `frame` pixels: `None` when the
@@ -202,7 +205,21 @@ impl Config {
             cpu_fallback: true,
             nvdec_driver: NvdecDriver::Direct,
             sampling: crate::settings::sampling::Sampling::default(),
+            probe_decoders: true,
         }
+    }
+
+    /// For untrusted input (the service's uploads use it): FFmpeg's probe of a stream reads its parameters
+    /// from the container and FFmpeg's parsers only and opens no decoder, and the frame size the stream's
+    /// parameter sets give is read from its first packets with FFmpeg's parser and checked against
+    /// [`max_frame_size`](Self::max_frame_size) before any decoder sees them. A stream announcing frames over
+    /// the limit then fails with [`VideoError::AbsurdDimensions`](crate::VideoError) having cost none of the
+    /// frames or per-picture tables a decoder allocates for its size (by default, the decoders are only held to
+    /// the limit when they allocate frames). The stream's pixel format may then stay unknown until its first
+    /// frame.
+    pub fn probe_without_decoders(mut self) -> Self {
+        self.probe_decoders = false;
+        self
     }
 
     /// Packed batches: `false` (default) follows the reference contract, a batch never spans two videos.
