@@ -9,9 +9,21 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import framefeed as ff
+
+#: ``segment_frames="auto"``: segments sized for the job (:func:`auto_length`).
+AUTO = "auto"
+# The shortest segment "auto" makes: 10 s at 30 fps; shorter ones cost more to start (a keyframe to seek to, an
+# actor's call) than they balance.
+_AUTO_SHORTEST = 300
+# The longest: a minute at 30 fps (the fixed default before "auto").
+_AUTO_LONGEST = 1800
+# Units each worker should have to pick from, so that handing the longest first leaves none idle long.
+_UNITS_PER_WORKER = 4
+
+SegmentFrames = Union[int, str, None]
 
 # Threads that cut files at once, at most: reading files waits on I/O; each holds one file's index while it
 # cuts (up to 0.5 GB for a ten-hour 60 fps video with audio), so not as many as there may be cores.
@@ -28,34 +40,75 @@ class Unit(NamedTuple):
     frames: Optional[int] = None
 
 
-def check_segment_frames(segment_frames: Optional[int]) -> None:
-    if segment_frames is not None and segment_frames < 1:
-        raise ValueError(f"segment_frames is {segment_frames}; allowed: 1 or more, or None (whole files)")
+def check_segment_frames(segment_frames: SegmentFrames) -> None:
+    if segment_frames == AUTO:
+        return
+    if isinstance(segment_frames, str) or (segment_frames is not None and segment_frames < 1):
+        raise ValueError(
+            f"segment_frames is {segment_frames!r}; allowed: 1 or more, 'auto', or None (whole files)"
+        )
 
 
-def plan(paths: Sequence[str], segment_frames: Optional[int]) -> List[Unit]:
+def auto_length(frame_counts: Sequence[Optional[int]], workers: int) -> int:
+    """The segment length for a job of files of ``frame_counts`` frames (``None``: not known) on ``workers``
+    workers: the job's frames in about ``_UNITS_PER_WORKER`` units a worker, within 300 and 1800 frames. A long
+    file among short ones, or a few long files on a large pool, are then cut so that every worker has work,
+    while a job of many short files is left whole."""
+    total = sum(n for n in frame_counts if n)
+    per_unit = -(-total // (max(1, workers) * _UNITS_PER_WORKER))
+    return max(_AUTO_SHORTEST, min(_AUTO_LONGEST, per_unit))
+
+
+def merge(parts: Sequence[Tuple[int, int]], every: int) -> List[Tuple[int, int]]:
+    """Consecutive keyframe-aligned ``parts`` of a file joined into parts of at least ``every`` frames (a
+    shorter rest joins the last): each boundary kept is one of the parts', so each part still starts at a
+    keyframe."""
+    merged: List[Tuple[int, int]] = []
+    start = None
+    for first, end in parts:
+        start = first if start is None else start
+        if end - start >= every:
+            merged.append((start, end))
+            start = None
+    if start is not None:
+        end = parts[-1][1]
+        if merged:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def plan(paths: Sequence[str], segment_frames: SegmentFrames, workers: int = 1) -> List[Unit]:
     """The units of ``paths``, in order: each local file longer than ``segment_frames`` in keyframe-aligned
     segments (an MP4's read from its index, others by demuxing without decoding), the others whole, as are
     files given by URI (read whole by whoever decodes them) and files that cannot be read here (their decoder
     reports why). The files are read on a few threads at once (:func:`framefeed.segments` lets go of the GIL):
     a dataset of many files, or files on a network filesystem, is cut in a fraction of the time one by one
-    takes."""
+    takes.
+
+    ``segment_frames="auto"``: the files are cut as finely as ``auto`` goes, then their parts joined to the
+    length :func:`auto_length` picks for the job's frames on ``workers`` workers (one read of each file)."""
     check_segment_frames(segment_frames)
+    finest = _AUTO_SHORTEST if segment_frames == AUTO else segment_frames
 
     def cut(path: str) -> List[Tuple[int, int]]:
-        if segment_frames is None or "://" in path:
+        if finest is None or "://" in path:
             return []
         try:
-            return ff.segments(path, segment_frames)
+            return ff.segments(path, int(finest))
         except (OSError, ff.FramefeedError, ValueError):
             return []
 
-    workers = min(_MAX_THREADS, len(paths), (os.cpu_count() or 1) + 4)
-    if workers > 1 and segment_frames is not None:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="framefeed-cut") as pool:
+    threads = min(_MAX_THREADS, len(paths), (os.cpu_count() or 1) + 4)
+    if threads > 1 and segment_frames is not None:
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="framefeed-cut") as pool:
             cuts = list(pool.map(cut, paths))
     else:
         cuts = [cut(path) for path in paths]
+    if segment_frames == AUTO:
+        every = auto_length([parts[-1][1] if parts else None for parts in cuts], workers)
+        cuts = [merge(parts, every) if parts else parts for parts in cuts]
     units: List[Unit] = []
     for position, (path, parts) in enumerate(zip(paths, cuts)):
         if len(parts) <= 1:

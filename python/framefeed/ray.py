@@ -72,14 +72,26 @@ def _list_files(paths: Sequence[str]) -> List[str]:
     return files
 
 
-def _segment_rows(files: List[str], every: int) -> List[Dict[str, Any]]:
-    """One row per video to decode: each local file longer than `every` frames in its segments, the others
-    whole (``segment`` ``[0, -1]``), as :func:`framefeed._units.plan` cuts them, longest first
-    (:func:`framefeed._units.longest_first`: the actors that finish last finish short units)."""
+def _segment_rows(files: List[str], every: _units.SegmentFrames, workers: int) -> List[Dict[str, Any]]:
+    """One row per video to decode: each local file longer than `every` frames (``"auto"``: sized for
+    `workers` actors) in its segments, the others whole (``segment`` ``[0, -1]``), as
+    :func:`framefeed._units.plan` cuts them, longest first (:func:`framefeed._units.longest_first`: the actors
+    that finish last finish short units)."""
     return [
         {"path": u.path, "position": u.position, "segment": list(u.segment or (0, -1))}
-        for u in _units.longest_first(_units.plan(files, every))
+        for u in _units.longest_first(_units.plan(files, every, workers))
     ]
+
+
+def _pool_size(concurrency: Optional[Union[int, Tuple[int, int]]], num_cpus: Optional[float]) -> int:
+    """The actors the pool will have at most: ``concurrency``'s, or (Ray's default pool) the cluster's CPUs
+    over each actor's."""
+    if isinstance(concurrency, tuple):
+        return max(1, int(concurrency[1]))
+    if concurrency is not None:
+        return max(1, int(concurrency))
+    cpus = ray.cluster_resources().get("CPU", 1.0) if ray.is_initialized() else float(os.cpu_count() or 1)
+    return max(1, int(cpus // (num_cpus or 1)))
 
 
 def _compute(concurrency: Optional[Union[int, Tuple[int, int]]]) -> Dict[str, Any]:
@@ -272,7 +284,7 @@ def read_videos(
     on_error: str = "record",
     max_restarts: Optional[int] = None,
     epoch: int = 0,
-    segment_frames: Optional[int] = 1800,
+    segment_frames: _units.SegmentFrames = _units.AUTO,
     **keywords: Any,
 ) -> "ray.data.Dataset":
     """A Ray dataset of every sequence of every video in ``paths`` (files or directories, local or URIs such as
@@ -309,8 +321,10 @@ def read_videos(
             then come segment by segment, in no set order across segments (sort by ``first_frame``). Segments and
             files are handed out longest first, so the pool's last work is short and no actor idles long at the end.
             A segment that fails (a corrupt GOP) gives its error row naming its frames; the others go on. ``None``:
-            whole files, as one actor each, in the given order. Default 1800 (a minute at 30 fps); files by URI are
-            not cut.
+            whole files, as one actor each, in the given order. Default ``"auto"``: sized for the job, the listed
+            files' frames in about 4 units an actor of the pool (``concurrency``, or the cluster's CPUs over
+            ``num_cpus``), within 300 and 1800 frames, so that a long file among short ones, or a few long files
+            on a large pool, keep every actor busy while many short files stay whole. Files by URI are not cut.
         **keywords: the transform keywords of :class:`framefeed.VideoInput` (``resize``, ``resize_shorter``,
             ``crop``, ``crop_pos``, ``seed``, ``dtype``, ``normalize``, ``layout``...), and ``device``.
     """
@@ -329,7 +343,7 @@ def read_videos(
     if segment_frames is None:
         items = [{"path": f, "position": i} for i, f in enumerate(files)]
     else:
-        items = _segment_rows(files, segment_frames)
+        items = _segment_rows(files, segment_frames, _pool_size(concurrency, num_cpus))
     listed = ray.data.from_items(items, override_num_blocks=max(1, min(len(items), _MAX_BLOCKS)))
     return listed.map_batches(
         Decoder,

@@ -23,6 +23,7 @@ require_module("ray.data", "the framefeed.ray tests")
 
 import framefeed as ff  # noqa: E402
 import framefeed.ray as fr  # noqa: E402
+from framefeed import _units  # noqa: E402
 from conftest import FIXTURES, SHARED  # noqa: E402
 
 CLIPS = ["h264.mp4", "vp9.webm", "h264.mkv", "mpeg4.avi", "hevc_10bit.mp4", "av1.mkv", "vp9_odd_129x129.webm"]
@@ -89,6 +90,20 @@ def test_every_sequence_exactly_once_in_order_and_byte_identical(cluster, tmp_pa
             assert row["valid_frames"] == valid and row["error"] is None
             assert np.array_equal(row["frames"], frames), f"{f.name}: frames from {first} differ"
             assert len(row["pts"]) == valid
+
+
+def test_by_default_a_long_file_among_short_ones_is_cut_for_the_pool(cluster, monkeypatch):
+    # Auto's floor scaled down to the fixtures (300 frames in real use): 150 + 2 x 23 frames on 2 actors.
+    monkeypatch.setattr(_units, "_AUTO_SHORTEST", 20)
+    long, short = FIXTURES / "sampling_h264_open_gop.mp4", FIXTURES / "h264.mp4"
+    by = rows_by_path(fr.read_videos([short, long, short], sequence_length=4, concurrency=2))
+    segments = {tuple(r["segment"]) for r in by[str(long)]}
+    assert len(segments) >= 3 and (0, -1) not in segments, segments
+    assert {tuple(r["segment"]) for r in by[str(short)]} == {(0, -1)}
+    rows = sorted(by[str(long)], key=lambda r: r["first_frame"])
+    want = reference(long, 4)
+    assert [r["first_frame"] for r in rows] == [w[0] for w in want], "every sequence once"
+    assert all(np.array_equal(r["frames"], w[2]) for r, w in zip(rows, want))
 
 
 def test_transforms_and_errors_per_on_error(cluster, tmp_path):

@@ -67,6 +67,50 @@ def test_whole_files_keep_the_file_lists_order():
         assert [u.path for u in _units.for_epoch(units, 3, epoch, 1, 2)] == want
 
 
+def test_auto_sizes_the_segments_for_the_job():
+    # A 60 s file among four 6 s ones (30 fps) on 2 workers: units of about a job's eighth, 315 frames.
+    assert _units.auto_length([1800, 180, 180, 180, 180], 2) == 315
+    # Never under 300 (tiny jobs, unknown lengths) nor over 1800 (a long job on a small pool).
+    assert _units.auto_length([100, None], 8) == 300
+    assert _units.auto_length([], 4) == 300
+    assert _units.auto_length([36_000], 2) == 1800
+    # Parts joined into at least `every` frames, every boundary one of the parts', the rest joining the last.
+    parts = [(0, 300), (300, 620), (620, 900), (900, 1000)]
+    assert _units.merge(parts, 600) == [(0, 1000)]  # (620, 1000) would be short: it joins
+    assert _units.merge(parts, 300) == [(0, 300), (300, 620), (620, 1000)]
+    assert _units.merge(parts, 5000) == [(0, 1000)]
+    assert _units.merge(parts, 1) == parts
+    for bad in ("fast", 0):
+        with pytest.raises(ValueError, match="allowed: 1 or more, 'auto', or None"):
+            _units.check_segment_frames(bad)
+
+
+def test_auto_cuts_a_long_file_for_the_pool_and_keeps_short_ones_whole(monkeypatch):
+    # The fixtures are short: auto's floor scaled down to them (150 + 23 frames on 2 workers: about 22 a unit).
+    monkeypatch.setattr(_units, "_AUTO_SHORTEST", 20)
+    units = _units.plan([SHORT, LONG], _units.AUTO, workers=2)
+    assert units[0] == _units.Unit(SHORT, 0, None, 23)
+    cut = [u.segment for u in units if u.path == LONG]
+    assert len(cut) >= 3 and cut[0][0] == 0 and cut[-1][1] == 150
+    assert all(a[1] == b[0] for a, b in zip(cut, cut[1:])), "contiguous"
+    assert all(end - first >= 22 for first, end in cut)
+    boundaries = {first for first, _ in ff.segments(LONG, 20)}
+    assert {first for first, _ in cut} <= boundaries, "each starts where a finer cut starts: at a keyframe"
+    # One worker and the same files: fewer, longer units.
+    assert len([u for u in _units.plan([SHORT, LONG], _units.AUTO, workers=1) if u.path == LONG]) < len(cut)
+    # Joined parts decode as the whole does.
+    whole = ff.VideoInput(4, 2)
+    whole.feed_file(LONG)
+    parts = ff.VideoInput(4, 2)
+    for unit in units:
+        if unit.path == LONG:
+            parts.feed_file(LONG, position=0, segment=unit.segment)
+    for inp in (whole, parts):
+        inp.close()
+    frames = [sorted((s.first_frame, s.numpy().tobytes()) for b in inp for s in b.sequences) for inp in (whole, parts)]
+    assert frames[0] == frames[1]
+
+
 def test_a_files_units_fed_apart_give_its_whole_decode():
     def decoded(inp):
         inp.close()
