@@ -10,7 +10,7 @@ machine's cores), started before the clock; the clock covers building the datase
 (`iter_batches`). The CLI and the floor are whole processes.
 
     pip install './python[ray]' && cargo build --release
-    python3 benches/ray_segments.py [ROUNDS=2] [SEGMENT_FRAMES=300] [SET=mixed|long10]
+    python3 benches/ray_segments.py [ROUNDS=2] [SEGMENT_FRAMES=300] [SET=mixed|mixed30|long10]
     CONTENDERS=floor,cli,ray-2x1-seg python3 benches/ray_segments.py 1 1800 long10   # some contenders only
 
 Contenders:
@@ -19,6 +19,7 @@ Contenders:
                    --layout cfhw`
   ray-2x1-whole    read_videos(concurrency=2, decoder_threads=1, segment_frames=None): a file per actor
   ray-2x1-seg      the same with segment_frames=SEGMENT_FRAMES: the long file's segments on both actors
+  ray-2x1-auto     the same with the default segment_frames ("auto": sized for the job and the pool)
   ray-2x1-seg-1row the same with one row a yield (sequences_per_block=1, the default before)
   ray-1x2-whole    concurrency=1, decoder_threads=2, num_cpus=2
   ray-startup      the 2x1 pipeline over one 23-frame file: Ray's fixed cost (actor pool start, imports)
@@ -44,6 +45,9 @@ SETS = {
     "mixed": [("short_0", 180, 0), ("short_1", 180, 10), ("short_2", 180, 20), ("short_3", 180, 30),
               ("long_60s", 1800, 40)],
     "long10": [("long_10min", 18000, 0)],
+    # About 35 s of the CLI's job on this machine: a 3-minute file among four 18 s ones (issue 53).
+    "mixed30": [("mid_0", 540, 0), ("mid_1", 540, 10), ("mid_2", 540, 20), ("mid_3", 540, 30),
+                ("long_180s", 5400, 40)],
 }
 
 
@@ -108,6 +112,8 @@ def main() -> None:
         "ray-2x1-whole": lambda: ray_contender(paths, dict(concurrency=2, decoder_threads=1, segment_frames=None)),
         "ray-2x1-seg": lambda: ray_contender(paths, dict(concurrency=2, decoder_threads=1,
                                                          segment_frames=segment_frames)),
+        # The default segments ("auto": sized for the job and the pool).
+        "ray-2x1-auto": lambda: ray_contender(paths, dict(concurrency=2, decoder_threads=1)),
         # One row a yield (the default before): what yielding several rows at a time saves.
         "ray-2x1-seg-1row": lambda: ray_contender(paths, dict(concurrency=2, decoder_threads=1, sequences_per_block=1,
                                                               segment_frames=segment_frames)),
