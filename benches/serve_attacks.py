@@ -165,16 +165,15 @@ def attack_8k(binary):
           f"peak RSS {peak >> 20} MiB (idle {idle >> 20}), 3 s after {now >> 20} MiB; honest {honest}")
 
 
-def attack_slots(binary):
-    server = Server(binary)
-    data = ts_small() * 40
-    drips = [Drip(server, a, "sequence_length=4", data, 4096, 600) for a in addresses(32, 4)]
+def under_drips(server, drips, gap, settle, honest):
+    """Starts `drips` (`gap` seconds apart), waits `settle` seconds, runs `honest()` (timed), then stops the
+    drips: (what `honest` returned, its seconds, the server's peak RSS, how many drips were shed)."""
     for d in drips:
         d.start()
-        time.sleep(0.02)
-    time.sleep(8)
+        time.sleep(gap)
+    time.sleep(settle)
     began = time.time()
-    honest = post(server, "127.0.0.200", "sequence_length=4", ts_small())
+    got = honest()
     took = time.time() - began
     peak = server.status("VmHWM:")
     for d in drips:
@@ -183,6 +182,15 @@ def attack_slots(binary):
         d.join()
     shed = sum(1 for d in drips if d.result and d.result[1] == "shed")
     server.stop()
+    return got, took, peak, shed
+
+
+def attack_slots(binary):
+    server = Server(binary)
+    data = ts_small() * 40
+    drips = [Drip(server, a, "sequence_length=4", data, 4096, 600) for a in addresses(32, 4)]
+    honest, took, peak, shed = under_drips(
+        server, drips, 0.02, 8, lambda: post(server, "127.0.0.200", "sequence_length=4", ts_small()))
     print(f"slots {binary}: 32 drips at 600 B/s from 8 addresses; honest upload {honest} in {took:.2f} s; "
           f"drips shed {shed}; peak RSS {peak >> 20} MiB")
 
@@ -192,23 +200,14 @@ def attack_memory(binary):
     data = ts_1080p()
     drips = [Drip(server, a, "sequence_length=8&batch_size=2", data, 192 << 10, 1024)
              for a in addresses(28, 4)]
-    for d in drips:
-        d.start()
-        time.sleep(0.05)
-    time.sleep(10)
-    began = time.time()
-    honest = post(server, "127.0.0.200", "sequence_length=8&batch_size=2", data)
-    took = time.time() - began
-    small = post(server, "127.0.0.201", "sequence_length=4", ts_small())
-    peak = server.status("VmHWM:")
-    for d in drips:
-        d.stop.set()
-    for d in drips:
-        d.join()
-    shed = sum(1 for d in drips if d.result and d.result[1] == "shed")
-    server.stop()
+
+    def honest():
+        big = post(server, "127.0.0.200", "sequence_length=8&batch_size=2", data)
+        return big, post(server, "127.0.0.201", "sequence_length=4", ts_small())
+
+    (big, small), took, peak, shed = under_drips(server, drips, 0.05, 10, honest)
     print(f"memory {binary}: 28 drips (1080p, L=8 B=2, 192 KiB then 1 KiB/s) from 7 addresses; "
-          f"honest 1080p {honest} in {took:.2f} s, honest 320x240 {small}; drips shed {shed}; "
+          f"honest 1080p {big} and 320x240 {small} in {took:.2f} s; drips shed {shed}; "
           f"peak RSS {peak >> 20} MiB")
 
 
