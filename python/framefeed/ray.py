@@ -90,7 +90,11 @@ def _pool_size(concurrency: Optional[Union[int, Tuple[int, int]]], num_cpus: Opt
         return max(1, int(concurrency[1]))
     if concurrency is not None:
         return max(1, int(concurrency))
-    cpus = ray.cluster_resources().get("CPU", 1.0) if ray.is_initialized() else float(os.cpu_count() or 1)
+    cpus = (
+        float(ray.cluster_resources().get("CPU", 1.0))  # type: ignore[no-untyped-call]
+        if ray.is_initialized()
+        else float(os.cpu_count() or 1)
+    )
     return max(1, int(cpus // (num_cpus or 1)))
 
 
