@@ -14,7 +14,7 @@ use super::budget::Short;
 use super::shedding::Pressure;
 use crate::error::{Error, VideoError};
 use crate::error_code::ErrorCode;
-use crate::settings::config::Config;
+use crate::settings::config::limits;
 
 /// Why an upload's body was cut by the server (the video then fails with [`VideoError::LiveAborted`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +128,7 @@ pub(crate) fn describe(
             && *height > 0
             && *width <= i64::from(*max_dimension)
             && *height <= i64::from(*max_dimension)
-            && *max_pixels < Config::new(1, 1).max_frame_pixels =>
+            && *max_pixels < limits::DEFAULT_MAX_FRAME_PIXELS =>
         {
             (
                 ErrorCode::OverMemoryBudget,

@@ -7,7 +7,7 @@ use super::config::{ADMISSION_BYTES, LIVE_BUFFER_BYTES};
 use super::errors::ApiError;
 use super::service::{Service, Slot};
 use crate::error_code::ErrorCode;
-use crate::settings::config::{Config, LastSequencePolicy, MoovAtEnd};
+use crate::settings::config::{limits, Config, LastSequencePolicy, MoovAtEnd};
 use crate::settings::sampling::Sampling;
 use crate::transform::Transforms;
 
@@ -97,12 +97,13 @@ pub(crate) fn operator_config(
     };
     // The decoders are held to the largest frame the upload's memory fits (FFmpeg's `max_pixels`, with the
     // frame-size check after it): a stream announcing a larger frame fails before a buffer of its size exists.
-    let defaults = Config::new(1, 1);
     let config = config
         .max_batch_bytes(max_batch_bytes.max(1))
         .max_frame_size(
-            defaults.max_dimension,
-            shape.max_pixels(budget).clamp(1, defaults.max_frame_pixels),
+            limits::DEFAULT_MAX_DIMENSION,
+            shape
+                .max_pixels(budget)
+                .clamp(1, limits::DEFAULT_MAX_FRAME_PIXELS),
         );
     config.validate().map_err(|e| bad(e.into_reason()))?;
     Ok((config, shape))

@@ -191,16 +191,16 @@ impl Service {
         let uploads = self.uploads.lock();
         let candidates: Vec<Candidate> =
             uploads.values().filter_map(|t| t.candidate(now)).collect();
-        let chosen = victims(&candidates, pressure, needed, exclude);
-        for id in &chosen {
-            if let Some(upload) = uploads.get(id) {
-                let c = upload.candidate(now);
-                tracing::info!(upload = id, ?pressure, needed, candidate = ?c, "shedding an upload");
-                upload.shed(pressure);
+        let mut shed = false;
+        for id in victims(&candidates, pressure, needed, exclude) {
+            // Its body may have all come since: then it is not shed (nothing would read the mark).
+            if uploads.get(&id).is_some_and(|upload| upload.shed(pressure)) {
+                tracing::info!(upload = id, ?pressure, needed, "shedding an upload");
                 self.metrics.uploads_shed.inc();
+                shed = true;
             }
         }
-        !chosen.is_empty()
+        shed
     }
 
     /// One step of growing an upload's reservation to `need`: `Ok(true)` when it holds it; `Ok(false)` when

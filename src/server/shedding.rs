@@ -92,6 +92,9 @@ pub(crate) fn victims(
 const NOT_SHED: u8 = 0;
 const SHED_FOR_SLOTS: u8 = 1;
 const SHED_FOR_MEMORY: u8 = 2;
+/// Its body has all come: nothing reads a mark any more, so it is no candidate (it delivers nothing more, and
+/// its decoding ends on its own).
+const RECEIVED: u8 = 3;
 
 /// One upload in progress, as its body's reader reports it and the shedding reads it.
 #[derive(Debug)]
@@ -100,10 +103,9 @@ pub(crate) struct Tracked {
     started: Instant,
     /// Bytes a second over the rate window, as the body's reader last measured it.
     rate: AtomicU64,
-    /// Set when it is shed (to what was short: [`NOT_SHED`], or 1 + the [`Pressure`]): its body's reader
-    /// cuts it.
-    shed: AtomicU8,
-    pub(crate) memory: SlotMemory,
+    /// [`NOT_SHED`]; what it was shed for (its body's reader cuts it); or [`RECEIVED`].
+    state: AtomicU8,
+    memory: SlotMemory,
 }
 
 impl Tracked {
@@ -112,7 +114,7 @@ impl Tracked {
             id,
             started: Instant::now(),
             rate: AtomicU64::new(0),
-            shed: AtomicU8::new(NOT_SHED),
+            state: AtomicU8::new(NOT_SHED),
             memory,
         }
     }
@@ -124,29 +126,34 @@ impl Tracked {
 
     /// What it was shed for, once it was (it must end).
     pub(crate) fn shed_for(&self) -> Option<Pressure> {
-        match self.shed.load(Ordering::Acquire) {
-            NOT_SHED => None,
+        match self.state.load(Ordering::Acquire) {
             SHED_FOR_SLOTS => Some(Pressure::Slots),
-            _ => Some(Pressure::Memory),
+            SHED_FOR_MEMORY => Some(Pressure::Memory),
+            _ => None,
         }
     }
 
-    fn is_shed(&self) -> bool {
-        self.shed_for().is_some()
-    }
-
-    /// Marks it shed for `pressure`.
-    pub(crate) fn shed(&self, pressure: Pressure) {
+    /// Marks it shed for `pressure`, unless its body has all come (or it was shed already); whether it was.
+    pub(crate) fn shed(&self, pressure: Pressure) -> bool {
         let value = match pressure {
             Pressure::Slots => SHED_FOR_SLOTS,
             Pressure::Memory => SHED_FOR_MEMORY,
         };
-        self.shed.store(value, Ordering::Release);
+        self.state
+            .compare_exchange(NOT_SHED, value, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
     }
 
-    /// As a candidate; `None` once shed (it is ending already).
+    /// Its body has all come: from now on it is never shed.
+    pub(crate) fn received(&self) {
+        let _ =
+            self.state
+                .compare_exchange(NOT_SHED, RECEIVED, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// As a candidate; `None` once shed (it is ending already) or once its body has all come.
     pub(crate) fn candidate(&self, now: Instant) -> Option<Candidate> {
-        (!self.is_shed()).then(|| Candidate {
+        (self.state.load(Ordering::Acquire) == NOT_SHED).then(|| Candidate {
             id: self.id,
             rate: self.rate.load(Ordering::Relaxed),
             reserved: self.memory.lock().bytes(),
@@ -195,6 +202,24 @@ mod tests {
         assert_eq!(victims(&uploads, Pressure::Memory, 500 << 20, None), [1, 4]);
         // The one that needs the memory is never its own victim.
         assert_eq!(victims(&uploads, Pressure::Memory, 300 << 20, Some(1)), [4]);
+    }
+
+    #[test]
+    fn an_upload_whose_body_has_all_come_is_no_candidate() {
+        let memory = std::sync::Arc::new(parking_lot::Mutex::new(
+            crate::server::budget::MemoryPool::new(1 << 20)
+                .reserve(&crate::server::budget::MemoryPool::new(1 << 20), 4096)
+                .unwrap(),
+        ));
+        let tracked = Tracked::new(7, memory);
+        assert!(tracked.candidate(Instant::now()).is_some());
+        tracked.received();
+        assert!(tracked.candidate(Instant::now()).is_none());
+        assert!(
+            !tracked.shed(Pressure::Slots),
+            "a mark nothing would read is not set"
+        );
+        assert_eq!(tracked.shed_for(), None);
     }
 
     #[test]

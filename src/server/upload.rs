@@ -366,6 +366,9 @@ async fn receive(
             }
         }
     }
+    if let Some(tracked) = &tracked {
+        tracked.received();
+    }
     live.finish();
 }
 

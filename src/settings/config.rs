@@ -156,6 +156,10 @@ pub mod limits {
     pub const MAX_PREFETCH_BATCHES: usize = 64;
     /// Largest accepted frame side (`max_dimension`).
     pub const MAX_DIMENSION: u32 = 65_535;
+    /// The default `max_dimension` of [`Config::max_frame_size`](super::Config::max_frame_size).
+    pub const DEFAULT_MAX_DIMENSION: u32 = 16_384;
+    /// The default `max_pixels` of [`Config::max_frame_size`](super::Config::max_frame_size).
+    pub const DEFAULT_MAX_FRAME_PIXELS: u64 = 1 << 27;
     /// Largest `max_queued_videos`.
     pub const MAX_QUEUED_VIDEOS: usize = 1 << 20;
     /// Smallest `probe_size` FFmpeg accepts.
@@ -184,8 +188,8 @@ impl Config {
             decoder_threads: 0,
             prefetch_batches: 1,
             stream: StreamSelection::Best,
-            max_dimension: 16_384,
-            max_frame_pixels: 1 << 27,
+            max_dimension: limits::DEFAULT_MAX_DIMENSION,
+            max_frame_pixels: limits::DEFAULT_MAX_FRAME_PIXELS,
             max_batch_bytes: limits::DEFAULT_MAX_BATCH_BYTES,
             max_container_samples: limits::DEFAULT_MAX_CONTAINER_SAMPLES,
             max_queued_videos: 64,
