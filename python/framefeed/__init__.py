@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Optional, Tuple, Union
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     from typing_extensions import Unpack
 
 from . import exceptions, types
@@ -106,6 +105,15 @@ __all__ = [
 # star import does not shadow the builtin.
 
 
+def _dtype_name(dtype: Any) -> str:
+    """A NumPy dtype or scalar type given for ``dtype=``, by name. NumPy is imported here, not with the package:
+    a loop that starts decoding and then takes its first batch as an array imports it while the decoder
+    threads already run (about 60 ms of a process's start)."""
+    import numpy as np
+
+    return str(np.dtype(dtype).name)
+
+
 class VideoInput(_NativeVideoInput):
     """The operator. See the package README for every keyword; ``dtype`` also takes NumPy dtypes."""
 
@@ -161,7 +169,7 @@ class VideoInput(_NativeVideoInput):
         def __new__(cls, sequence_length: int, batch_size: int, **kwargs: Any) -> "VideoInput":
             dtype = kwargs.get("dtype")
             if dtype is not None and not isinstance(dtype, str):
-                kwargs["dtype"] = np.dtype(dtype).name
+                kwargs["dtype"] = _dtype_name(dtype)
             return super().__new__(cls, sequence_length, batch_size, **kwargs)
 
     async def batches(self) -> AsyncIterator[Batch]:
@@ -233,7 +241,7 @@ class VideoReader(_NativeVideoReader):
         def __new__(cls, source: Any, **kwargs: Any) -> "VideoReader":
             dtype = kwargs.get("dtype")
             if dtype is not None and not isinstance(dtype, str):
-                kwargs["dtype"] = np.dtype(dtype).name
+                kwargs["dtype"] = _dtype_name(dtype)
             return super().__new__(cls, source, **kwargs)
 
 

@@ -33,6 +33,17 @@ from framefeed import _units
 __all__ = ["read_videos", "Decoder"]
 
 _ON_ERROR = ("record", "skip", "raise")
+# The most a block of framefeed's rows holds by default. Until a block is stored, an actor holds the rows gathered
+# for it and then the block built from them, so its memory swings by about twice this; rows of a few MB (a 224
+# crop's) still go several to a block, and full-frame rows one (issue 53).
+_BLOCK_BYTES = 32 << 20
+# A block holds at most this share of the smallest node's object store: the store must hold what is in flight
+# (each actor's yields Ray buffers, two blocks by default, and the block it builds; the consumer's prefetch)
+# with room to spare. Past that, Ray spills blocks to disk and reads them back (issue 53: full 1080p frames on
+# cluster_utils' 150 MiB stores took 45-48 s in 150-200 MB blocks, 15-20 s in blocks of one 50 MB row).
+_STORE_SHARE = 8
+# `sequences_per_block="auto"`: at most this many rows a yield (issue 33: Ray's cost is per yield).
+_AUTO_SEQUENCES = 4
 # One block per video (an actor task decodes one video, and a retried task repeats that one video), up to this
 # many blocks for the whole dataset.
 _MAX_BLOCKS = 10_000
@@ -108,6 +119,37 @@ def _compute(concurrency: Optional[Union[int, Tuple[int, int]]]) -> Dict[str, An
     return {"compute": ray.data.ActorPoolStrategy(size=concurrency)}
 
 
+def block_limit(target: Optional[int], stores: Sequence[float]) -> int:
+    """The most bytes a block of rows should hold: 32 MiB or Ray Data's ``target`` (its context's
+    ``target_max_block_size``; ``None``: no limit) if lower, held to an eighth of the smallest object store of
+    ``stores`` (each node's, in bytes; none known: no hold), and at least 1 MiB."""
+    limit = min(int(target), _BLOCK_BYTES) if target else _BLOCK_BYTES
+    known = [int(s) for s in stores if s and s > 0]
+    if known:
+        limit = min(limit, min(known) // _STORE_SHARE)
+    return max(1 << 20, limit)
+
+
+def _object_stores() -> List[float]:
+    """Each live node's object store, in bytes (none where Ray is not started yet)."""
+    if not ray.is_initialized():
+        return []
+    return [
+        float(node.get("Resources", {}).get("object_store_memory", 0))
+        for node in ray.nodes()  # type: ignore[no-untyped-call]
+        if node.get("Alive")
+    ]
+
+
+def rows_per_yield(sequences: int, batch_bytes: int, limit: int) -> int:
+    """How many of a batch's ``sequences`` rows (``batch_bytes`` in all) to yield at once so that a yield stays
+    within ``limit`` bytes: at least one, at most all."""
+    if sequences <= 1 or batch_bytes <= 0:
+        return max(1, sequences)
+    per_row = -(-batch_bytes // sequences)
+    return max(1, min(sequences, limit // per_row))
+
+
 def _read_file(path: str) -> bytes:
     """The whole file ``path`` (local or a URI, as :func:`_list_files` writes it)."""
     filesystem, inner = _filesystem(path)
@@ -129,7 +171,10 @@ class Decoder:
     An optional ``segment`` column (``[first, end]``, end ``-1`` for the whole video) decodes only that part of
     the video (:func:`framefeed.segments`).
 
-    Each yield holds up to ``sequences_per_block`` rows of one video (Ray's cost is per yield).
+    Each yield holds up to ``sequences_per_block`` rows of one video (Ray's cost is per yield); ``"auto"`` (the
+    default): batches of one sequence gathered up to 4 a yield while they fit in ``block_bytes`` (default: 32 MiB,
+    or Ray Data's ``target_max_block_size`` if lower), so that full-frame rows leave one at a time and small
+    transformed rows in fours.
 
     Output columns: ``frames`` (the sequence, in the chosen dtype and layout), ``valid_frames``, ``path``,
     ``first_frame``, ``indices`` (the display index of each real frame), ``pts`` (seconds, one per real frame),
@@ -146,12 +191,22 @@ class Decoder:
         on_error: str = "record",
         bytes_column: str = "bytes",
         path_column: str = "path",
-        sequences_per_block: int = 4,
+        sequences_per_block: Union[int, str] = "auto",
+        block_bytes: Optional[int] = None,
         epoch: int = 0,
         **keywords: Any,
     ) -> None:
         if on_error not in _ON_ERROR:
             raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
+        _check_sequences_per_block(sequences_per_block)
+        # "auto": batches of one sequence (an actor's pooled buffers hold one: 50 MB for 8 full 1080p frames),
+        # gathered into yields of up to 4 that fit in `block_bytes`; two finished ones wait ahead (the decoding
+        # goes on while Ray stores a yield), where 4 did in a batch of 4 before.
+        self.limit: Optional[int] = None
+        if sequences_per_block == "auto":
+            sequences_per_block = 1
+            keywords.setdefault("prefetch_batches", 2)
+            self.limit = block_bytes or block_limit(ray.data.DataContext.get_current().target_max_block_size, [])
         self.on_error = on_error
         self.bytes_column = bytes_column
         self.path_column = path_column
@@ -165,7 +220,7 @@ class Decoder:
         # it has been delivered, batches or not (a segment no sequence starts in ends with none).
         self.input = ff.VideoInput(
             sequence_length,
-            sequences_per_block,
+            int(sequences_per_block),
             last_sequence_policy=last_sequence_policy,
             decoder_threads=decoder_threads,
             blocking=False,
@@ -214,20 +269,33 @@ class Decoder:
 
     def _decode(self, path: str) -> Iterator[Dict[str, Any]]:
         """The rows of the video just fed."""
+        gathered: List[Dict[str, Any]] = []  # "auto": sequences (batches of one) gathered for one yield
         while True:
             try:
                 batch = self.input.next_batch()
             except ff.NoDataError:
-                return  # the video was delivered (with no batch at all when no sequence starts in it)
+                break  # the video was delivered (with no batch at all when no sequence starts in it)
             except ff.VideoError as error:
+                if gathered:
+                    yield _joined(gathered)
                 yield from self._failed(path, error.reason, error)
                 return
             if batch is None:  # never: the input is not closed
-                return
-            yield self._rows(batch, path)
+                break
+            rows = self._rows(batch, path)
+            if self.limit is None:
+                yield rows
+            else:
+                gathered.append(rows)
+                each = _frames_bytes(gathered[0]["frames"])
+                if len(gathered) >= rows_per_yield(_AUTO_SEQUENCES, _AUTO_SEQUENCES * each, self.limit):
+                    yield _joined(gathered)
+                    gathered = []
             # Not `batch.is_last`: a video's last batch may still be followed by its error.
             if self.input.is_depleted:
-                return
+                break
+        if gathered:
+            yield _joined(gathered)
 
     def _rows(self, batch: ff.Batch, path: str) -> Dict[str, Any]:
         if batch.device != "cpu":
@@ -275,13 +343,44 @@ class Decoder:
         return rows
 
 
+def _joined(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The rows of ``parts`` (consecutive batches of one video) as one yield: a column of arrays of one shape and
+    type joined into one array (a copy; only small rows are gathered), any other as a list of its rows."""
+    if len(parts) == 1:
+        return parts[0]
+    joined: Dict[str, Any] = {}
+    for key in parts[0]:
+        values = [part[key] for part in parts]
+        if (
+            all(isinstance(v, np.ndarray) for v in values)
+            and len({v.shape[1:] for v in values}) == 1
+            and len({v.dtype for v in values}) == 1
+        ):
+            joined[key] = np.concatenate(values)
+        else:
+            joined[key] = [row for value in values for row in value]
+    return joined
+
+
+def _frames_bytes(frames: Union[np.ndarray, List[np.ndarray]]) -> int:
+    return int(frames.nbytes) if isinstance(frames, np.ndarray) else sum(int(f.nbytes) for f in frames)
+
+
+def _check_sequences_per_block(sequences_per_block: Union[int, str]) -> None:
+    if sequences_per_block == "auto":
+        return
+    if isinstance(sequences_per_block, bool) or not isinstance(sequences_per_block, int) or sequences_per_block < 1:
+        raise ValueError(f"sequences_per_block is {sequences_per_block!r}; allowed: 1 or more, or 'auto'")
+
+
 def read_videos(
     paths: Union[str, Sequence[Union[str, os.PathLike]]],
     *,
     sequence_length: int,
     last_sequence_policy: str = "partial",
     decoder_threads: int = 1,
-    sequences_per_block: int = 4,
+    sequences_per_block: Union[int, str] = "auto",
+    block_bytes: Optional[int] = None,
     concurrency: Optional[Union[int, tuple]] = None,
     num_cpus: float = 1,
     num_gpus: float = 0,
@@ -305,10 +404,18 @@ def read_videos(
             node's cores).
         sequences_per_block: rows (sequences) an actor yields at a time, at most (never two videos' rows
             together): Ray's cost is per yield (each is converted to a table), so a few rows a yield cost it
-            less than one (`benches/RESULTS.md`, issue 33); each yield is this many sequences in memory at
-            once, per actor, so keep it small for large frames. Ray then groups the yields into blocks of up
-            to its ``target_max_block_size``, holding the rows of a block (and then the block) until it is
-            stored: an actor's memory swings by up to about twice that over its steady level.
+            less than one (`benches/RESULTS.md`, issue 33). An ``int`` is also the actor's batch size (its pooled
+            buffers hold that many sequences). Default ``"auto"``: batches of one sequence (``prefetch_batches``
+            2 unless given), gathered up to 4 a yield as long as they fit in ``block_bytes``: full 1080p frames
+            in sequences of 8, 50 MB a row, leave one at a time from buffers of one row; a 224 crop's rows in
+            fours.
+        block_bytes: the most bytes a block of rows should hold; it becomes the returned dataset's
+            ``target_max_block_size`` (``dataset.context``, shared by the datasets made from it; the global
+            context is left alone) where lower than that. Until a block is stored, an actor holds the rows
+            gathered for it and then the block, so its memory swings by about twice this over its steady level.
+            Default: 32 MiB (or Ray Data's ``target_max_block_size`` if lower), held to an eighth of the
+            smallest node's object store, so that the blocks in flight fit in the store instead of spilling to
+            disk.
         concurrency: actors in the pool: an ``int``, or ``(min, max)`` to autoscale (default: Ray's).
         num_cpus, num_gpus: reserved per actor. With ``num_gpus=1``, give ``device="cuda"`` (a CUDA build).
         on_error: ``"record"`` (a failed video gives one row with an ``error`` column, after its decoded
@@ -335,11 +442,14 @@ def read_videos(
     if on_error not in _ON_ERROR:
         raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
     _units.check_segment_frames(segment_frames)
+    _check_sequences_per_block(sequences_per_block)
+    if block_bytes is not None and (isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1):
+        raise ValueError(f"block_bytes is {block_bytes!r}; allowed: 1 or more, or None (sized for the cluster)")
     given = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     # Checks the settings here, before any actor starts; not the device, which the actors' nodes have and the
     # driver's may not.
     settings = {key: value for key, value in keywords.items() if key != "device"}
-    ff.VideoInput(sequence_length, sequences_per_block, last_sequence_policy=last_sequence_policy, **settings).close()
+    ff.VideoInput(sequence_length, 1, last_sequence_policy=last_sequence_policy, **settings).close()
     files = _list_files(given)
     restarts: Dict[str, Any] = {} if max_restarts is None else {"max_restarts": max_restarts}
     # Only the paths travel to the actors, which read the files themselves: one stage, no read tasks' workers
@@ -349,6 +459,12 @@ def read_videos(
     else:
         items = _segment_rows(files, segment_frames, _pool_size(concurrency, num_cpus))
     listed = ray.data.from_items(items, override_num_blocks=max(1, min(len(items), _MAX_BLOCKS)))
+    # The dataset's own context (a copy of the global one, shared by the datasets made from it).
+    target = listed.context.target_max_block_size
+    if block_bytes is None:
+        block_bytes = block_limit(target, _object_stores())
+    if target is None or block_bytes < target:
+        listed.context.target_max_block_size = block_bytes
     return listed.map_batches(
         Decoder,
         fn_constructor_kwargs=dict(
@@ -356,6 +472,7 @@ def read_videos(
             last_sequence_policy=last_sequence_policy,
             decoder_threads=decoder_threads,
             sequences_per_block=sequences_per_block,
+            block_bytes=block_bytes,
             on_error=on_error,
             epoch=epoch,
             **keywords,

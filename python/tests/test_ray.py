@@ -106,6 +106,66 @@ def test_by_default_a_long_file_among_short_ones_is_cut_for_the_pool(cluster, mo
     assert all(np.array_equal(r["frames"], w[2]) for r, w in zip(rows, want))
 
 
+def test_blocks_are_sized_to_the_smallest_object_store():
+    mib = 1 << 20
+    # 32 MiB (Ray's target if lower; None: none), held to an eighth of the smallest store, at least 1 MiB.
+    assert fr.block_limit(None, []) == 32 * mib
+    assert fr.block_limit(128 * mib, []) == 32 * mib
+    assert fr.block_limit(16 * mib, []) == 16 * mib
+    assert fr.block_limit(128 * mib, [150 * mib, 8 << 30]) == 150 * mib // 8  # cluster_utils' default stores
+    assert fr.block_limit(None, [8 << 30, 0]) == 32 * mib  # a node that names no store does not count
+    assert fr.block_limit(None, [4 * mib]) == mib
+    # Rows a yield: as many as fit, at least one, at most the batch's.
+    row = 8 * 1080 * 1920 * 3  # a full 1080p RGB sequence of 8 frames
+    assert fr.rows_per_yield(4, 4 * row, 150 * mib // 8) == 1
+    assert fr.rows_per_yield(4, 4 * row, 128 * mib) == 2
+    assert fr.rows_per_yield(4, 4 * 8 * 3 * 224 * 224 * 4, 32 * mib) == 4  # a 224 crop in float32
+    assert fr.rows_per_yield(3, 0, 1) == 3
+    for sequences in range(1, 9):
+        for limit in (1, row // 2, row, 3 * row, 100 * row):
+            n = fr.rows_per_yield(sequences, sequences * row, limit)
+            assert 1 <= n <= sequences and (n == 1 or n * row <= limit)
+
+
+def test_auto_yields_gather_the_sequences_that_fit_the_block_size_and_keep_every_row():
+    clip = np.array([str(FIXTURES / "h264.mp4")], dtype=object)
+    whole = list(fr.Decoder(4, sequences_per_block=4)({"path": clip}))
+    assert [len(y["valid_frames"]) for y in whole] == [4, 2]
+    rows = [(int(f), frames) for y in whole for f, frames in zip(y["first_frame"], y["frames"])]
+    one_row = 4 * 64 * 96 * 3
+    # Six sequences (the last of 3 frames), gathered up to 4 a yield while they fit.
+    for limit, yields in ((None, [4, 2]), (1, [1] * 6), (2 * one_row, [2, 2, 2]), (3 * one_row - 1, [2, 2, 2]),
+                          (3 * one_row, [3, 3])):
+        parts = list(fr.Decoder(4, block_bytes=limit)({"path": clip}))
+        assert [len(y["valid_frames"]) for y in parts] == yields, limit
+        got = [(int(f), frames) for y in parts for f, frames in zip(y["first_frame"], y["frames"])]
+        assert [f for f, _ in got] == [f for f, _ in rows]
+        assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got, rows))
+        assert all(len(v) == len(y["valid_frames"]) for y in parts for v in y.values())
+    with pytest.raises(ValueError, match="sequences_per_block is 0; allowed: 1 or more, or 'auto'"):
+        fr.Decoder(4, sequences_per_block=0)
+    with pytest.raises(ValueError, match="block_bytes is 0; allowed"):
+        fr.read_videos([FIXTURES / "h264.mp4"], sequence_length=4, block_bytes=0)
+
+
+def test_on_small_object_stores_the_dataset_gets_blocks_that_fit(cluster, monkeypatch):
+    """On nodes with cluster_utils' 150 MiB stores, blocks of an eighth of that: the returned dataset's own
+    target block size, not the global context's; on large stores, 32 MiB."""
+    ctx = ray.data.DataContext.get_current()
+    before = ctx.target_max_block_size
+    monkeypatch.setattr(fr, "_object_stores", lambda: [150 << 20, 1 << 30])
+    small = fr.read_videos([FIXTURES / "h264.mp4"], sequence_length=4, concurrency=1)
+    assert small.context.target_max_block_size == (150 << 20) // 8
+    assert ctx.target_max_block_size == before, "the global context is left alone"
+    assert sum(r["valid_frames"] for r in small.iter_rows()) == 23
+    monkeypatch.setattr(fr, "_object_stores", lambda: [8 << 30])
+    large = fr.read_videos([FIXTURES / "h264.mp4"], sequence_length=4)
+    assert large.context.target_max_block_size == min(before or (32 << 20), 32 << 20)
+    # Given by hand, above the context's: the context is kept.
+    kept = fr.read_videos([FIXTURES / "h264.mp4"], sequence_length=4, block_bytes=1 << 40)
+    assert kept.context.target_max_block_size == before
+
+
 def test_transforms_and_errors_per_on_error(cluster, tmp_path):
     corrupt = tmp_path / "corrupt.mp4"
     data = (FIXTURES / "h264.mp4").read_bytes()
