@@ -119,7 +119,7 @@ def _compute(concurrency: Optional[Union[int, Tuple[int, int]]]) -> Dict[str, An
     return {"compute": ray.data.ActorPoolStrategy(size=concurrency)}
 
 
-def block_limit(target: Optional[int], stores: Sequence[float]) -> int:
+def _block_limit(target: Optional[int], stores: Sequence[float]) -> int:
     """The most bytes a block of rows should hold: 32 MiB or Ray Data's ``target`` (its context's
     ``target_max_block_size``; ``None``: no limit) if lower, held to an eighth of the smallest object store of
     ``stores`` (each node's, in bytes; none known: no hold), and at least 1 MiB."""
@@ -141,13 +141,10 @@ def _object_stores() -> List[float]:
     ]
 
 
-def rows_per_yield(sequences: int, batch_bytes: int, limit: int) -> int:
-    """How many of a batch's ``sequences`` rows (``batch_bytes`` in all) to yield at once so that a yield stays
-    within ``limit`` bytes: at least one, at most all."""
-    if sequences <= 1 or batch_bytes <= 0:
-        return max(1, sequences)
-    per_row = -(-batch_bytes // sequences)
-    return max(1, min(sequences, limit // per_row))
+def _rows_per_yield(row_bytes: int, limit: int) -> int:
+    """How many rows of ``row_bytes`` each to gather into one yield of at most ``limit`` bytes: at least one, at
+    most 4."""
+    return max(1, min(_AUTO_SEQUENCES, limit // max(1, row_bytes)))
 
 
 def _read_file(path: str) -> bytes:
@@ -206,7 +203,7 @@ class Decoder:
         if sequences_per_block == "auto":
             sequences_per_block = 1
             keywords.setdefault("prefetch_batches", 2)
-            self.limit = block_bytes or block_limit(ray.data.DataContext.get_current().target_max_block_size, [])
+            self.limit = block_bytes or _block_limit(ray.data.DataContext.get_current().target_max_block_size, [])
         self.on_error = on_error
         self.bytes_column = bytes_column
         self.path_column = path_column
@@ -287,8 +284,7 @@ class Decoder:
                 yield rows
             else:
                 gathered.append(rows)
-                each = _frames_bytes(gathered[0]["frames"])
-                if len(gathered) >= rows_per_yield(_AUTO_SEQUENCES, _AUTO_SEQUENCES * each, self.limit):
+                if len(gathered) >= _rows_per_yield(_frames_bytes(gathered[0]["frames"]), self.limit):
                     yield _joined(gathered)
                     gathered = []
             # Not `batch.is_last`: a video's last batch may still be followed by its error.
@@ -462,7 +458,7 @@ def read_videos(
     # The dataset's own context (a copy of the global one, shared by the datasets made from it).
     target = listed.context.target_max_block_size
     if block_bytes is None:
-        block_bytes = block_limit(target, _object_stores())
+        block_bytes = _block_limit(target, _object_stores())
     if target is None or block_bytes < target:
         listed.context.target_max_block_size = block_bytes
     return listed.map_batches(

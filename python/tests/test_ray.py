@@ -109,22 +109,22 @@ def test_by_default_a_long_file_among_short_ones_is_cut_for_the_pool(cluster, mo
 def test_blocks_are_sized_to_the_smallest_object_store():
     mib = 1 << 20
     # 32 MiB (Ray's target if lower; None: none), held to an eighth of the smallest store, at least 1 MiB.
-    assert fr.block_limit(None, []) == 32 * mib
-    assert fr.block_limit(128 * mib, []) == 32 * mib
-    assert fr.block_limit(16 * mib, []) == 16 * mib
-    assert fr.block_limit(128 * mib, [150 * mib, 8 << 30]) == 150 * mib // 8  # cluster_utils' default stores
-    assert fr.block_limit(None, [8 << 30, 0]) == 32 * mib  # a node that names no store does not count
-    assert fr.block_limit(None, [4 * mib]) == mib
-    # Rows a yield: as many as fit, at least one, at most the batch's.
+    assert fr._block_limit(None, []) == 32 * mib
+    assert fr._block_limit(128 * mib, []) == 32 * mib
+    assert fr._block_limit(16 * mib, []) == 16 * mib
+    assert fr._block_limit(128 * mib, [150 * mib, 8 << 30]) == 150 * mib // 8  # cluster_utils' default stores
+    assert fr._block_limit(None, [8 << 30, 0]) == 32 * mib  # a node that names no store does not count
+    assert fr._block_limit(None, [4 * mib]) == mib
+    # Rows a yield: as many as fit, at least one, at most 4.
     row = 8 * 1080 * 1920 * 3  # a full 1080p RGB sequence of 8 frames
-    assert fr.rows_per_yield(4, 4 * row, 150 * mib // 8) == 1
-    assert fr.rows_per_yield(4, 4 * row, 128 * mib) == 2
-    assert fr.rows_per_yield(4, 4 * 8 * 3 * 224 * 224 * 4, 32 * mib) == 4  # a 224 crop in float32
-    assert fr.rows_per_yield(3, 0, 1) == 3
-    for sequences in range(1, 9):
-        for limit in (1, row // 2, row, 3 * row, 100 * row):
-            n = fr.rows_per_yield(sequences, sequences * row, limit)
-            assert 1 <= n <= sequences and (n == 1 or n * row <= limit)
+    assert fr._rows_per_yield(row, 150 * mib // 8) == 1
+    assert fr._rows_per_yield(row, 32 * mib) == 1
+    assert fr._rows_per_yield(row, 128 * mib) == 2
+    assert fr._rows_per_yield(8 * 3 * 224 * 224 * 4, 32 * mib) == 4  # a 224 crop in float32
+    assert fr._rows_per_yield(0, 1) == 1
+    for limit in (1, row // 2, row, 3 * row, 100 * row):
+        n = fr._rows_per_yield(row, limit)
+        assert 1 <= n <= 4 and (n == 1 or n * row <= limit) and (n == 4 or (n + 1) * row > limit)
 
 
 def test_auto_yields_gather_the_sequences_that_fit_the_block_size_and_keep_every_row():
