@@ -196,6 +196,7 @@ class Decoder:
         if on_error not in _ON_ERROR:
             raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
         _check_sequences_per_block(sequences_per_block)
+        _check_block_bytes(block_bytes)
         # "auto": batches of one sequence (an actor's pooled buffers hold one: 50 MB for 8 full 1080p frames),
         # gathered into yields of up to 4 that fit in `block_bytes`; two finished ones wait ahead (the decoding
         # goes on while Ray stores a yield), where 4 did in a batch of 4 before.
@@ -362,6 +363,11 @@ def _frames_bytes(frames: Union[np.ndarray, List[np.ndarray]]) -> int:
     return int(frames.nbytes) if isinstance(frames, np.ndarray) else sum(int(f.nbytes) for f in frames)
 
 
+def _check_block_bytes(block_bytes: Optional[int]) -> None:
+    if block_bytes is not None and (isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1):
+        raise ValueError(f"block_bytes is {block_bytes!r}; allowed: 1 or more, or None (sized for the cluster)")
+
+
 def _check_sequences_per_block(sequences_per_block: Union[int, str]) -> None:
     if sequences_per_block == "auto":
         return
@@ -439,13 +445,13 @@ def read_videos(
         raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")
     _units.check_segment_frames(segment_frames)
     _check_sequences_per_block(sequences_per_block)
-    if block_bytes is not None and (isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1):
-        raise ValueError(f"block_bytes is {block_bytes!r}; allowed: 1 or more, or None (sized for the cluster)")
+    _check_block_bytes(block_bytes)
     given = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     # Checks the settings here, before any actor starts; not the device, which the actors' nodes have and the
     # driver's may not.
     settings = {key: value for key, value in keywords.items() if key != "device"}
-    ff.VideoInput(sequence_length, 1, last_sequence_policy=last_sequence_policy, **settings).close()
+    batch = sequences_per_block if isinstance(sequences_per_block, int) else 1
+    ff.VideoInput(sequence_length, batch, last_sequence_policy=last_sequence_policy, **settings).close()
     files = _list_files(given)
     restarts: Dict[str, Any] = {} if max_restarts is None else {"max_restarts": max_restarts}
     # Only the paths travel to the actors, which read the files themselves: one stage, no read tasks' workers

@@ -360,6 +360,11 @@ def test_bad_settings_fail_at_once_with_the_operators_message(tmp_path):
         fr.read_videos([FIXTURES / "h264.mp4"], sequence_length=4, on_error="ignore")
     with pytest.raises(ValueError, match="on_error"):
         fr.Decoder(4, on_error="ignore")
+    # A batch size over the operator's range fails here, not in the actors.
+    with pytest.raises(ValueError, match="max_batch_size is 100000; allowed: 1 to 65536"):
+        fr.read_videos([FIXTURES / "h264.mp4"], sequence_length=4, sequences_per_block=100_000)
+    with pytest.raises(ValueError, match="block_bytes is 0; allowed"):
+        fr.Decoder(4, block_bytes=0)
 
 
 def test_a_row_per_clip_with_its_indices_the_same_clips_whichever_actor(cluster, tmp_path):
