@@ -110,14 +110,24 @@ pub enum VideoError {
         /// What was asked, and what the video has.
         reason: String,
     },
-    /// Frames the [sampling](crate::Sampling) chose could not be decoded (a damaged GOP): the sequences that
-    /// take them were delivered without them (shorter, per the last-sequence policy).
-    #[error("{missing} sampled frames could not be decoded (the first at display index {first})")]
-    SampledFramesMissing {
-        /// How many.
-        missing: u64,
-        /// The first one's display index.
-        first: u64,
+    /// A frame asked for by index (a [`VideoReader`](crate::VideoReader) read; with
+    /// [`Config::strict`](crate::Config::strict), any) is a hole: its picture does not decode (damaged data).
+    /// The indices around it keep their pictures.
+    #[error("display index {index} ({:.3} s) has no picture: its data does not decode (a hole in the video)", *pts_us as f64 / 1e6)]
+    Hole {
+        /// The display index.
+        index: u64,
+        /// Its time in microseconds (the error is `Eq`: no float).
+        pts_us: i64,
+    },
+    /// With [`Config::strict`](crate::Config::strict): the video's data is damaged (as `ffmpeg -xerror`); the
+    /// frames before the damage were delivered.
+    #[error("damaged data after {frames} frames (strict): {what}")]
+    Damaged {
+        /// Frames delivered before it.
+        frames: u64,
+        /// What was damaged, and where.
+        what: String,
     },
     /// Reading the container failed part way (truncated file, broken structure).
     /// Frames decoded before the failure were delivered.
@@ -382,7 +392,7 @@ impl VideoError {
             VideoError::AbsurdDimensions { .. } => ErrorCode::FrameTooLarge,
             VideoError::NoFrames => ErrorCode::NoFrames,
             VideoError::Sampling { .. } => ErrorCode::BadSampling,
-            VideoError::SampledFramesMissing { .. } => ErrorCode::Corrupt,
+            VideoError::Hole { .. } | VideoError::Damaged { .. } => ErrorCode::Corrupt,
             VideoError::Demux { .. } | VideoError::Corrupt { .. } => ErrorCode::Corrupt,
             VideoError::LiveAborted { .. } => ErrorCode::Aborted,
             VideoError::LiveStalled { .. } => ErrorCode::Stalled,

@@ -125,7 +125,7 @@ mod testing;
 mod transform;
 mod video;
 
-pub use assembly::batch::{Batch, CropWindow, Frame, Gap, Sequence};
+pub use assembly::batch::{Batch, CropWindow, Frame, Gap, Hole, Sequence};
 pub use assembly::outline::BatchOutline;
 pub use demux::{ffmpeg_build, probe};
 pub use device::{cuda_status, DecodedOn, Device};

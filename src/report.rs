@@ -11,7 +11,9 @@ use crate::{DecodedOn, Orientation};
 
 /// A batch as a JSON object: `video`, `label`, `batch` (index within the video), `last`, and `sequences`, each
 /// with `shape` (in the configured layout, (F,H,W,C) by default), `valid_frames`, `first_frame`, `pts`
-/// (seconds, per real frame), and, when configured, `resize` (`[w, h]`) and `crop` (`[x, y, w, h]` in the
+/// (seconds, per real frame), where there is damage `damaged` (the display indices of damaged frames), `holes`
+/// (`{"index", "pts"}` of display indices with no picture) and on a video's last sequence `ended_early` (why
+/// reading stopped before its data's end), and, when configured, `resize` (`[w, h]`) and `crop` (`[x, y, w, h]` in the
 /// pixels of the resized frame), and for a video turned to be shown, `orientation` (`rotate90`...: see
 /// [`Orientation::as_str`]); in a packed batch each sequence also has its `video` and `label`.
 ///
@@ -76,6 +78,17 @@ pub struct SequenceLine {
     /// How its frames were turned to be shown ([`Orientation::as_str`]), unless upright.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orientation: Option<String>,
+    /// The display indices of its damaged frames ([`Frame::damaged`](crate::Frame::damaged)), when there are
+    /// any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged: Vec<u64>,
+    /// The holes met since the video's previous sequence ([`Sequence::holes`](crate::Sequence::holes)), when
+    /// there are any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holes: Vec<HoleLine>,
+    /// On a video's last sequence: why reading stopped before the end of its data, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_early: Option<String>,
     /// In a packed batch: the sequence's video.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<u64>,
@@ -86,6 +99,15 @@ pub struct SequenceLine {
         deserialize_with = "present"
     )]
     pub label: Option<Option<String>>,
+}
+
+/// A hole: a display index with no picture ([`Hole`](crate::Hole)).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HoleLine {
+    /// The display index.
+    pub index: u64,
+    /// Its time in seconds.
+    pub pts: f64,
 }
 
 /// A source's break before a batch: the fields of [`Gap`](crate::Gap), the duration in seconds.
@@ -123,6 +145,22 @@ impl BatchLine {
                 crop: seq.crop_window().map(|c| (c.x, c.y, c.width, c.height)),
                 orientation: (seq.orientation() != Orientation::Upright)
                     .then(|| seq.orientation().as_str().to_owned()),
+                damaged: seq
+                    .indices()
+                    .iter()
+                    .zip(seq.damaged())
+                    .filter(|(_, &d)| d)
+                    .map(|(&i, _)| i)
+                    .collect(),
+                holes: seq
+                    .holes()
+                    .iter()
+                    .map(|h| HoleLine {
+                        index: h.index,
+                        pts: h.pts,
+                    })
+                    .collect(),
+                ended_early: seq.ended_early().map(str::to_owned),
                 video: packed.then(|| seq.video().id.0),
                 label: packed.then(|| seq.video().label.as_ref().map(|l| l.to_string())),
             })

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::assembly::batch::{Batch, BatchData, Gap, SequenceMeta};
+use crate::assembly::batch::{Batch, BatchData, Gap, Hole, SequenceMeta};
 use crate::assembly::pool::BufferPool;
 use crate::device::{DecodedOn, GpuRuntime};
 use crate::error::VideoError;
@@ -71,6 +71,8 @@ pub(crate) struct FrameAt {
     pub(crate) arrival: Instant,
     /// How it is turned to be shown (its size, given with it, is the shown one).
     pub(crate) orientation: Orientation,
+    /// The picture is damaged (`decode::damage`).
+    pub(crate) damaged: bool,
 }
 
 /// How a video's assembly ended.
@@ -112,6 +114,10 @@ pub(crate) struct Assembler {
     on_gpu: bool,
     /// A break of the source, reported on the next batch built.
     gap: Option<Gap>,
+    /// Holes met since the video's last frame, reported on the sequence of its next frame (or its last).
+    holes: Vec<Hole>,
+    /// Why the video's reading stopped before its data's end, reported on its last sequence.
+    ended_early: Option<String>,
 }
 
 impl Assembler {
@@ -140,6 +146,8 @@ impl Assembler {
             gpu: None,
             on_gpu: false,
             gap: None,
+            holes: Vec::new(),
+            ended_early: None,
         }
     }
 
@@ -332,6 +340,9 @@ impl Assembler {
                 first_frame: at.index,
                 indices: Vec::with_capacity(l),
                 pts: Vec::with_capacity(l),
+                damaged: Vec::with_capacity(l),
+                holes: Vec::new(),
+                ended_early: None,
                 arrivals: Vec::with_capacity(l),
                 offset: b.used,
                 geometry,
@@ -356,6 +367,8 @@ impl Assembler {
         seq.frames += 1;
         seq.valid_frames += 1;
         seq.pts.push(at.pts);
+        seq.damaged.push(at.damaged);
+        seq.holes.append(&mut self.holes);
         seq.indices.push(at.index);
         seq.arrivals.push(at.arrival);
         let sequence_full = seq.frames == l;
@@ -395,11 +408,15 @@ impl Assembler {
         flush: bool,
         error_follows: bool,
     ) -> Result<Finished, E> {
+        let holes = std::mem::take(&mut self.holes);
+        let ended_early = self.ended_early.take();
         if let Some(mut batch) = self.held.take() {
             // A full batch waiting: it ends with this video's last sequence.
             if let Some(seq) = batch.sequences.last_mut() {
                 seq.ends_video = true;
                 seq.error_follows = error_follows;
+                seq.holes.extend(holes);
+                seq.ended_early = ended_early;
             }
             batch.last = true;
             emit(batch)?;
@@ -428,6 +445,8 @@ impl Assembler {
         let last = b.sequences.last_mut().expect("ours");
         last.ends_video = true;
         last.error_follows = error_follows;
+        last.holes.extend(holes);
+        last.ended_early = ended_early;
         if flush || b.sequences.len() == self.max_batch_size {
             let batch = self.finish_building(true).expect("building is Some");
             emit(batch)?;
@@ -484,6 +503,17 @@ impl Assembler {
             emit(batch)?;
         }
         Ok(())
+    }
+
+    /// No picture came out for display index `hole.index`: reported on the sequence of the video's next frame
+    /// (or on its last sequence, when no frame follows).
+    pub(crate) fn hole(&mut self, hole: Hole) {
+        self.holes.push(hole);
+    }
+
+    /// Reading the video stopped before the end of its data (`why`): reported on its last sequence.
+    pub(crate) fn ended_early(&mut self, why: String) {
+        self.ended_early = Some(why);
     }
 
     /// The source was reopened after a break: the next batch built reports `gap`.
@@ -647,6 +677,7 @@ mod tests {
                     index: i as u64,
                     arrival: Instant::now(),
                     orientation: Orientation::Upright,
+                    damaged: false,
                 },
                 |_, out, f, _| {
                     let SeqOut::Host(HostOut::U8(out)) = out else {
@@ -786,6 +817,7 @@ mod tests {
                     index: 0,
                     arrival: Instant::now(),
                     orientation: Orientation::Upright,
+                    damaged: false,
                 },
                 |_, out, f, _| {
                     let SeqOut::Host(HostOut::U8(out)) = out else {

@@ -23,6 +23,12 @@ pub(crate) struct SequenceMeta {
     pub(crate) indices: Vec<u64>,
     /// Presentation time in seconds of each real frame.
     pub(crate) pts: Vec<f64>,
+    /// Whether each real frame is damaged (see [`Frame::damaged`]).
+    pub(crate) damaged: Vec<bool>,
+    /// The holes (display indices no picture came out for) met since the video's sequence before this one.
+    pub(crate) holes: Vec<Hole>,
+    /// On the video's last sequence: why reading stopped before the end of its data, if it did.
+    pub(crate) ended_early: Option<String>,
     /// When each real frame arrived: the read of the packet whose decoding gave it.
     pub(crate) arrivals: Vec<Instant>,
     /// Byte offset of the sequence in the batch buffer.
@@ -131,6 +137,24 @@ pub struct Gap {
     pub attempts: u32,
     /// Breaks of this video so far, this one included.
     pub reconnects: u32,
+}
+
+/// A display index with no picture: its packet's picture did not decode (damaged data). The frames after it
+/// keep their indices: a hole never renumbers what follows (the README's "One numbering").
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Hole {
+    /// The display index left empty.
+    pub index: u64,
+    /// The presentation time it would have been shown at, in seconds.
+    pub pts: f64,
+}
+
+impl Hole {
+    /// The hole at display index `index`, time `pts` (seconds).
+    pub fn new(index: u64, pts: f64) -> Self {
+        Self { index, pts }
+    }
 }
 
 impl fmt::Debug for Batch {
@@ -493,7 +517,8 @@ impl<'a> Sequence<'a> {
         self.meta.first_frame
     }
 
-    /// Display index of each real frame: consecutive unless [sampling](crate::Sampling) chose them.
+    /// Display index of each real frame: consecutive unless [sampling](crate::Sampling) chose them or a
+    /// [hole](Self::holes) lies between.
     pub fn indices(&self) -> &'a [u64] {
         &self.meta.indices
     }
@@ -501,6 +526,30 @@ impl<'a> Sequence<'a> {
     /// Presentation time in seconds of each real frame.
     pub fn pts(&self) -> &'a [f64] {
         &self.meta.pts
+    }
+
+    /// Whether each real frame is damaged: concealed by the decoder, or decoded from damaged data
+    /// ([`Frame::damaged`]).
+    pub fn damaged(&self) -> &'a [bool] {
+        &self.meta.damaged
+    }
+
+    /// How many of its real frames are damaged.
+    pub fn damaged_frames(&self) -> usize {
+        self.meta.damaged.iter().filter(|&&d| d).count()
+    }
+
+    /// The holes met since the video's previous sequence (display indices whose pictures did not decode, before
+    /// this sequence's last frame), and on the video's last sequence those after its last frame too.
+    pub fn holes(&self) -> &'a [Hole] {
+        &self.meta.holes
+    }
+
+    /// On the video's last sequence: why reading stopped before the end of the video's data (a file cut
+    /// short, a container broken past repair), when it did. The frames before are delivered; with
+    /// [`Config::strict`](crate::Config::strict) the video fails instead.
+    pub fn ended_early(&self) -> Option<&'a str> {
+        self.meta.ended_early.as_deref()
     }
 
     /// The wall-clock time each real frame arrived: when the packet whose decoding gave the frame was read
@@ -592,6 +641,15 @@ impl<'a> Frame<'a> {
     /// The wall-clock time the frame arrived (see [`Sequence::arrivals`]).
     pub fn arrival(&self) -> SystemTime {
         wall_clock(self.seq.meta.arrivals[self.i])
+    }
+
+    /// Whether the frame is damaged: the decoder concealed errors in it or lacked a reference for it
+    /// (`AV_FRAME_FLAG_CORRUPT`, `decode_error_flags`), or it was decoded after damaged data in its GOP. A frame
+    /// not damaged is the same picture in every door (a plain run, any sampling, the reader) and equals the
+    /// `ffmpeg` CLI's at its time; a damaged one may differ between them (concealment depends on what was
+    /// decoded before it).
+    pub fn damaged(&self) -> bool {
+        self.seq.meta.damaged[self.i]
     }
 
     /// The frame's display index in its video (0, 1, 2... in a plain run; a sampled sequence's own, as

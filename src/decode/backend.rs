@@ -2,6 +2,7 @@
 //! decoding stops ([`Stop`]), and the send-packet / receive-frame loop of libavcodec ([`DecodeLoop`]) with its
 //! clock. A leaf of the decode stage: the backends and the worker use it.
 
+use crate::decode::damage::DamageWatch;
 use crate::decode::frame::FrameRef;
 use crate::demux::FrameLimits;
 use crate::error::{AvError, VideoError};
@@ -22,6 +23,9 @@ pub(crate) struct FrameInfo {
     pub(crate) packet_pts: Option<i64>,
     /// The decoder says the picture may be damaged (a reference it needed was missing, or concealed errors).
     pub(crate) corrupt: bool,
+    /// The picture is damaged by [`DamageWatch`]'s rule: flagged by the decoder, or decoded after damage in
+    /// its GOP.
+    pub(crate) damaged: bool,
 }
 
 impl From<VideoError> for Stop {
@@ -40,6 +44,9 @@ pub(crate) struct DecodeLoop {
     frame: AvFrame,
     clock: Clock,
     limits: FrameLimits,
+    damage: DamageWatch,
+    /// The decoder's logged errors already counted as damage.
+    logged_errors: u64,
 }
 
 impl DecodeLoop {
@@ -53,6 +60,8 @@ impl DecodeLoop {
             frame: AvFrame::new()?,
             clock: Clock::new(stream),
             limits,
+            damage: DamageWatch::new(),
+            logged_errors: 0,
         })
     }
 
@@ -64,6 +73,9 @@ impl DecodeLoop {
         on_frame: &mut dyn FnMut(&AvFrame, FrameInfo) -> Result<(), Stop>,
     ) -> Result<Option<AvError>, Stop> {
         let mut rejected = None;
+        if let Some(packet) = packet {
+            self.damage.sent(packet.pts(), packet.is_key());
+        }
         loop {
             match self.codec.send_packet(packet) {
                 Ok(true) => break,
@@ -82,6 +94,9 @@ impl DecodeLoop {
                     }
                 }
                 Err(e) => {
+                    // With frame threading the error may be an earlier packet's: counted from the oldest
+                    // packet whose frame has not come out.
+                    self.damage.rejected_in_flight();
                     rejected.get_or_insert(e);
                     break;
                 }
@@ -106,10 +121,22 @@ impl DecodeLoop {
         Ok(rejected)
     }
 
+    /// Errors the decoder logged since last asked (FFmpeg's frame-threaded H.264 decoder reports there what it
+    /// neither conceals nor flags): damage from the oldest packet whose frame has not come out.
+    fn note_logged_errors(&mut self) {
+        let logged = self.codec.decode_errors();
+        if logged > self.logged_errors {
+            self.logged_errors = logged;
+            self.damage.rejected_in_flight();
+        }
+    }
+
     /// Drops the frames and references the decoder holds (after a seek).
     pub(crate) fn flush(&mut self) {
         self.codec.flush();
         self.clock.reset();
+        self.damage.restart();
+        self.logged_errors = self.codec.decode_errors();
     }
 
     /// Receives every frame the decoder has ready. Returns how many, and the first receive error, if any.
@@ -125,17 +152,21 @@ impl DecodeLoop {
                 Ok(Received::Frame) => {
                     errors = 0;
                     frames += 1;
+                    self.note_logged_errors();
+                    let corrupt = self.frame.is_corrupt();
                     let info = FrameInfo {
                         width: self.frame.width() as usize,
                         height: self.frame.height() as usize,
                         pts: self.clock.pts(&self.frame),
                         packet_pts: self.frame.pts(),
-                        corrupt: self.frame.is_corrupt(),
+                        corrupt,
+                        damaged: self.damage.frame(self.frame.pts(), corrupt),
                     };
                     on_frame(&self.frame, info)?;
                 }
                 Ok(Received::Again | Received::Eof) => return Ok((frames, first_error)),
                 Err(e) => {
+                    self.damage.rejected_in_flight();
                     errors += 1;
                     first_error.get_or_insert(e);
                     if errors >= MAX_CONSECUTIVE_RECEIVE_ERRORS {

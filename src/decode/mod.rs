@@ -6,6 +6,7 @@
 //! frame to the transform stage as a [`FrameRef`](crate::decode::frame::FrameRef): in host or GPU memory.
 
 mod backend;
+pub(crate) mod damage;
 pub(crate) mod cpu;
 pub(crate) mod frame;
 #[cfg_attr(feature = "cuda", path = "cuda.rs")]

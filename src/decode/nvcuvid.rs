@@ -375,6 +375,7 @@ impl State {
             packet_pts: ts,
             // NVDEC conceals errors and does not say so per picture here.
             corrupt: false,
+            damaged: false,
         };
         let delivered = sink(info, FrameRef::Device(&frame));
         // Whatever the sink did, the mapping is released only after the work it queued on the stream.

@@ -143,7 +143,20 @@ impl Demuxer {
             (i64::from(rate_den) * i64::from(tb_den)) / (i64::from(rate_num) * i64::from(tb_num));
         let mut packets = Vec::new();
         packets.try_reserve_exact(entries.len()).ok()?;
+        // Samples that lie wholly past the end of the data (a file cut short) are never read: they are not
+        // the video's (a sample cut part way is read, short, and decodes as it can).
+        let end = i64::try_from(whole.len()).unwrap_or(i64::MAX);
+        let past_the_end = entries.iter().filter(|e| e.pos >= end).count();
+        if past_the_end > 0 {
+            tracing::warn!(
+                samples = past_the_end,
+                "the index lists samples past the end of the data (a file cut short): they are not counted"
+            );
+        }
         for (i, e) in entries.iter().enumerate() {
+            if e.pos >= end {
+                continue;
+            }
             let sample = sample_at(e.pos)?;
             let (pts, duration) = match &composition.offsets {
                 // The MOV demuxer gives no duration with composition offsets.

@@ -6,6 +6,7 @@ use ffmpeg_sys_next as sys;
 
 use super::format::FormatContext;
 use super::frame::AvFrame;
+use super::log::ErrorCounter;
 use super::packet::Packet;
 use super::{av_error, check, out_of_memory, static_str, AVERROR_EAGAIN, AVERROR_EOF};
 use crate::error::AvError;
@@ -45,7 +46,22 @@ impl CodecContext {
         threads: usize,
         frame_threads: bool,
     ) -> Result<Self, AvError> {
-        Self::open_with(format, stream, threads, frame_threads, |_| Ok(None))
+        Self::open_with(format, stream, threads, frame_threads, |raw| {
+            // The errors the decoder logs are counted (`decode_errors`): its `opaque` names the counter.
+            let counter = ErrorCounter::register();
+            // SAFETY: `raw` is the fresh context `open_with` hands its setup; `opaque` is free for the caller.
+            unsafe { (*raw).opaque = counter.token() };
+            Ok(Some(Box::new(counter)))
+        })
+    }
+
+    /// The errors the decoder (any of its threads) logged so far, for a decoder opened by
+    /// [`open_decoder`](Self::open_decoder); 0 for others.
+    pub(crate) fn decode_errors(&self) -> u64 {
+        self._opaque
+            .as_ref()
+            .and_then(|o| o.downcast_ref::<ErrorCounter>())
+            .map_or(0, ErrorCounter::get)
     }
 
     /// Opens the decoder as [`open_decoder`](Self::open_decoder) does, after `setup` has set fields of the

@@ -1,7 +1,12 @@
-//! Routes FFmpeg's log messages into `tracing` (target `ffmpeg`) instead of stderr.
+//! Routes FFmpeg's log messages into `tracing` (target `ffmpeg`) instead of stderr, and counts the errors a
+//! decoder reports there ([`ErrorCounter`]): FFmpeg's frame-threaded H.264 decoder neither conceals nor flags
+//! the pictures it fails to decode (`decode_error_flags` stays 0), and its log is the only place it says so.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
+
+use parking_lot::Mutex;
 
 use ffmpeg_sys_next as sys;
 
@@ -14,12 +19,85 @@ pub(crate) fn route_to_tracing() {
     INSTALL.call_once(|| unsafe { sys::av_log_set_callback(Some(callback)) });
 }
 
+/// The addresses of the live [`ErrorCounter`]s' counts: a decoder context whose `opaque` is one of them counts
+/// its errors there. Changed only when a decoder opens or closes; read only when FFmpeg logs an error.
+static COUNTERS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// The errors one decoder context (and its frame threads' copies, which share its `opaque`) logged.
+pub(crate) struct ErrorCounter {
+    /// Boxed: its address is the context's `opaque`, stable while the counter lives.
+    count: Box<AtomicU64>,
+}
+
+impl ErrorCounter {
+    /// A counter, registered: a decoder context whose `opaque` is [`token`](Self::token) counts its logged
+    /// errors in it from now on.
+    pub(crate) fn register() -> Self {
+        route_to_tracing();
+        let count = Box::new(AtomicU64::new(0));
+        COUNTERS.lock().push(token_of(&count) as usize);
+        Self { count }
+    }
+
+    /// What the decoder context's `opaque` is set to.
+    pub(crate) fn token(&self) -> *mut c_void {
+        token_of(&self.count)
+    }
+
+    /// The errors counted so far.
+    pub(crate) fn get(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+}
+
+fn token_of(count: &AtomicU64) -> *mut c_void {
+    std::ptr::from_ref(count).cast_mut().cast()
+}
+
+impl Drop for ErrorCounter {
+    fn drop(&mut self) {
+        // Unregistered before the count is freed: the callback only touches registered counts, under the lock.
+        let token = token_of(&self.count) as usize;
+        COUNTERS.lock().retain(|&t| t != token);
+    }
+}
+
+/// Counts an error logged by a decoder context with a registered counter as its `opaque`.
+///
+/// # Safety
+/// `avcl` is null or what FFmpeg passes its log callback: a pointer to a struct whose first field is an
+/// `AVClass` pointer.
+unsafe fn count_error(avcl: *mut c_void) {
+    if avcl.is_null() {
+        return;
+    }
+    // SAFETY: per the contract, `avcl` points at a struct starting with its `AVClass` pointer; avcodec's class is
+    // a static, and a struct of that class is an `AVCodecContext`, whose `opaque` is a plain field.
+    let opaque = unsafe {
+        let class = *avcl.cast::<*const sys::AVClass>();
+        if class != sys::avcodec_get_class() {
+            return;
+        }
+        (*avcl.cast::<sys::AVCodecContext>()).opaque as usize
+    };
+    let counters = COUNTERS.lock();
+    if opaque != 0 && counters.contains(&opaque) {
+        // SAFETY: a registered token is the address of a live counter's count; the lock held keeps it registered
+        // (its Drop unregisters under the lock before freeing it).
+        unsafe { (*(opaque as *const AtomicU64)).fetch_add(1, Ordering::Relaxed) };
+    }
+}
+
 unsafe extern "C" fn callback(
     avcl: *mut c_void,
     level: c_int,
     fmt: *const c_char,
     vl: *mut sys::__va_list_tag,
 ) {
+    if level <= sys::AV_LOG_ERROR {
+        // SAFETY: `avcl` is what FFmpeg passes its log callback.
+        unsafe { count_error(avcl) };
+    }
     // Skip the formatting work when nobody listens at that level.
     let enabled = match level {
         l if l <= sys::AV_LOG_ERROR => tracing::enabled!(target: "ffmpeg", tracing::Level::ERROR),

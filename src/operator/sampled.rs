@@ -7,23 +7,24 @@
 //! CUDA kernel into every slot that takes it, each with its sequence's crop; videos decoded in order (live,
 //! pulled, or with no index) are decoded on the CPU, their batches uploaded.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::worker::{outcome_error, Outcome, Shutdown, Worker};
+use super::worker::{Outcome, Shutdown, Worker};
 use crate::assembly::assembler::{Assembler, FrameAt};
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
-use crate::decode::{hold_picture, nvdec_support, open_nvdec, Decoder, HeldPicture, Stop};
+use crate::decode::{damage, hold_picture, nvdec_support, open_nvdec, Decoder, HeldPicture, Stop};
 use crate::demux::open::Opened;
 use crate::error::VideoError;
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::orientation::Orientation;
-use crate::sample::seek::{decode_needed, Position, SeekOutcome};
+use crate::sample::numbering::{HoleAt, Numbering};
+use crate::sample::seek::{decode_needed, Needed, Position, SeekOutcome};
 use crate::sample::slots::{Out, Shown, Slots};
 use crate::sample::start::leave_out_undecodable_start;
 use crate::sample::{
@@ -130,7 +131,15 @@ impl Worker {
             WholePlan::Seek(planned) => match self.seek(&mut opened, &planned, &mut asm) {
                 Err(Stop::Shutdown) => return Err(Shutdown),
                 Err(Stop::Video(error)) => Some(error),
-                Ok(outcome) => outcome.error(asm.frames()),
+                Ok(outcome) => {
+                    let early = outcome.ended_early();
+                    let error = outcome.error(asm.frames(), self.config.strict);
+                    if let (None, Some(why)) = (&error, early) {
+                        tracing::warn!(reason = %why, "reading stopped before the end of the video's data");
+                        asm.ended_early(why);
+                    }
+                    error
+                }
             },
             WholePlan::InOrder(mut sampler) => {
                 let emit = &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown);
@@ -138,7 +147,7 @@ impl Worker {
                     let mut decoder = self.cpu_decoder_for(&opened)?;
                     self.decode_in_order(&mut opened, &mut decoder, &mut sampler, &mut asm)
                 });
-                outcome_error(outcome, opened.failure(), asm.frames())?
+                self.outcome_error(outcome, opened.failure(), &mut asm)?
             }
         };
         // A segment no sequence starts in (clips elsewhere, a time range past it) gives none.
@@ -208,7 +217,8 @@ impl Worker {
         self.seek_and_decode(opened, &mut decoder, planned, asm, &mut hold)
     }
 
-    /// Hands what the slots give to the transform and assembly stages.
+    /// Hands what the slots give to the transform and assembly stages (with
+    /// [`Config::strict`](crate::Config::strict), a damaged frame fails the video instead).
     fn put<F: Picture>(
         &self,
         asm: &mut Assembler,
@@ -217,6 +227,17 @@ impl Worker {
     ) -> Result<(), Stop> {
         if self.shared.stop.load(Ordering::Relaxed) {
             return Err(Stop::Shutdown);
+        }
+        if let Out::Frame {
+            frame,
+            display,
+            pts,
+        } = &out
+        {
+            if frame.damaged && self.config.strict {
+                let error = damage::damaged_frame(asm.frames(), *display, *pts);
+                return Err(Stop::Video(error));
+            }
         }
         let emit = &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown);
         match out {
@@ -231,6 +252,7 @@ impl Worker {
                     index: display,
                     arrival: Instant::now(),
                     orientation: frame.orientation,
+                    damaged: frame.damaged,
                 };
                 self.push_frame(asm, host, frame.picture.view(), at)
             }
@@ -258,15 +280,33 @@ impl Worker {
             needed,
         } = planned;
         let mut slots = Slots::new(plan.clone());
-        let mut put = |out: Out<'_, Shown<F>>| self.put(asm, &mut host, out);
+        // Needed frames that did not come out, reported on the sequence of the next frame put.
+        let holes = RefCell::new(Vec::new());
+        let mut put = |out: Out<'_, Shown<F>>| {
+            for hole in holes.borrow_mut().drain(..) {
+                self.hole(asm, hole, time_base)?;
+            }
+            self.put(asm, &mut host, out)
+        };
         // The turn of the frame the decoder gave last (every frame is seen, needed or not).
         let turn = Cell::new(Orientation::Upright);
-        let mut seen = |frame: &FrameRef<'_>| turn.set(orienter.observe(frame));
-        let mut deliver = |d: u64, frame: FrameRef<'_>| -> Result<(), Stop> {
-            let pts = index.pts_of(d) as f64 * time_base;
+        let mut seen = |frame: &FrameRef<'_>, _: bool| turn.set(orienter.observe(frame));
+        let mut deliver = |d: u64, needed: Needed<'_>| -> Result<(), Stop> {
+            let pts = index.seconds_of(d);
+            let (frame, damaged) = match needed {
+                Needed::Frame { frame, damaged } => (frame, damaged),
+                Needed::Missing => {
+                    holes.borrow_mut().push(HoleAt {
+                        index: d,
+                        pts: index.pts_of(d),
+                    });
+                    return Ok(());
+                }
+            };
             let held = Rc::new(Shown {
                 picture: hold(frame)?,
                 orientation: turn.get(),
+                damaged,
             });
             for v in virtual_range(virtual_frames, d) {
                 slots.push(v, d, pts, &held, &mut put)?;
@@ -284,6 +324,9 @@ impl Worker {
             &mut deliver,
         )?;
         slots.finish(&mut put)?;
+        for hole in holes.into_inner() {
+            self.hole(asm, hole, time_base)?;
+        }
         Ok(outcome)
     }
 
@@ -301,12 +344,42 @@ impl Worker {
         let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
         let time_base = opened.demuxer.stream().seconds_per_unit();
         let last_duration = Cell::new(None);
-        let mut put = |out: Out<'_, Shown<AvFrame>>| self.put(asm, &mut host, out);
+        let numbering = RefCell::new(Numbering::new());
+        // Holes forced out by packets read, met with the next frame.
+        let forced = RefCell::new(Vec::new());
+        // Holes met, reported on the sequence of the next frame put.
+        let holes = RefCell::new(Vec::new());
+        let mut put = |out: Out<'_, Shown<AvFrame>>| {
+            for hole in holes.borrow_mut().drain(..) {
+                self.hole(asm, hole, time_base)?;
+            }
+            self.put(asm, &mut host, out)
+        };
+        let meet = |met: Vec<HoleAt>,
+                        sampler: &mut InOrder,
+                        mut put: &mut dyn FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), Stop>|
+         -> Result<(), Stop> {
+            for hole in met {
+                holes.borrow_mut().push(hole);
+                sampler.hole(hole.pts as f64 * time_base, &mut put)?;
+            }
+            Ok(())
+        };
         let mut on_frame = |info: crate::decode::FrameInfo, frame: FrameRef<'_>| {
             let orientation = orienter.observe(&frame);
             let frame = frame.host().map_err(Stop::Video)?;
             last_duration.set(frame.duration().map(|d| d as f64 * time_base));
-            sampler.frame(frame, orientation, info.pts, &mut put)
+            let (display, met) = numbering.borrow_mut().frame(info.packet_pts);
+            let met: Vec<HoleAt> = forced.borrow_mut().drain(..).chain(met).collect();
+            meet(met, sampler, &mut put)?;
+            sampler.frame(
+                frame,
+                display,
+                orientation,
+                info.damaged,
+                info.pts,
+                &mut put,
+            )
         };
         self.read_and_decode(
             &mut opened.demuxer,
@@ -314,10 +387,25 @@ impl Worker {
             &mut packet,
             false,
             &mut outcome,
-            &mut || {},
+            &mut |packet| {
+                let met =
+                    numbering
+                        .borrow_mut()
+                        .packet(packet.pts(), packet.is_key(), packet.is_discarded());
+                forced.borrow_mut().extend(met);
+            },
             &mut on_frame,
         )?;
+        let met: Vec<HoleAt> = forced
+            .into_inner()
+            .into_iter()
+            .chain(numbering.into_inner().finish())
+            .collect();
+        meet(met, sampler, &mut put)?;
         sampler.finish(last_duration.get(), &mut put)?;
+        for hole in holes.into_inner() {
+            self.hole(asm, hole, time_base)?;
+        }
         Ok(outcome)
     }
 }

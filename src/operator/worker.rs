@@ -34,18 +34,19 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 
 use crate::assembly::assembler::{Assembler, Finished, FrameAt};
-use crate::assembly::batch::Gap;
+use crate::assembly::batch::{Gap, Hole};
 use crate::assembly::batch::{Batch, BatchData};
 use crate::assembly::pool::BufferPool;
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
-use crate::decode::{nvdec_support, open_nvdec, Decoder, FrameInfo, FrameSink, Stop};
+use crate::decode::{damage, nvdec_support, open_nvdec, Decoder, FrameInfo, FrameSink, Stop};
 use crate::demux::open::{Opened, Opener};
 use crate::demux::{check_frame_size, Demuxer};
 use crate::device::GpuRuntime;
 use crate::error::{AvError, Error, VideoError};
 use crate::ffi::packet::Packet;
 use crate::sample::index::IndexCache;
+use crate::sample::numbering::{HoleAt, Numbering};
 use crate::settings::config::Config;
 use crate::signal::Signals;
 use crate::source::feed::{FeedQueue, QueuedVideo};
@@ -297,8 +298,9 @@ impl Worker {
     ) -> Result<(), Shutdown> {
         let mut asm = self.assembler(video, on_gpu)?;
         asm.place(opened.clip_key());
-        let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm);
-        let error = outcome_error(outcome, opened.failure(), asm.frames())?;
+        let mut numbering = Numbering::new();
+        let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm, &mut numbering);
+        let error = self.outcome_error(outcome, opened.failure(), &mut asm)?;
         self.end(video, asm, error)
     }
 
@@ -377,14 +379,22 @@ impl Worker {
         let policy = source.options.reconnect;
         let mut asm = self.assembler(video, on_gpu)?;
         let mut reconnects = 0;
+        let mut numbering = Numbering::new();
         let error = loop {
-            let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm);
+            let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm, &mut numbering);
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Shutdown);
             }
             let dropped = match outcome {
                 Err(Stop::Shutdown) => return Err(Shutdown),
                 Err(Stop::Video(error)) => break Some(error),
+                Ok(Outcome {
+                    first_failure: Some(first),
+                    failed_packets,
+                    ..
+                }) if self.config.strict => {
+                    break Some(damage::rejected(asm.frames(), failed_packets, &first))
+                }
                 Ok(Outcome {
                     demux_error: Some(e),
                     ..
@@ -443,6 +453,8 @@ impl Worker {
                     decoder = dec;
                     asm.set_on_gpu(gpu, &mut |batch| self.send_batch(batch))?;
                     reconnects += 1;
+                    // The reopened source's timestamps start anew; its frames are numbered on from here.
+                    numbering = Numbering::starting_at(numbering.next_index());
                     asm.resume_after(Gap {
                         frames_before: asm.frames(),
                         duration: lost_at.elapsed(),
@@ -456,19 +468,27 @@ impl Worker {
         self.end(video, asm, error)
     }
 
-    /// Reads and decodes every packet, then drains the decoder.
+    /// Reads and decodes every packet, then drains the decoder; frames are numbered by `numbering`.
     fn decode_all(
         &self,
         demuxer: &mut Demuxer,
         decoder: &mut Box<dyn Decoder>,
         asm: &mut Assembler,
+        numbering: &mut Numbering,
     ) -> Result<Outcome, Stop> {
         let mut outcome = Outcome::default();
         let mut packet = Packet::new().map_err(|e| Stop::Video(e.into()))?;
         let mut resend = false;
         loop {
-            let result =
-                self.decode_packets(demuxer, decoder, asm, &mut packet, resend, &mut outcome);
+            let result = self.decode_packets(
+                demuxer,
+                decoder,
+                asm,
+                &mut packet,
+                resend,
+                &mut outcome,
+                numbering,
+            );
             match result {
                 // NVDEC refused the stream when decoding started (get_format offered software formats only):
                 // the video moves to the CPU decoder, from the packet NVDEC refused. Not after frames were
@@ -478,6 +498,8 @@ impl Worker {
                 {
                     tracing::info!(%reason, "moving the video to the CPU decoder");
                     *decoder = Box::new(self.open_cpu_decoder(demuxer).map_err(Stop::Video)?);
+                    // The CPU decoder starts from the packet NVDEC refused, read again.
+                    *numbering = Numbering::starting_at(numbering.next_index());
                     asm.set_on_gpu(false, &mut |b| {
                         self.send_batch(b).map_err(|_| Stop::Shutdown)
                     })?;
@@ -488,7 +510,9 @@ impl Worker {
         }
     }
 
-    /// Reads and decodes packets to the end (first decoding `packet` again when `resend`), then drains.
+    /// Reads and decodes packets to the end (first decoding `packet` again when `resend`), then drains; each
+    /// frame takes its display index from `numbering`, holes are reported where they fall.
+    #[allow(clippy::too_many_arguments)]
     fn decode_packets(
         &self,
         demuxer: &mut Demuxer,
@@ -497,20 +521,34 @@ impl Worker {
         packet: &mut Packet,
         resend: bool,
         outcome: &mut Outcome,
+        numbering: &mut Numbering,
     ) -> Result<(), Stop> {
         let mut host = transform::HostScratch::new();
         let orienter = transform::Orienter::new(demuxer.stream(), &self.config);
+        let time_base = demuxer.stream().seconds_per_unit();
         // When the packet being decoded was read: the arrival of the frames its decoding gives.
         let arrival = std::cell::Cell::new(Instant::now());
+        let numbering = RefCell::new(numbering);
+        // Holes forced out by packets read (a decoder that gives nothing for long), reported with the next frame.
+        let forced = RefCell::new(Vec::new());
         let mut sink = |info: FrameInfo, frame: FrameRef<'_>| -> Result<(), Stop> {
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
             }
+            let (index, holes) = numbering.borrow_mut().frame(info.packet_pts);
+            for hole in forced.borrow_mut().drain(..).chain(holes) {
+                self.hole(asm, hole, time_base)?;
+            }
+            if info.damaged && self.config.strict {
+                let error = damage::damaged_frame(asm.frames(), index, info.pts);
+                return Err(Stop::Video(error));
+            }
             let at = FrameAt {
                 pts: info.pts,
-                index: asm.frames(),
+                index,
                 arrival: arrival.get(),
                 orientation: orienter.observe(&frame),
+                damaged: info.damaged,
             };
             self.push_frame(asm, &mut host, frame, at)
         };
@@ -520,9 +558,57 @@ impl Worker {
             packet,
             resend,
             outcome,
-            &mut || arrival.set(Instant::now()),
+            &mut |packet| {
+                arrival.set(Instant::now());
+                let holes =
+                    numbering
+                        .borrow_mut()
+                        .packet(packet.pts(), packet.is_key(), packet.is_discarded());
+                forced.borrow_mut().extend(holes);
+            },
             &mut sink,
-        )
+        )?;
+        let numbering = numbering.into_inner();
+        for hole in forced.into_inner().into_iter().chain(numbering.finish()) {
+            self.hole(asm, hole, time_base)?;
+        }
+        Ok(())
+    }
+
+    /// A display index with no picture: reported on the video's sequences, or with
+    /// [`Config::strict`](crate::Config::strict) the video's failure.
+    pub(super) fn hole(&self, asm: &mut Assembler, hole: HoleAt, time_base: f64) -> Result<(), Stop> {
+        let pts = hole.pts as f64 * time_base;
+        if self.config.strict {
+            return Err(Stop::Video(damage::hole(asm.frames(), hole.index, pts)));
+        }
+        asm.hole(Hole::new(hole.index, pts));
+        Ok(())
+    }
+
+    /// The error a video read in order ends with (see [`outcome_error`]); by default a demuxer's failure
+    /// after frames is no error but ends the video early (reported on its last sequence).
+    pub(super) fn outcome_error(
+        &self,
+        outcome: Result<Outcome, Stop>,
+        failure: Option<Failure>,
+        asm: &mut Assembler,
+    ) -> Result<Option<VideoError>, Shutdown> {
+        let early = match &outcome {
+            Ok(Outcome {
+                demux_error: Some(e),
+                ..
+            }) if failure.is_none() && !self.config.strict && asm.frames() > 0 => {
+                Some(e.to_string())
+            }
+            _ => None,
+        };
+        let error = outcome_error(outcome, failure, asm.frames(), self.config.strict)?;
+        if let (None, Some(why)) = (&error, early) {
+            tracing::warn!(reason = %why, "reading stopped before the end of the video's data");
+            asm.ended_early(why);
+        }
+        Ok(error)
     }
 
     /// Reads every packet to the end of the demuxer and decodes it (first decoding `packet` again when
@@ -536,7 +622,7 @@ impl Worker {
         packet: &mut Packet,
         mut resend: bool,
         outcome: &mut Outcome,
-        on_read: &mut dyn FnMut(),
+        on_read: &mut dyn FnMut(&Packet),
         sink: &mut FrameSink<'_>,
     ) -> Result<(), Stop> {
         loop {
@@ -550,7 +636,7 @@ impl Worker {
             };
             match read {
                 Ok(true) => {
-                    on_read();
+                    on_read(packet);
                     if let Some(e) = decoder.decode(Some(packet), sink)? {
                         outcome.reject(e);
                     }
@@ -570,12 +656,15 @@ impl Worker {
     }
 }
 
-/// The error a video's decoding ended with, if any: the source's own failure (a live video's abort or stall)
-/// first, then the decoder's, the demuxer's, and rejected packets.
+/// The error a video's decoding ended with, if any, after `frames` frames: the source's own failure (a live
+/// video's abort or stall) first, then the decoder's. Damage is no error by default (it is reported on the
+/// frames), except a demuxer's failure before any frame; `strict`, the demuxer's failure, then rejected
+/// packets, fail the video.
 pub(super) fn outcome_error(
     outcome: Result<Outcome, Stop>,
     failure: Option<Failure>,
     frames: u64,
+    strict: bool,
 ) -> Result<Option<VideoError>, Shutdown> {
     Ok(match (outcome, failure) {
         (Err(Stop::Shutdown), _) | (_, Some(Failure::Shutdown)) => return Err(Shutdown),
@@ -587,7 +676,7 @@ pub(super) fn outcome_error(
                 ..
             }),
             None,
-        ) => Some(VideoError::Demux { frames, source }),
+        ) if strict || frames == 0 => Some(VideoError::Demux { frames, source }),
         (
             Ok(Outcome {
                 failed_packets,
@@ -595,12 +684,16 @@ pub(super) fn outcome_error(
                 ..
             }),
             None,
-        ) => Some(VideoError::Corrupt {
-            failed_packets,
-            frames,
-            first,
-        }),
-        (Ok(_), None) => None,
+        ) if strict => Some(damage::rejected(frames, failed_packets, &first)),
+        (Ok(outcome), None) => {
+            if outcome.failed_packets > 0 {
+                tracing::warn!(
+                    packets = outcome.failed_packets,
+                    "the decoder rejected damaged packets (their frames are holes or marked damaged)"
+                );
+            }
+            None
+        }
     })
 }
 

@@ -50,6 +50,14 @@ impl Frames {
             .map_or(&[], |s| s.pts.as_slice())
     }
 
+    /// Whether each frame is damaged, in the order asked for ([`Frame::damaged`](crate::Frame::damaged)).
+    pub fn damaged(&self) -> &[bool] {
+        self.batch
+            .sequences
+            .first()
+            .map_or(&[], |s| s.damaged.as_slice())
+    }
+
     /// Each frame's duration in seconds: to the next frame's time (the last frame's own duration for it).
     pub fn duration_seconds(&self) -> &[f64] {
         &self.durations

@@ -145,6 +145,7 @@ impl VideoReader {
                 video,
                 packets: 0,
                 held: Vec::new(),
+                holes: Vec::new(),
             }),
             signals,
         })
@@ -174,6 +175,13 @@ impl VideoReader {
     /// its GOP adds only the packets past it; every frame read once in order adds up to the video's packets.
     pub fn packets_decoded(&self) -> u64 {
         self.state.lock().packets
+    }
+
+    /// The holes the reads so far met, ascending: display indices whose pictures do not decode (damaged data).
+    /// A read that asks for one fails with [`VideoError::Hole`] naming its index and time; the indices around
+    /// it read as usual.
+    pub fn holes(&self) -> Vec<crate::Hole> {
+        self.state.lock().holes.clone()
     }
 
     /// The frames at these display indices, in this order (repeats allowed; each decoded once). An index past

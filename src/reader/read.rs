@@ -11,10 +11,10 @@ use std::time::Instant;
 use super::frames::Frames;
 use super::metadata::VideoMetadata;
 use crate::assembly::assembler::seq_out;
-use crate::assembly::batch::{Batch, BatchData, SequenceMeta};
+use crate::assembly::batch::{Batch, BatchData, Hole, SequenceMeta};
 use crate::assembly::pool::BufferPool;
 use crate::decode::frame::FrameRef;
-use crate::decode::{Decoder, Stop};
+use crate::decode::{damage, Decoder, Stop};
 use crate::demux::check_frame_size;
 use crate::demux::open::Opened;
 use crate::device::{DecodedOn, Device, GpuRuntime};
@@ -22,7 +22,7 @@ use crate::error::{Error, Result, VideoError};
 use crate::ffi::frame::AvFrame;
 use crate::orientation::Orientation;
 use crate::sample::index::FrameIndex;
-use crate::sample::seek::{decode_needed, Position};
+use crate::sample::seek::{decode_needed, Needed, Position};
 use crate::settings::config::{batch_bytes, Config};
 use crate::settings::transforms::CHANNELS;
 use crate::transform::plan::{Geometry, Planner};
@@ -50,6 +50,7 @@ pub(super) struct Held {
     display: u64,
     frame: AvFrame,
     orientation: Orientation,
+    damaged: bool,
 }
 
 /// The reader's state between reads, behind its lock.
@@ -72,6 +73,8 @@ pub(super) struct Reading {
     pub(super) packets: u64,
     /// Pictures the decoder gave past the last read's frames, for the next read (host frames only).
     pub(super) held: Vec<Held>,
+    /// The holes the reads met (display indices whose pictures do not decode), ascending.
+    pub(super) holes: Vec<Hole>,
 }
 
 /// The read's output buffer, made when its first frame shows the output size.
@@ -122,11 +125,17 @@ impl Reading {
             held,
             ..
         } = self;
+        // Whether each frame of the read is damaged, by place.
+        let mut damaged = vec![false; n];
         // Converts frame `d`, shown per `turn`, into every place the read asks for it.
         let mut put = |d: u64,
                        frame: FrameRef<'_>,
-                       turn: Orientation|
+                       turn: Orientation,
+                       is_damaged: bool|
          -> std::result::Result<(), Stop> {
+            if is_damaged && config.strict {
+                return Err(Stop::Video(damage::damaged_frame(0, d, index.seconds_of(d))));
+            }
             let (w, h) = frame.size();
             check_frame_size(w as u32, h as u32, config)?;
             let shown = turn.displayed_size(w, h);
@@ -181,6 +190,7 @@ impl Reading {
             let region = n * out.frame_bytes;
             let mut slot = seq_out(&mut out.data, transforms.dtype, 0, region);
             for &place in &places[&d] {
+                damaged[place] = is_damaged;
                 transform::apply(
                     frame,
                     turn,
@@ -201,7 +211,7 @@ impl Reading {
             match held.iter().position(|h| h.display == d) {
                 Some(i) => {
                     let h = &held[i];
-                    put(d, FrameRef::Host(&h.frame), h.orientation)
+                    put(d, FrameRef::Host(&h.frame), h.orientation, h.damaged)
                         .map_err(|stop| failed(stop_error(stop)))?;
                 }
                 None => needed.push(d),
@@ -213,7 +223,7 @@ impl Reading {
             // The turn of the frame the decoder gave last (every frame is seen, needed or not).
             let turn = std::cell::Cell::new(Orientation::Upright);
             let index_ref: &FrameIndex = index;
-            let mut seen = |frame: &FrameRef<'_>| {
+            let mut seen = |frame: &FrameRef<'_>, damaged: bool| {
                 let orientation = orienter.observe(frame);
                 turn.set(orientation);
                 // Host pictures past the read's last frame are kept for the next (GPU ones live only here).
@@ -225,12 +235,20 @@ impl Reading {
                                 display,
                                 frame,
                                 orientation,
+                                damaged,
                             });
                         }
                     }
                 }
             };
-            let mut deliver = |d: u64, frame: FrameRef<'_>| put(d, frame, turn.get());
+            let mut met = Vec::new();
+            let mut deliver = |d: u64, needed: Needed<'_>| match needed {
+                Needed::Frame { frame, damaged } => put(d, frame, turn.get(), damaged),
+                Needed::Missing => {
+                    met.push(Hole::new(d, index_ref.seconds_of(d)));
+                    Ok(())
+                }
+            };
             let outcome = decode_needed(
                 &mut opened.demuxer,
                 &mut **decoder,
@@ -243,8 +261,14 @@ impl Reading {
             )
             .map_err(|stop| failed(stop_error(stop)))?;
             self.packets += outcome.packets_decoded;
+            for hole in met {
+                if let Err(at) = self.holes.binary_search_by_key(&hole.index, |h| h.index) {
+                    self.holes.insert(at, hole);
+                }
+            }
             let given = (needed.len() - outcome.missing.len()) as u64;
-            if let Some(error) = outcome.read_error(given) {
+            let strict = self.config.strict;
+            if let Some(error) = outcome.read_error(given, &self.index, strict) {
                 return Err(failed(error));
             }
         }
@@ -305,6 +329,9 @@ impl Reading {
                         first_frame: first,
                         indices: read.indices,
                         pts,
+                        damaged,
+                        holes: Vec::new(),
+                        ended_early: None,
                         arrivals: vec![Instant::now(); n],
                         offset: 0,
                         geometry,

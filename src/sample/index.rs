@@ -175,6 +175,11 @@ impl FrameIndex {
             .expect("indexed frames have one")
     }
 
+    /// The presentation time of display index `d` in seconds (on the stream's clock, as frames report theirs).
+    pub(crate) fn seconds_of(&self, d: u64) -> f64 {
+        self.pts_of(d) as f64 * self.time_base
+    }
+
     /// The packet at byte position `pos`, if it is one of the stream's.
     pub(crate) fn packet_at(&self, pos: i64) -> Option<usize> {
         // The last packet at `pos`, where several share it (as a map by position kept the last).

@@ -1,6 +1,7 @@
 //! Sampling frames as the decoder gives them, with no index: a live video (chunks, a pulled URL), or a whole
 //! one whose packets give no display order. Every frame is decoded; only the frames some sequence takes are
-//! converted. Display indices count the frames in the order the decoder gives them, which is display order.
+//! converted. Display indices are the numbering's (`numbering`): frames in the order the decoder gives them,
+//! which is display order, a picture that does not decode leaving a hole.
 //! Stride, step, a time range, a target frame rate and a list of indices work this way; clips need the whole
 //! video's length and are refused for live videos when fed.
 
@@ -21,7 +22,6 @@ pub(crate) struct InOrder {
     ticks: Option<Ticks>,
     /// The first frame's time: the range and the ticks count from it.
     origin: Option<f64>,
-    next_display: u64,
     next_virtual: u64,
     /// With a frame rate: the last frame, waiting for the next one's time to know its ticks.
     waiting: Option<(Rc<Shown<AvFrame>>, u64, f64)>,
@@ -48,18 +48,20 @@ impl InOrder {
             end: sampling.end.unwrap_or(f64::INFINITY),
             ticks: sampling.fps.map(|fps| Ticks::new(fps, sampling)),
             origin: None,
-            next_display: 0,
             next_virtual: 0,
             waiting: None,
             indices,
         }
     }
 
-    /// The next frame the decoder gave, at `pts` seconds, shown per `orientation`.
+    /// The next frame the decoder gave, at display index `display` (`sample::numbering`) and `pts` seconds,
+    /// shown per `orientation`, `damaged` or not.
     pub(crate) fn frame<E: From<VideoError>>(
         &mut self,
         frame: &AvFrame,
+        display: u64,
         orientation: Orientation,
+        damaged: bool,
         pts: f64,
         out: &mut impl FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -68,10 +70,9 @@ impl InOrder {
             Ok(Rc::new(Shown {
                 picture,
                 orientation,
+                damaged,
             }))
         };
-        let display = self.next_display;
-        self.next_display += 1;
         let origin = *self.origin.get_or_insert(pts);
         let t = pts - origin;
         if self.ticks.is_some() {
@@ -89,6 +90,24 @@ impl InOrder {
         } else {
             self.slots.skip_to(v + 1, out)
         }
+    }
+
+    /// A hole at `pts` seconds (a picture that did not decode): it keeps its place among the frames counted (a
+    /// slot that takes it is skipped), and takes none in time (a target frame rate shows the frame before it
+    /// longer).
+    pub(crate) fn hole<E>(
+        &mut self,
+        pts: f64,
+        out: &mut impl FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // Before the first frame (a keyframe that did not decode), at the range's start.
+        let t = self.origin.map_or(0.0, |origin| pts - origin);
+        if self.ticks.is_some() || t < self.start || t >= self.end {
+            return Ok(());
+        }
+        let v = self.next_virtual;
+        self.next_virtual += 1;
+        self.slots.skip_to(v + 1, out)
     }
 
     /// The video ended; `last_duration`: the last frame's duration in seconds, when known. A list of indices

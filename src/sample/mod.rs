@@ -18,6 +18,7 @@
 
 pub(crate) mod index;
 mod live;
+pub(crate) mod numbering;
 pub(crate) mod plan;
 pub(crate) mod seek;
 pub(crate) mod segments;

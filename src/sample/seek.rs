@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::index::FrameIndex;
 use crate::decode::frame::FrameRef;
-use crate::decode::{Decoder, Stop};
+use crate::decode::{damage, Decoder, Stop};
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};
 use crate::ffi::packet::Packet;
@@ -36,40 +36,40 @@ pub(crate) struct SeekOutcome {
 }
 
 impl SeekOutcome {
-    /// The error the decode ended with, after `frames` frames of the video were given: the demuxer's, rejected
-    /// packets, then needed frames that did not come out.
-    pub(crate) fn error(self, frames: u64) -> Option<VideoError> {
-        if let Some(source) = self.demux_error {
+    /// The error the decode ended with, after `frames` frames of the video were given. By default none but a
+    /// demuxer's failure before any frame (damage is reported on the frames: holes, damaged frames,
+    /// [`ended_early`](Self::ended_early)); `strict`, the demuxer's failure, then rejected packets.
+    pub(crate) fn error(self, frames: u64, strict: bool) -> Option<VideoError> {
+        if let Some(source) = self.demux_error.filter(|_| strict || frames == 0) {
             return Some(VideoError::Demux { frames, source });
         }
-        if let Some(first) = self.first_rejection {
-            return Some(VideoError::Corrupt {
-                failed_packets: self.rejected,
-                frames,
-                first,
-            });
-        }
-        self.missing
-            .first()
-            .map(|&first| VideoError::SampledFramesMissing {
-                missing: self.missing.len() as u64,
-                first,
-            })
+        let first = self.first_rejection.filter(|_| strict)?;
+        Some(damage::rejected(frames, self.rejected, &first))
+    }
+
+    /// Why reading stopped before the end of the video's data, if it did (the demuxer's failure).
+    pub(crate) fn ended_early(&self) -> Option<String> {
+        self.demux_error.as_ref().map(ToString::to_string)
     }
 
     /// A read's error: only where a needed frame is missing (a demuxer error or a rejected packet that cost no
-    /// frame asked for is not a read's failure), the demuxer's after the `given` frames the read gave, else
-    /// which frames are missing (the rejected packets were their cause).
-    pub(crate) fn read_error(self, given: u64) -> Option<VideoError> {
-        let first = *self.missing.first()?;
+    /// frame asked for is not a read's failure, unless `strict`): the demuxer's after the `given` frames the
+    /// read gave, else the first hole, named with its time from `index`.
+    pub(crate) fn read_error(self, given: u64, index: &FrameIndex, strict: bool) -> Option<VideoError> {
+        let Some(&first) = self.missing.first() else {
+            return self
+                .first_rejection
+                .filter(|_| strict)
+                .map(|first| damage::rejected(given, self.rejected, &first));
+        };
         Some(match self.demux_error {
             Some(source) => VideoError::Demux {
                 frames: given,
                 source,
             },
-            None => VideoError::SampledFramesMissing {
-                missing: self.missing.len() as u64,
-                first,
+            None => VideoError::Hole {
+                index: first,
+                pts_us: (index.seconds_of(first) * 1e6).round() as i64,
             },
         })
     }
@@ -104,7 +104,7 @@ pub(crate) fn decode_needed(
     needed: &[u64],
     stop: &AtomicBool,
     at: &mut Position,
-    seen: &mut dyn FnMut(&FrameRef<'_>),
+    seen: &mut dyn FnMut(&FrameRef<'_>, bool),
     deliver: &mut Deliver<'_>,
 ) -> Result<SeekOutcome, Stop> {
     let mut run = Run {
@@ -127,13 +127,21 @@ pub(crate) fn decode_needed(
     result.map(|()| run.outcome)
 }
 
-/// Receives each needed frame, with its display index.
-pub(crate) type Deliver<'a> = dyn FnMut(u64, FrameRef<'_>) -> Result<(), Stop> + 'a;
+/// What became of a needed frame.
+pub(crate) enum Needed<'f> {
+    /// It came out: its picture, and whether it is damaged (`decode::damage`).
+    Frame { frame: FrameRef<'f>, damaged: bool },
+    /// It did not come out, from any start tried: a hole.
+    Missing,
+}
+
+/// Receives each needed frame in order, with its display index.
+pub(crate) type Deliver<'a> = dyn FnMut(u64, Needed<'_>) -> Result<(), Stop> + 'a;
 
 struct Run<'a> {
     demuxer: &'a mut Demuxer,
     decoder: &'a mut dyn Decoder,
-    seen: &'a mut dyn FnMut(&FrameRef<'_>),
+    seen: &'a mut dyn FnMut(&FrameRef<'_>, bool),
     index: &'a FrameIndex,
     needed: &'a [u64],
     /// The next needed frame (an index into `needed`).
@@ -177,8 +185,7 @@ impl Run<'_> {
                     Err(e) => {
                         // The container cannot go back there: what is left is missing.
                         self.outcome.demux_error.get_or_insert(e);
-                        self.outcome.missing.extend(&self.needed[self.next..]);
-                        return Ok(());
+                        return self.miss_the_rest(deliver);
                     }
                 }
                 // `packet` holds the start keyframe: decode it first.
@@ -216,8 +223,7 @@ impl Run<'_> {
                         self.at.reading = None;
                         if verdict == Verdict::Going {
                             // The end: what was not given is missing.
-                            self.outcome.missing.extend(&self.needed[self.next..]);
-                            self.next = self.needed.len();
+                            self.miss_the_rest(deliver)?;
                         }
                         verdict
                     }
@@ -228,6 +234,16 @@ impl Run<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Every needed frame not given yet is missing.
+    fn miss_the_rest(&mut self, deliver: &mut Deliver<'_>) -> Result<(), Stop> {
+        for &n in &self.needed[self.next..] {
+            self.outcome.missing.push(n);
+            deliver(n, Needed::Missing)?;
+        }
+        self.next = self.needed.len();
         Ok(())
     }
 
@@ -269,7 +285,7 @@ impl Run<'_> {
         let missing = &mut self.outcome.missing;
         let seen = &mut *self.seen;
         let rejected = self.decoder.decode(packet, &mut |info, frame| {
-            seen(&frame);
+            seen(&frame, info.damaged);
             if verdict == Verdict::Retry {
                 return Ok(());
             }
@@ -288,21 +304,27 @@ impl Run<'_> {
                 if d < n {
                     return Ok(());
                 }
-                if d == n && !info.corrupt {
-                    deliver(d, frame)?;
+                // `n` came out flagged: from further back, if there is further back (a decoder recovering
+                // from an open GOP's keyframe flags what it gives before the recovery).
+                let further_back = *earlier < EARLIER_STARTS
+                    && index.start_for(n, *earlier + 1) < index.start_for(n, *earlier);
+                if d == n && (!info.corrupt || !further_back) {
+                    // Whole, or damaged however far back decoding starts: delivered, marked.
+                    let damaged = info.damaged;
+                    deliver(d, Needed::Frame { frame, damaged })?;
                     *next += 1;
                     *earlier = 0;
                     return Ok(());
                 }
-                // `n` did not come out as it should (or came out damaged): from further back, if there is
-                // further back; else it is missing and the frame is weighed against the next needed one.
-                let from = index.start_for(n, *earlier);
-                if *earlier < EARLIER_STARTS && index.start_for(n, *earlier + 1) < from {
+                // `n` did not come out: from further back, if there is further back; else it is missing (a
+                // hole) and the frame is weighed against the next needed one.
+                if further_back {
                     *earlier += 1;
                     verdict = Verdict::Retry;
                     return Ok(());
                 }
                 missing.push(n);
+                deliver(n, Needed::Missing)?;
                 *next += 1;
                 *earlier = 0;
             }
@@ -394,8 +416,12 @@ mod tests {
             needed,
             &AtomicBool::new(false),
             &mut Position::default(),
-            &mut |_| {},
-            &mut |d, frame| {
+            &mut |_, _| {},
+            &mut |d, needed| {
+                let Needed::Frame { frame, damaged } = needed else {
+                    return Ok(());
+                };
+                assert!(!damaged, "frame {d} of an undamaged video");
                 if let FrameRef::Host(frame) = frame {
                     assert_eq!(frame.pts().and_then(|p| index.display_of(p)), Some(d));
                 }

@@ -17,6 +17,8 @@ use crate::orientation::Orientation;
 pub(crate) struct Shown<F> {
     pub(crate) picture: F,
     pub(crate) orientation: Orientation,
+    /// The picture is damaged (`decode::damage`).
+    pub(crate) damaged: bool,
 }
 
 /// What the slots hand to the assembler, in order.

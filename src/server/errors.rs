@@ -231,7 +231,9 @@ pub(crate) fn describe(
             code,
             format!("this video cannot be sampled as asked: {reason}"),
         ),
-        VideoError::SampledFramesMissing { .. } | VideoError::CropOutOfBounds { .. } => {
+        VideoError::Hole { .. }
+        | VideoError::Damaged { .. }
+        | VideoError::CropOutOfBounds { .. } => {
             (code, error.to_string())
         }
         VideoError::WholeTooLarge { max_bytes } => (

@@ -110,6 +110,8 @@ pub struct Config {
     pub(crate) pack_batches: bool,
     pub(crate) huge_pages: bool,
     pub(crate) autorotate: bool,
+    /// Fail a video at its first damage (`ffmpeg -xerror`).
+    pub(crate) strict: bool,
     pub(crate) device: Device,
     pub(crate) cpu_fallback: bool,
     pub(crate) nvdec_driver: NvdecDriver,
@@ -205,6 +207,7 @@ impl Config {
             pack_batches: false,
             huge_pages: false,
             autorotate: true,
+            strict: false,
             device: Device::Cpu,
             cpu_fallback: true,
             nvdec_driver: NvdecDriver::Direct,
@@ -264,6 +267,19 @@ impl Config {
     /// that is not a quarter turn or a flip is not applied (a warning is logged).
     pub fn autorotate(mut self, autorotate: bool) -> Self {
         self.autorotate = autorotate;
+        self
+    }
+
+    /// What damaged data does to a video. `false` (default, as the `ffmpeg` CLI): every picture that decodes
+    /// is delivered, each frame says whether it is damaged ([`Frame::damaged`](crate::Frame::damaged)), a
+    /// picture that does not decode leaves a hole at its index ([`Sequence::holes`](crate::Sequence::holes)),
+    /// and a file cut short ends early ([`Sequence::ended_early`](crate::Sequence::ended_early)): the video
+    /// does not fail. `true` (`ffmpeg -xerror`): the video fails at its first damage (a rejected packet, a
+    /// damaged frame, a hole, a demuxing error) with [`VideoError::Damaged`](crate::VideoError::Damaged) or
+    /// [`VideoError::Demux`](crate::VideoError::Demux), after the frames before it. The same in every door:
+    /// a plain run, sampling, the [`VideoReader`](crate::VideoReader) (which fails a read that meets damage).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
         self
     }
 

@@ -126,6 +126,11 @@ pub(crate) struct RunArgs {
     /// default, as `ffmpeg` shows them; the JSON lines name each sequence's turn as "orientation").
     #[arg(long)]
     pub(crate) no_autorotate: bool,
+    /// Fail a video at its first damage (a packet the decoder rejects, a damaged frame, a hole, a file cut
+    /// short), as `ffmpeg -xerror`. By default every picture that decodes is delivered, damaged frames and holes
+    /// are reported in the JSON lines and counted in the summary, and the exit status is 0.
+    #[arg(long)]
+    pub(crate) strict: bool,
     /// Where to decode: cpu, cuda (NVDEC on GPU 0; needs a build with `--features cuda`), cuda:N, or auto
     /// (CUDA when a usable GPU is present, else the CPU).
     #[arg(long, default_value_t = Device::default(), value_parser = parse_device)]
@@ -338,6 +343,7 @@ pub(crate) fn operator_config(args: &RunArgs, batch_size: usize) -> Result<Confi
         .pack_batches(args.pack)
         .huge_pages(args.huge_pages)
         .autorotate(!args.no_autorotate)
+        .strict(args.strict)
         .device(args.device)
         .cpu_fallback(!args.no_cpu_fallback)
         .nvdec_driver(args.nvdec)

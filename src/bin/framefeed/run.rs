@@ -20,6 +20,56 @@ struct Totals {
     batches: u64,
     frames: u64,
     errors: Vec<Value>,
+    /// The videos with damage, by id, in order: damaged frames, holes, and why reading ended early.
+    damage: std::collections::BTreeMap<u64, Damage>,
+}
+
+/// One video's damage, as the summary reports it.
+struct Damage {
+    label: Option<String>,
+    damaged_frames: u64,
+    holes: u64,
+    ended_early: Option<String>,
+}
+
+impl Totals {
+    /// Counts the damage `batch` reports.
+    fn count_damage(&mut self, batch: &framefeed::Batch) {
+        for seq in batch.sequences() {
+            let (damaged, holes) = (seq.damaged_frames() as u64, seq.holes().len() as u64);
+            if damaged == 0 && holes == 0 && seq.ended_early().is_none() {
+                continue;
+            }
+            let video = seq.video();
+            let entry = self.damage.entry(video.id.0).or_insert_with(|| Damage {
+                label: video.label.as_ref().map(ToString::to_string),
+                damaged_frames: 0,
+                holes: 0,
+                ended_early: None,
+            });
+            entry.damaged_frames += damaged;
+            entry.holes += holes;
+            if let Some(why) = seq.ended_early() {
+                entry.ended_early = Some(why.to_owned());
+            }
+        }
+    }
+
+    /// The damaged videos as the summary's JSON.
+    fn damage_json(&self) -> Vec<Value> {
+        self.damage
+            .iter()
+            .map(|(video, d)| {
+                json!({
+                    "video": video,
+                    "label": d.label,
+                    "damaged_frames": d.damaged_frames,
+                    "holes": d.holes,
+                    "ended_early": d.ended_early,
+                })
+            })
+            .collect()
+    }
 }
 
 /// Runs one operator over the arguments' sources (the mux is `mux.rs`'s), with the settings `prepared` from them.
@@ -119,6 +169,7 @@ pub(crate) fn run(args: RunArgs, prepared: Prepared) -> Result<ExitCode, Failure
                 };
                 totals.batches += 1;
                 totals.frames += batch.valid_frames() as u64;
+                totals.count_damage(&batch);
                 if input.is_depleted() {
                     progress.inc(1);
                 }
@@ -180,6 +231,9 @@ pub(crate) fn run(args: RunArgs, prepared: Prepared) -> Result<ExitCode, Failure
             "frames_per_second": fps,
             "peak_rss_mib": peak_rss_mib(),
             "errors": totals.errors,
+            "damaged_videos": totals.damage_json(),
+            "damaged_frames": totals.damage.values().map(|d| d.damaged_frames).sum::<u64>(),
+            "holes": totals.damage.values().map(|d| d.holes).sum::<u64>(),
         }});
         writeln!(out, "{summary}").map_err(written)?;
     } else {
@@ -192,6 +246,20 @@ pub(crate) fn run(args: RunArgs, prepared: Prepared) -> Result<ExitCode, Failure
             peak_rss_mib().map_or("unknown".to_owned(), |m| format!("{m:.1} MiB")),
         )
         .map_err(written)?;
+        for (video, d) in &totals.damage {
+            let mut what = vec![
+                format!("{} damaged frames", d.damaged_frames),
+                format!("{} holes", d.holes),
+            ];
+            what.extend(d.ended_early.as_ref().map(|why| format!("ended early: {why}")));
+            writeln!(
+                out,
+                "damaged: {} ({video}): {}",
+                d.label.as_deref().unwrap_or("?"),
+                what.join(", ")
+            )
+            .map_err(written)?;
+        }
         for e in &totals.errors {
             writeln!(
                 out,
