@@ -138,7 +138,8 @@ pub enum VideoError {
         /// FFmpeg's error.
         source: AvError,
     },
-    /// Some packets could not be decoded (corrupt data). Every frame that could be decoded was delivered.
+    /// With [`Config::strict`](crate::Config::strict): some packets could not be decoded (corrupt data); the
+    /// frames decoded before were delivered.
     #[error("{failed_packets} packets could not be decoded ({frames} frames were decoded); first failure: {first}")]
     Corrupt {
         /// Packets the decoder rejected.

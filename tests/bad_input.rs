@@ -8,7 +8,12 @@ use framefeed::{Batch, Config, Error, VideoError, VideoId, VideoInput};
 
 /// Feeds `bad` then a good video; returns the bad video's batches, its error, and the good video's frames.
 fn bad_then_good(bad: Vec<u8>) -> (Vec<Batch>, VideoError, usize) {
-    let input = VideoInput::new(Config::new(4, 2)).unwrap();
+    bad_then_good_with(bad, Config::new(4, 2))
+}
+
+/// [`bad_then_good`] under `config`.
+fn bad_then_good_with(bad: Vec<u8>, config: Config) -> (Vec<Batch>, VideoError, usize) {
+    let input = VideoInput::new(config).unwrap();
     let bad_id = input.feed((bad, "bad")).unwrap();
     let good_id = input.feed((read_fixture("h264.mp4"), "good")).unwrap();
     input.close();
@@ -92,12 +97,36 @@ fn text() {
     assert_eq!(good, 23);
 }
 
+/// Feeds `bad` then a good video, by default (damage reported, not failed); returns the bad video's batches and
+/// the good video's frames.
+fn damaged_then_good(bad: Vec<u8>) -> (Vec<Batch>, usize) {
+    let input = VideoInput::new(Config::new(4, 2)).unwrap();
+    let bad_id = input.feed((bad, "bad")).unwrap();
+    input.feed((read_fixture("h264.mp4"), "good")).unwrap();
+    input.close();
+    let (mut bad_batches, mut good) = (Vec::new(), 0);
+    for result in input.iter() {
+        let batch = result.expect("damage fails no video by default");
+        if batch.video_id() == bad_id {
+            bad_batches.push(batch);
+        } else {
+            good += batch.valid_frames();
+        }
+    }
+    (bad_batches, good)
+}
+
 #[test]
-fn truncated_mp4_gives_its_frames_then_an_error() {
+fn truncated_mp4_gives_its_frames_and_fails_only_when_strict() {
     // Cut a faststart MP4 in the middle of its data: the moov is intact, later samples are missing.
     let mut data = read_fixture("h264.mp4");
     data.truncate(data.len() * 2 / 3);
-    let (batches, error, good) = bad_then_good(data);
+    let (batches, good) = damaged_then_good(data.clone());
+    let delivered: usize = batches.iter().map(|b| b.valid_frames()).sum();
+    assert!(delivered > 0 && delivered < 23, "{delivered} frames");
+    assert!(batches.last().unwrap().is_last());
+    assert_eq!(good, 23);
+    let (batches, error, good) = bad_then_good_with(data, Config::new(4, 2).strict(true));
     let delivered: usize = batches.iter().map(|b| b.valid_frames()).sum();
     assert!(delivered > 0 && delivered < 23, "{delivered} frames");
     assert!(
@@ -105,7 +134,9 @@ fn truncated_mp4_gives_its_frames_then_an_error() {
         "the last delivered batch is marked last"
     );
     match &error {
-        VideoError::Demux { frames, .. } | VideoError::Corrupt { frames, .. } => {
+        VideoError::Demux { frames, .. }
+        | VideoError::Damaged { frames, .. }
+        | VideoError::Corrupt { frames, .. } => {
             assert_eq!(*frames, delivered as u64)
         }
         other => panic!("unexpected {other:?}"),
@@ -124,19 +155,32 @@ fn truncated_header() {
 }
 
 #[test]
-fn corrupt_data_gives_decodable_frames_then_an_error() {
+fn corrupt_data_gives_decodable_frames_and_fails_only_when_strict() {
     // Overwrite the middle of an MP4's sample data with 0xFF: the NAL unit sizes there become invalid (the
     // same damage as the corpus's corrupted_720p.mp4).
     let mut data = read_fixture("h264.mp4");
     let n = data.len();
     data[n / 2..n / 2 + 1500].fill(0xFF);
-    let (batches, error, good) = bad_then_good(data);
+    let (batches, good) = damaged_then_good(data.clone());
+    let holes: usize = batches
+        .iter()
+        .flat_map(|b| b.sequences())
+        .map(|s| s.holes().len())
+        .sum();
+    let delivered: usize = batches.iter().map(|b| b.valid_frames()).sum();
+    assert!(holes > 0, "the pictures that do not decode are holes");
+    assert_eq!(delivered + holes, 23, "frames and holes: the video's 23");
+    assert_eq!(good, 23);
+    let (batches, error, good) = bad_then_good_with(data, Config::new(4, 2).strict(true));
     assert!(
         !batches.is_empty(),
         "frames before the damage are delivered"
     );
     assert!(
-        matches!(error, VideoError::Corrupt { .. } | VideoError::Demux { .. }),
+        matches!(
+            error,
+            VideoError::Damaged { .. } | VideoError::Corrupt { .. } | VideoError::Demux { .. }
+        ),
         "{error:?}"
     );
     assert_eq!(good, 23);

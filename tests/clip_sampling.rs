@@ -351,7 +351,7 @@ fn bad_sampling_is_refused_with_what_is_allowed() {
 }
 
 #[test]
-fn a_damaged_gop_fails_its_video_alone() {
+fn a_damaged_gop_fails_its_video_alone_when_strict() {
     let good = read_fixture("sampling_h264_open_gop.mp4");
     // Overwrite the middle of the file (inside the third GOP's pictures) with garbage.
     let mut bad = good.clone();
@@ -359,7 +359,17 @@ fn a_damaged_gop_fails_its_video_alone() {
     for b in &mut bad[mid..mid + 3000] {
         *b = 0x5a;
     }
-    let config = Config::new(4, 2).sampling(Sampling::new().stride(2));
+    // By default the damage is reported on the frames (holes, damaged frames) and the video does not fail.
+    let lenient = Config::new(4, 2).sampling(Sampling::new().stride(2));
+    let (seqs, errors) = sample(
+        lenient,
+        vec![Encoded::new(bad.clone()), Encoded::new(good.clone())],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(!seqs[0].is_empty() && !seqs[1].is_empty());
+    let config = Config::new(4, 2)
+        .sampling(Sampling::new().stride(2))
+        .strict(true);
     let (seqs, errors) = sample(
         config.clone(),
         vec![Encoded::new(bad), Encoded::new(good.clone())],

@@ -95,7 +95,11 @@ fn cases() -> Vec<(&'static str, &'static str, Damage)> {
             "damage_h264.mp4",
             Damage::Zeroes { at: 0.4, len: 1500 },
         ),
-        ("mp4_truncated", "damage_h264.mp4", Damage::Truncate { keep: 0.75 }),
+        (
+            "mp4_truncated",
+            "damage_h264.mp4",
+            Damage::Truncate { keep: 0.75 },
+        ),
         (
             "mkv_bit_flips",
             "damage_h264.mkv",
@@ -142,7 +146,11 @@ fn damaged_file(dir: &Path, name: &str, fixture_name: &str, how: Damage) -> Path
         // A second hit, further on, in a slice the decoder cannot read.
         out = damage(&out, Damage::Zeroes { at: 0.65, len: 64 });
     }
-    let ext = Path::new(fixture_name).extension().unwrap().to_str().unwrap();
+    let ext = Path::new(fixture_name)
+        .extension()
+        .unwrap()
+        .to_str()
+        .unwrap();
     let path = dir.join(format!("{name}.{ext}"));
     std::fs::write(&path, out).unwrap();
     path
@@ -255,7 +263,10 @@ fn every_door_gives_one_index_one_picture() {
         }
         // Holes and frames never share an index; a frame's index is never renumbered past a hole: the frames
         // and holes together are 0..n.
-        assert!(plain.frames.keys().all(|i| !plain.holes.contains(i)), "{name}");
+        assert!(
+            plain.frames.keys().all(|i| !plain.holes.contains(i)),
+            "{name}"
+        );
         let numbered: BTreeSet<u64> = plain
             .frames
             .keys()
@@ -274,7 +285,10 @@ fn every_door_gives_one_index_one_picture() {
         for (i, got) in plain.frames.iter().filter(|(_, g)| !g.damaged) {
             let theirs = reference.iter().find(|(t, _)| same_time(*t, got.pts));
             let (_, md5) = theirs.unwrap_or_else(|| {
-                panic!("{name}: the CLI has no frame at {:.3} s (index {i})", got.pts)
+                panic!(
+                    "{name}: the CLI has no frame at {:.3} s (index {i})",
+                    got.pts
+                )
             });
             assert_eq!(
                 &got.md5, md5,
@@ -295,13 +309,21 @@ fn every_door_gives_one_index_one_picture() {
         ];
         for (door, sampling) in doors {
             let sampled = decode(&path, Config::new(4, 2).sampling(sampling));
-            assert!(sampled.error.is_none(), "{name} {door}: {:?}", sampled.error);
+            assert!(
+                sampled.error.is_none(),
+                "{name} {door}: {:?}",
+                sampled.error
+            );
             assert!(!sampled.frames.is_empty(), "{name} {door}: frames");
             for (i, got) in &sampled.frames {
-                assert!(!plain.holes.contains(i), "{name} {door}: a frame at hole {i}");
-                let theirs = plain.frames.get(i).unwrap_or_else(|| {
-                    panic!("{name} {door}: index {i} is not the plain run's")
-                });
+                assert!(
+                    !plain.holes.contains(i),
+                    "{name} {door}: a frame at hole {i}"
+                );
+                let theirs = plain
+                    .frames
+                    .get(i)
+                    .unwrap_or_else(|| panic!("{name} {door}: index {i} is not the plain run's"));
                 assert!(
                     same_time(theirs.pts, got.pts),
                     "{name} {door}: index {i} at {:.3} s, the plain run's at {:.3} s",
@@ -355,7 +377,10 @@ fn every_door_gives_one_index_one_picture() {
             plain.ended_early.is_some()
         );
     }
-    assert!(damage_seen >= 5, "the damage shows in most cases ({damage_seen})");
+    assert!(
+        damage_seen >= 5,
+        "the damage shows in most cases ({damage_seen})"
+    );
 }
 
 /// `strict`: the video fails at its first damage, after the frames before it; the same in the plain run,
@@ -370,7 +395,10 @@ fn strict_fails_at_the_first_damage() {
     let path = damaged_file(dir.path(), name, fixture_name, how);
     for (door, sampling) in [
         ("plain", Sampling::new()),
-        ("indices", Sampling::new().indices((0..90).collect::<Vec<_>>())),
+        (
+            "indices",
+            Sampling::new().indices((0..90).collect::<Vec<_>>()),
+        ),
     ] {
         // The door's own damage, by default: where strict must stop.
         let lenient = decode(&path, Config::new(8, 2).sampling(sampling.clone()));
@@ -384,9 +412,14 @@ fn strict_fails_at_the_first_damage() {
             .min()
             .expect("the case is damaged");
         let strict = decode(&path, Config::new(8, 2).strict(true).sampling(sampling));
-        let error = strict.error.unwrap_or_else(|| panic!("{door}: strict fails"));
+        let error = strict
+            .error
+            .unwrap_or_else(|| panic!("{door}: strict fails"));
         assert!(
-            matches!(error, VideoError::Damaged { .. } | VideoError::Demux { .. }),
+            matches!(
+                error,
+                VideoError::Damaged { .. } | VideoError::Corrupt { .. } | VideoError::Demux { .. }
+            ),
             "{door}: {error:?}"
         );
         // What frame threading reports of a damaged picture reaches the frames decoded before it as they come
@@ -398,14 +431,26 @@ fn strict_fails_at_the_first_damage() {
             strict.frames.keys().all(|&i| i < hole),
             "{door}: only frames before the first damage are delivered"
         );
-        assert!(strict.frames.values().all(|g| !g.damaged), "{door}: no damaged frame delivered");
-        assert!(strict.holes.is_empty(), "{door}: no hole reported, the video failed there");
+        assert!(
+            strict.frames.values().all(|g| !g.damaged),
+            "{door}: no damaged frame delivered"
+        );
+        assert!(
+            strict.holes.is_empty(),
+            "{door}: no hole reported, the video failed there"
+        );
     }
-    let reader =
-        VideoReader::open(Encoded::file(&path).unwrap(), &Config::new(1, 1).strict(true)).unwrap();
+    let reader = VideoReader::open(
+        Encoded::file(&path).unwrap(),
+        &Config::new(1, 1).strict(true),
+    )
+    .unwrap();
     assert!(reader.frames_at(&[0, 1]).is_ok(), "undamaged frames read");
     let all: Vec<u64> = (0..reader.len()).collect();
-    assert!(reader.frames_at(&all).is_err(), "a read meeting damage fails");
+    assert!(
+        reader.frames_at(&all).is_err(),
+        "a read meeting damage fails"
+    );
 }
 
 /// A file cut short: the reader counts only the samples whose data is there, and the plain run numbers
@@ -429,7 +474,11 @@ fn lengths_hold_for_a_file_cut_short() {
     let seq = batch.sequence(0);
     let last = seq.indices().last().copied().unwrap();
     let holes = seq.holes().len() as u64;
-    assert!(last < reader.len(), "plain run's last index {last} within the reader's {}", reader.len());
+    assert!(
+        last < reader.len(),
+        "plain run's last index {last} within the reader's {}",
+        reader.len()
+    );
     assert_eq!(
         seq.valid_frames() as u64 + holes,
         last + 1 + seq.holes().iter().filter(|h| h.index > last).count() as u64,
@@ -456,6 +505,10 @@ fn lengths_hold_for_a_file_cut_short() {
         );
     }
     if !common::ffmpeg_available() {
-        missing(Need::Ffmpeg, "the cut file against ffmpeg", "ffmpeg is absent");
+        missing(
+            Need::Ffmpeg,
+            "the cut file against ffmpeg",
+            "ffmpeg is absent",
+        );
     }
 }

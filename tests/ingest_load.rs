@@ -201,15 +201,24 @@ async fn a_stalled_upload_fails_alone_with_a_clear_error() {
 
 async fn malformed_bodies_get_an_error_line_and_a_summary() {
     let (addr, _service) = start(|_| {}).await;
-    for (body, code) in [
-        (&b"this is not a video"[..], "not_a_video"),
-        (&b""[..], "not_a_video"),
-        (&read_fixture("h264.mp4")[..3000], "corrupt"),
+    // A body cut short gives its frames and ends early by default; `strict=1` fails it at the damage.
+    for (body, query, code) in [
+        (
+            &b"this is not a video"[..],
+            "sequence_length=4",
+            "not_a_video",
+        ),
+        (&b""[..], "sequence_length=4", "not_a_video"),
+        (
+            &read_fixture("h264.mp4")[..3000],
+            "sequence_length=4&strict=1",
+            "corrupt",
+        ),
     ] {
         let up = upload(
             addr,
             "127.0.0.1",
-            "sequence_length=4",
+            query,
             chunks_of(body, 1000),
             Duration::ZERO,
             None,

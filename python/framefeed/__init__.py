@@ -147,6 +147,7 @@ class VideoInput(_NativeVideoInput):
             pack: bool = False,
             huge_pages: bool = False,
             autorotate: bool = True,
+            strict: bool = False,
             low_latency: bool = False,
             max_queued: Optional[Tuple[int, int]] = None,
             max_batch_bytes: Optional[int] = None,
@@ -234,6 +235,7 @@ class VideoReader(_NativeVideoReader):
             dtype: Union[DType, "np.dtype[Any]", type] = "uint8",
             normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
             autorotate: bool = True,
+            strict: bool = False,
         ) -> "VideoReader": ...
 
     else:

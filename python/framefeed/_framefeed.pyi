@@ -95,6 +95,15 @@ class Sequence:
     @property
     def pts(self) -> List[float]: ...
     @property
+    def damaged(self) -> List[bool]:
+        """Whether each real frame is damaged (concealed, or decoded from damaged data)."""
+    @property
+    def holes(self) -> List[Tuple[int, float]]:
+        """``(display index, seconds)`` of the holes met since the video's previous sequence."""
+    @property
+    def ended_early(self) -> Optional[str]:
+        """On a video's last sequence: why reading stopped before the end of its data, if it did."""
+    @property
     def arrivals(self) -> List[float]: ...
     @property
     def crop_window(self) -> Optional[Tuple[int, int, int, int]]: ...
@@ -229,6 +238,7 @@ class VideoInput:
         pack: bool = False,
         huge_pages: bool = False,
         autorotate: bool = True,
+        strict: bool = False,
         low_latency: bool = False,
         max_queued: Optional[Tuple[int, int]] = None,
         max_batch_bytes: Optional[int] = None,
@@ -411,6 +421,9 @@ class VideoMetadata:
     def orientation(self) -> Orientation: ...
     @property
     def key_frame_indices(self) -> List[int]: ...
+    @property
+    def holes(self) -> List[Tuple[int, float]]:
+        """``(display index, seconds)`` of the holes the reader's reads met so far."""
 
 @final
 class Frames:
@@ -426,6 +439,8 @@ class Frames:
     def pts_seconds(self) -> List[float]: ...
     @property
     def duration_seconds(self) -> List[float]: ...
+    @property
+    def damaged(self) -> List[bool]: ...
     @property
     def shape(self) -> Tuple[int, int, int, int]: ...
     @property
@@ -466,6 +481,7 @@ class VideoReader:
         dtype: DType = "uint8",
         normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
         autorotate: bool = True,
+        strict: bool = False,
     ) -> Self: ...
     @property
     def metadata(self) -> VideoMetadata: ...

@@ -168,6 +168,7 @@ class CameraSettings(TypedDict, total=False):
     pack: bool
     huge_pages: bool
     autorotate: bool
+    strict: bool
     low_latency: bool
     max_queued: Optional[Tuple[int, int]]
     max_batch_bytes: Optional[int]

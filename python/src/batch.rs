@@ -390,8 +390,8 @@ impl PySequence {
         self.batch.sequence(self.index).first_frame()
     }
 
-    /// Display index of each real frame (0-based, as `ffmpeg -fps_mode passthrough` outputs frames):
-    /// consecutive unless sampling chose them.
+    /// Display index of each real frame (0-based, the video's display order): consecutive unless sampling
+    /// chose them or a hole lies between (see `holes`).
     #[getter]
     fn indices(&self) -> Vec<u64> {
         self.batch.sequence(self.index).indices().to_vec()
@@ -401,6 +401,35 @@ impl PySequence {
     #[getter]
     fn pts(&self) -> Vec<f64> {
         self.batch.sequence(self.index).pts().to_vec()
+    }
+
+    /// Whether each real frame is damaged: concealed by the decoder, or decoded from damaged data. A frame not
+    /// damaged is the same picture in every door and the `ffmpeg` CLI's at its time.
+    #[getter]
+    fn damaged(&self) -> Vec<bool> {
+        self.batch.sequence(self.index).damaged().to_vec()
+    }
+
+    /// The holes met since the video's previous sequence, as `(display index, seconds)`: indices whose pictures
+    /// do not decode (the frames after keep their indices). On a video's last sequence, those after its last
+    /// frame too.
+    #[getter]
+    fn holes(&self) -> Vec<(u64, f64)> {
+        self.batch
+            .sequence(self.index)
+            .holes()
+            .iter()
+            .map(|h| (h.index, h.pts))
+            .collect()
+    }
+
+    /// On a video's last sequence: why reading stopped before the end of its data (a file cut short), if it did.
+    #[getter]
+    fn ended_early(&self) -> Option<String> {
+        self.batch
+            .sequence(self.index)
+            .ended_early()
+            .map(str::to_owned)
     }
 
     /// When each real frame arrived, in seconds since the Unix epoch (the read of the packet whose decoding

@@ -38,6 +38,7 @@ pub(crate) struct Settings<'py> {
     pub(crate) pack: bool,
     pub(crate) huge_pages: bool,
     pub(crate) autorotate: bool,
+    pub(crate) strict: bool,
     pub(crate) low_latency: bool,
     pub(crate) max_queued: Option<(usize, usize)>,
     pub(crate) max_batch_bytes: Option<u64>,
@@ -164,6 +165,7 @@ impl Settings<'_> {
             .pack_batches(self.pack)
             .huge_pages(self.huge_pages)
             .autorotate(self.autorotate)
+            .strict(self.strict)
             .transforms(self.transforms()?)
             .sampling(self.sampling.sampling(self.seed)?);
         if let Some((videos, bytes)) = self.max_queued {

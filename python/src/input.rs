@@ -128,7 +128,7 @@ impl PyVideoInput {
         prefetch_batches=1, device="cpu", cpu_fallback=true, nvdec_driver="direct", resize=None, resize_shorter=None,
         resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None, out_of_bounds="error",
         fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, layout="FHWC", pack=false,
-        huge_pages=false, autorotate=true, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
+        huge_pages=false, autorotate=true, strict=false, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
         live_buffer_bytes=None, stall_timeout=None, stride=None, step=None, clips=None, clip_sampler="random",
         clip_policy="cut", fps=None, start=None, end=None, indices=None
     ))]
@@ -159,6 +159,7 @@ impl PyVideoInput {
         pack: bool,
         huge_pages: bool,
         autorotate: bool,
+        strict: bool,
         low_latency: bool,
         max_queued: Option<(usize, usize)>,
         max_batch_bytes: Option<u64>,
@@ -201,6 +202,7 @@ impl PyVideoInput {
             pack,
             huge_pages,
             autorotate,
+            strict,
             low_latency,
             max_queued,
             max_batch_bytes,

@@ -57,6 +57,9 @@ pub(crate) struct PyVideoMetadata {
     orientation: &'static str,
     /// Display indices of the keyframes.
     key_frame_indices: Vec<u64>,
+    /// The holes the reader's reads met so far, as `(display index, seconds)`: indices whose pictures do not
+    /// decode (a read asking for one raises `VideoError`).
+    holes: Vec<(u64, f64)>,
 }
 
 #[pymethods]
@@ -77,7 +80,8 @@ impl PyVideoMetadata {
 }
 
 /// The frames one read gave: `data` is one array of them (N, H, W, 3) or (N, 3, H, W) per the reader's
-/// `dimension_order`, in the order asked for; `indices`, `pts_seconds` and `duration_seconds` describe each.
+/// `dimension_order`, in the order asked for; `indices`, `pts_seconds`, `duration_seconds` and `damaged` describe
+/// each.
 /// `np.from_dlpack(frames)` / `torch.from_dlpack(frames)` view it without copying.
 #[pyclass(module = "framefeed._framefeed", name = "Frames", frozen)]
 pub(crate) struct PyFrames {
@@ -86,6 +90,7 @@ pub(crate) struct PyFrames {
     indices: Vec<u64>,
     pts: Vec<f64>,
     durations: Vec<f64>,
+    damaged: Vec<bool>,
 }
 
 impl PyFrames {
@@ -94,12 +99,14 @@ impl PyFrames {
         let indices = frames.indices().to_vec();
         let pts = frames.pts_seconds().to_vec();
         let durations = frames.duration_seconds().to_vec();
+        let damaged = frames.damaged().to_vec();
         Self {
             batch: Arc::new(frames.into_batch()),
             shape,
             indices,
             pts,
             durations,
+            damaged,
         }
     }
 }
@@ -141,6 +148,12 @@ impl PyFrames {
     #[getter]
     fn duration_seconds(&self) -> Vec<f64> {
         self.durations.clone()
+    }
+
+    /// Whether each frame is damaged (concealed, or decoded from damaged data), in the order asked for.
+    #[getter]
+    fn damaged(&self) -> Vec<bool> {
+        self.damaged.clone()
     }
 
     /// The array's shape.
@@ -280,7 +293,8 @@ impl PyVideoReader {
     #[pyo3(signature = (
         source, *, dimension_order="NHWC", threads=None, device="cpu", cpu_fallback=true, nvdec_driver="direct",
         resize=None, resize_shorter=None, resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None,
-        out_of_bounds="error", fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, autorotate=true
+        out_of_bounds="error", fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, autorotate=true,
+        strict=false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
@@ -303,6 +317,7 @@ impl PyVideoReader {
         dtype: &'py str,
         normalize: Option<(Rgb, Rgb)>,
         autorotate: bool,
+        strict: bool,
     ) -> PyResult<Self> {
         let layout = match dimension_order.to_ascii_uppercase().as_str() {
             "NHWC" => "FHWC",
@@ -339,6 +354,7 @@ impl PyVideoReader {
             pack: false,
             huge_pages: false,
             autorotate,
+            strict,
             low_latency: false,
             max_queued: None,
             max_batch_bytes: None,
@@ -369,6 +385,12 @@ impl PyVideoReader {
             rotation: m.rotation,
             orientation: m.orientation.as_str(),
             key_frame_indices: m.key_frame_indices.clone(),
+            holes: self
+                .inner
+                .holes()
+                .iter()
+                .map(|h| (h.index, h.pts))
+                .collect(),
         }
     }
 

@@ -152,16 +152,19 @@ pub(crate) fn damaged_frame(frames: u64, index: u64, pts: f64) -> VideoError {
 pub(crate) fn hole(frames: u64, index: u64, pts: f64) -> VideoError {
     VideoError::Damaged {
         frames,
-        what: format!("display index {index} ({pts:.3} s) has no picture: its data does not decode"),
+        what: format!(
+            "display index {index} ({pts:.3} s) has no picture: its data does not decode"
+        ),
     }
 }
 
 /// With [`Config::strict`](crate::Config::strict): the error of `count` packets the decoder rejected, the
 /// first with `first`, after `frames` frames.
 pub(crate) fn rejected(frames: u64, count: u64, first: &AvError) -> VideoError {
-    VideoError::Damaged {
+    VideoError::Corrupt {
+        failed_packets: count,
         frames,
-        what: format!("the decoder rejected {count} packet(s); the first: {first}"),
+        first: first.clone(),
     }
 }
 

@@ -6,8 +6,8 @@
 //! frame to the transform stage as a [`FrameRef`](crate::decode::frame::FrameRef): in host or GPU memory.
 
 mod backend;
-pub(crate) mod damage;
 pub(crate) mod cpu;
+pub(crate) mod damage;
 pub(crate) mod frame;
 #[cfg_attr(feature = "cuda", path = "cuda.rs")]
 #[cfg_attr(not(feature = "cuda"), path = "cuda_none.rs")]

@@ -356,8 +356,8 @@ impl Worker {
             self.put(asm, &mut host, out)
         };
         let meet = |met: Vec<HoleAt>,
-                        sampler: &mut InOrder,
-                        mut put: &mut dyn FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), Stop>|
+                    sampler: &mut InOrder,
+                    mut put: &mut dyn FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), Stop>|
          -> Result<(), Stop> {
             for hole in met {
                 holes.borrow_mut().push(hole);
@@ -372,6 +372,9 @@ impl Worker {
             let (display, met) = numbering.borrow_mut().frame(info.packet_pts);
             let met: Vec<HoleAt> = forced.borrow_mut().drain(..).chain(met).collect();
             meet(met, sampler, &mut put)?;
+            let Some(display) = display else {
+                return Ok(()); // a picture for an index already passed (damage): not given
+            };
             sampler.frame(
                 frame,
                 display,
@@ -388,10 +391,11 @@ impl Worker {
             false,
             &mut outcome,
             &mut |packet| {
-                let met =
-                    numbering
-                        .borrow_mut()
-                        .packet(packet.pts(), packet.is_key(), packet.is_discarded());
+                let met = numbering.borrow_mut().packet(
+                    packet.pts(),
+                    packet.is_key(),
+                    packet.is_discarded(),
+                );
                 forced.borrow_mut().extend(met);
             },
             &mut on_frame,

@@ -34,8 +34,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 
 use crate::assembly::assembler::{Assembler, Finished, FrameAt};
-use crate::assembly::batch::{Gap, Hole};
 use crate::assembly::batch::{Batch, BatchData};
+use crate::assembly::batch::{Gap, Hole};
 use crate::assembly::pool::BufferPool;
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
@@ -381,7 +381,8 @@ impl Worker {
         let mut reconnects = 0;
         let mut numbering = Numbering::new();
         let error = loop {
-            let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm, &mut numbering);
+            let outcome =
+                self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm, &mut numbering);
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Shutdown);
             }
@@ -539,6 +540,9 @@ impl Worker {
             for hole in forced.borrow_mut().drain(..).chain(holes) {
                 self.hole(asm, hole, time_base)?;
             }
+            let Some(index) = index else {
+                return Ok(()); // a picture for an index already passed (damage): not given
+            };
             if info.damaged && self.config.strict {
                 let error = damage::damaged_frame(asm.frames(), index, info.pts);
                 return Err(Stop::Video(error));
@@ -560,10 +564,11 @@ impl Worker {
             outcome,
             &mut |packet| {
                 arrival.set(Instant::now());
-                let holes =
-                    numbering
-                        .borrow_mut()
-                        .packet(packet.pts(), packet.is_key(), packet.is_discarded());
+                let holes = numbering.borrow_mut().packet(
+                    packet.pts(),
+                    packet.is_key(),
+                    packet.is_discarded(),
+                );
                 forced.borrow_mut().extend(holes);
             },
             &mut sink,
@@ -577,7 +582,12 @@ impl Worker {
 
     /// A display index with no picture: reported on the video's sequences, or with
     /// [`Config::strict`](crate::Config::strict) the video's failure.
-    pub(super) fn hole(&self, asm: &mut Assembler, hole: HoleAt, time_base: f64) -> Result<(), Stop> {
+    pub(super) fn hole(
+        &self,
+        asm: &mut Assembler,
+        hole: HoleAt,
+        time_base: f64,
+    ) -> Result<(), Stop> {
         let pts = hole.pts as f64 * time_base;
         if self.config.strict {
             return Err(Stop::Video(damage::hole(asm.frames(), hole.index, pts)));

@@ -134,7 +134,11 @@ impl Reading {
                        is_damaged: bool|
          -> std::result::Result<(), Stop> {
             if is_damaged && config.strict {
-                return Err(Stop::Video(damage::damaged_frame(0, d, index.seconds_of(d))));
+                return Err(Stop::Video(damage::damaged_frame(
+                    0,
+                    d,
+                    index.seconds_of(d),
+                )));
             }
             let (w, h) = frame.size();
             check_frame_size(w as u32, h as u32, config)?;

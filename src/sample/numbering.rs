@@ -41,7 +41,13 @@ pub(crate) struct Numbering {
     first_key: Option<i64>,
     /// The packets give no display order: frames are counted.
     counting: bool,
+    /// The presentation times numbered lately (frames and holes), oldest first: a frame that comes out for
+    /// one of them again (a damaged stream's decoder giving a picture after a later one) is not numbered twice.
+    numbered: std::collections::VecDeque<i64>,
 }
+
+/// How many numbered times [`Numbering`] remembers (a decoder's reordering is far shorter).
+const REMEMBERED: usize = 256;
 
 impl Numbering {
     /// A numbering starting at display index 0.
@@ -90,9 +96,13 @@ impl Numbering {
         holes
     }
 
-    /// A frame came out, from the packet with presentation time `packet_pts`: its display index, after the
-    /// holes before it (in display order).
-    pub(crate) fn frame(&mut self, packet_pts: Option<i64>) -> (u64, Vec<HoleAt>) {
+    /// A frame came out, from the packet with presentation time `packet_pts`: its display index (`None`: the
+    /// frame is not the video's to give, see below), after the holes before it (in display order).
+    ///
+    /// A frame for a time already numbered (a damaged stream's decoder giving a picture after one shown later,
+    /// whose index was then left a hole, or giving one twice) is not given: its index stays what it was, as the
+    /// seeking path, which takes each index's first picture, leaves it.
+    pub(crate) fn frame(&mut self, packet_pts: Option<i64>) -> (Option<u64>, Vec<HoleAt>) {
         let mut holes = Vec::new();
         match packet_pts {
             Some(pts) if !self.counting && self.waiting.contains(&pts) => {
@@ -101,13 +111,22 @@ impl Numbering {
                     holes.extend(self.hole(earlier));
                 }
                 self.waiting.remove(&pts);
+                self.remember(pts);
             }
+            Some(pts) if !self.counting && self.numbered.contains(&pts) => return (None, holes),
             // A frame the packets do not place (no timestamp, or one no packet read had): counted.
             _ => {}
         }
         let index = self.next;
         self.next += 1;
-        (index, holes)
+        (Some(index), holes)
+    }
+
+    fn remember(&mut self, pts: i64) {
+        if self.numbered.len() == REMEMBERED {
+            self.numbered.pop_front();
+        }
+        self.numbered.push_back(pts);
     }
 
     /// The stream ended (every packet was decoded and the decoder drained): the packets still waiting are
@@ -123,6 +142,7 @@ impl Numbering {
         if self.first_key.is_none_or(|key| pts < key) {
             return None;
         }
+        self.remember(pts);
         let index = self.next;
         self.next += 1;
         Some(HoleAt { index, pts })
@@ -144,11 +164,7 @@ mod tests {
     /// Packets `(pts, key)` in decode order, decoded with a reorder delay of `delay` frames: frames come out
     /// in display order once `delay` later packets were read, except those in `lost`. Returns each frame's
     /// `(pts, index)` and the holes.
-    fn run(
-        packets: &[(i64, bool)],
-        delay: usize,
-        lost: &[i64],
-    ) -> (Vec<(i64, u64)>, Vec<HoleAt>) {
+    fn run(packets: &[(i64, bool)], delay: usize, lost: &[i64]) -> (Vec<(i64, u64)>, Vec<HoleAt>) {
         let mut n = Numbering::new();
         let mut frames = Vec::new();
         let mut holes = Vec::new();
@@ -156,7 +172,7 @@ mod tests {
         let mut out = |n: &mut Numbering, pts: i64, frames: &mut Vec<(i64, u64)>| {
             let (i, h) = n.frame(Some(pts));
             holes.extend(h);
-            frames.push((pts, i));
+            frames.push((pts, i.expect("numbered")));
         };
         for &(pts, key) in packets {
             assert!(n.packet(Some(pts), key, false).is_empty());
@@ -207,7 +223,14 @@ mod tests {
     #[test]
     fn undecodable_pictures_before_the_first_keyframe_are_not_numbered() {
         // A recording cut mid-GOP: B-frames shown before the keyframe at 2, which do not decode.
-        let packets = [(2, true), (0, false), (1, false), (5, false), (3, false), (4, false)];
+        let packets = [
+            (2, true),
+            (0, false),
+            (1, false),
+            (5, false),
+            (3, false),
+            (4, false),
+        ];
         let (frames, holes) = run(&packets, 2, &[0, 1]);
         assert!(holes.is_empty());
         assert_eq!(frames, vec![(2, 0), (3, 1), (4, 2), (5, 3)]);
@@ -222,15 +245,33 @@ mod tests {
         let mut n = Numbering::new();
         n.packet(Some(0), true, false);
         n.packet(None, false, false);
-        assert_eq!(n.frame(Some(0)), (0, vec![]));
-        assert_eq!(n.frame(None), (1, vec![]));
+        assert_eq!(n.frame(Some(0)), (Some(0), vec![]));
+        assert_eq!(n.frame(None), (Some(1), vec![]));
         assert!(n.finish().is_empty());
         // Discarded packets (an edit list's pre-roll) are not numbered.
         let mut n = Numbering::new();
         n.packet(Some(-2), true, true);
         n.packet(Some(0), false, false);
-        assert_eq!(n.frame(Some(0)), (0, vec![]));
+        assert_eq!(n.frame(Some(0)), (Some(0), vec![]));
         assert!(n.finish().is_empty());
+    }
+
+    #[test]
+    fn a_picture_given_after_its_index_was_passed_is_not_numbered_again() {
+        let mut n = Numbering::new();
+        for (pts, key) in [(0, true), (2, false), (1, false), (3, false)] {
+            n.packet(Some(pts), key, false);
+        }
+        assert_eq!(n.frame(Some(0)), (Some(0), vec![]));
+        // 2 before 1 (damage): 1 is a hole...
+        assert_eq!(
+            n.frame(Some(2)),
+            (Some(2), vec![HoleAt { index: 1, pts: 1 }])
+        );
+        // ...and stays one when its picture comes after all; a picture given twice is given once.
+        assert_eq!(n.frame(Some(1)), (None, vec![]));
+        assert_eq!(n.frame(Some(2)), (None, vec![]));
+        assert_eq!(n.frame(Some(3)), (Some(3), vec![]));
     }
 
     #[test]

@@ -55,7 +55,12 @@ impl SeekOutcome {
     /// A read's error: only where a needed frame is missing (a demuxer error or a rejected packet that cost no
     /// frame asked for is not a read's failure, unless `strict`): the demuxer's after the `given` frames the
     /// read gave, else the first hole, named with its time from `index`.
-    pub(crate) fn read_error(self, given: u64, index: &FrameIndex, strict: bool) -> Option<VideoError> {
+    pub(crate) fn read_error(
+        self,
+        given: u64,
+        index: &FrameIndex,
+        strict: bool,
+    ) -> Option<VideoError> {
         let Some(&first) = self.missing.first() else {
             return self
                 .first_rejection

@@ -231,9 +231,11 @@ pub(crate) fn describe(
             code,
             format!("this video cannot be sampled as asked: {reason}"),
         ),
-        VideoError::Hole { .. }
-        | VideoError::Damaged { .. }
-        | VideoError::CropOutOfBounds { .. } => {
+        VideoError::Damaged { frames, what } => (
+            code,
+            format!("the video's data is damaged after {frames} frames (strict=1): {what}"),
+        ),
+        VideoError::Hole { .. } | VideoError::CropOutOfBounds { .. } => {
             (code, error.to_string())
         }
         VideoError::WholeTooLarge { max_bytes } => (

@@ -28,6 +28,8 @@ pub(crate) struct BatchSettings {
     pub(crate) sampling: Sampling,
     /// Frames turned by the video's display matrix (the default), or as coded.
     pub(crate) autorotate: bool,
+    /// Fail the video at its first damage ([`Config::strict`]).
+    pub(crate) strict: bool,
 }
 
 impl Default for BatchSettings {
@@ -39,6 +41,7 @@ impl Default for BatchSettings {
             transforms: Transforms::new(),
             sampling: Sampling::new(),
             autorotate: true,
+            strict: false,
         }
     }
 }
@@ -73,6 +76,7 @@ pub(crate) fn operator_config(
         .transforms(settings.transforms.clone())
         .sampling(settings.sampling.clone())
         .autorotate(settings.autorotate)
+        .strict(settings.strict)
         // Low latency: batches leave as soon as their frames are decoded.
         .low_latency()
         .prefetch_batches(PREFETCH)

@@ -282,6 +282,7 @@ pub(crate) struct UploadParams {
     pub(crate) clip_policy: Option<Field<FitPolicy>>,
     pub(crate) seed: Option<Field<Seed>>,
     pub(crate) autorotate: Option<Field<Flag>>,
+    pub(crate) strict: Option<Field<Flag>>,
 }
 
 /// The longest `GET /streams/{id}/batches?wait=S` waits for a stream that does not exist yet, in seconds.
@@ -356,6 +357,7 @@ pub(crate) struct StreamBody {
     pub(crate) rtsp_transport: Option<Field<Transport>>,
     pub(crate) low_latency: Option<Field<Bool>>,
     pub(crate) autorotate: Option<Field<Bool>>,
+    pub(crate) strict: Option<Field<Bool>>,
 }
 
 impl<R: Rule> std::fmt::Debug for Field<R> {

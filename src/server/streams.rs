@@ -181,6 +181,9 @@ impl StreamRequest {
         if let Some(autorotate) = value(body.autorotate) {
             settings.autorotate = autorotate;
         }
+        if let Some(strict) = value(body.strict) {
+            settings.strict = strict;
+        }
         let transforms = Transforms::try_from(TransformOptions {
             resize: value(body.resize),
             resize_shorter: value(body.resize_shorter).map(|side| side as u32),

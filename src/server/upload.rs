@@ -56,7 +56,8 @@ pub(crate) struct UploadQuery {
 /// Reads `POST /videos`'s query: `sequence_length` (default 16), `batch_size` (default 1),
 /// `last_sequence_policy` (or `policy`: `partial`, the default, or `pad`), `detach` (`true`/`false`), and with
 /// `detach=true` `id` and `label`; `autorotate` (`true`, the default: frames turned by the video's display
-/// matrix; `false`: as coded); the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as
+/// matrix; `false`: as coded); `strict` (`false`, the default: damaged frames and holes are reported on the
+/// lines and the video goes on; `true` or `1`: the video fails at its first damage); the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as
 /// `I,J,K`; `clips` with `clip_sampler`, `clip_policy` and `seed`, which make the upload decoded whole), checked with the
 /// operator's config.
 pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError> {
@@ -94,6 +95,7 @@ pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError
             transforms: Transforms::new(),
             sampling: Sampling::from(sampling),
             autorotate: value(params.autorotate).unwrap_or(defaults.autorotate),
+            strict: value(params.strict).unwrap_or(defaults.strict),
         },
         detach,
         id: params.id,

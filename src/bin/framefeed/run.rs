@@ -251,7 +251,11 @@ pub(crate) fn run(args: RunArgs, prepared: Prepared) -> Result<ExitCode, Failure
                 format!("{} damaged frames", d.damaged_frames),
                 format!("{} holes", d.holes),
             ];
-            what.extend(d.ended_early.as_ref().map(|why| format!("ended early: {why}")));
+            what.extend(
+                d.ended_early
+                    .as_ref()
+                    .map(|why| format!("ended early: {why}")),
+            );
             writeln!(
                 out,
                 "damaged: {} ({video}): {}",
