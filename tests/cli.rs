@@ -691,3 +691,58 @@ fn the_help_shows_the_librarys_defaults() {
     }
     assert_eq!(serve.get("moov-at-end").map(String::as_str), Some("buffer"));
 }
+
+/// A damaged file (decord's clip, cut in the middle of its data here from the committed H.264 fixture): by
+/// default its frames come with `damaged` and `holes` in the JSON lines, the summary counts them per video, and
+/// the exit status is 0 (as the `ffmpeg` CLI's); `--strict` fails the video at the damage and exits 1.
+#[test]
+fn damage_is_reported_in_the_lines_and_fails_only_with_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = read_fixture("damage_h264.mp4");
+    let at = data.len() * 11 / 20;
+    data[at..at + 1500].fill(0xFF);
+    let path = dir.path().join("damaged.mp4");
+    std::fs::write(&path, data).unwrap();
+    let lines = run_json([
+        std::ffi::OsStr::new("run"),
+        "--json".as_ref(),
+        "-L".as_ref(),
+        "8".as_ref(),
+        path.as_os_str(),
+    ]);
+    let (summary, batches) = lines.split_last().unwrap();
+    let summary = &summary["summary"];
+    let holes: Vec<u64> = batches
+        .iter()
+        .flat_map(|b| b["sequences"].as_array().unwrap())
+        .flat_map(|s| s["holes"].as_array().cloned().unwrap_or_default())
+        .map(|h| h["index"].as_u64().unwrap())
+        .collect();
+    let damaged: usize = batches
+        .iter()
+        .flat_map(|b| b["sequences"].as_array().unwrap())
+        .map(|s| s["damaged"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(!holes.is_empty(), "{lines:?}");
+    assert_eq!(summary["holes"], holes.len() as u64);
+    assert_eq!(summary["damaged_frames"], damaged as u64);
+    assert_eq!(summary["failed_videos"], 0);
+    let per_video = &summary["damaged_videos"][0];
+    assert_eq!(per_video["holes"], holes.len() as u64, "{summary}");
+    // Every frame and hole has its index: 100 in all.
+    assert_eq!(
+        summary["frames"].as_u64().unwrap() + holes.len() as u64,
+        100
+    );
+
+    let out = framefeed()
+        .args(["run", "--json", "--strict", "-L", "8"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines = json_lines(&out.stdout);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["failed_videos"], 1, "{summary}");
+    assert!(summary["frames"].as_u64().unwrap() < 100);
+}

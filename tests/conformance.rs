@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 
-use framefeed::{ClipSampler, Config, Encoded, Error, Sampling, VideoError, VideoInput};
+use framefeed::{ClipSampler, Config, Encoded, Error, Sampling, VideoInput};
 use serde_json::Value;
 
 struct Expected {

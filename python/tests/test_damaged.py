@@ -107,3 +107,14 @@ def test_undamaged_videos_have_no_damage() -> None:
             assert seq.damaged == [False] * seq.valid_frames and seq.holes == [] and seq.ended_early is None
     reader = ff.VideoReader(ff.SAMPLE_MP4)
     assert reader.get_frames_at([0, 59]).damaged == [False, False] and reader.metadata.holes == []
+
+
+def test_a_file_cut_short_gives_its_frames_without_failing(tmp_path: pathlib.Path) -> None:
+    data = fixture("damage_h264.mp4")
+    path = tmp_path / "cut.mp4"
+    path.write_bytes(data[: len(data) * 3 // 5])
+    frames, holes, errors = plain_run(path)
+    assert errors == [] and 0 < len(frames) < 100
+    reader = ff.VideoReader(str(path))
+    # Samples past the end of the data are not the video's: the reader's length is the plain run's numbering.
+    assert len(reader) == len(frames) + len(holes)

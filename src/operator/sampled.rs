@@ -355,16 +355,14 @@ impl Worker {
             }
             self.put(asm, &mut host, out)
         };
-        let meet = |met: Vec<HoleAt>,
-                    sampler: &mut InOrder,
-                    mut put: &mut dyn FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), Stop>|
-         -> Result<(), Stop> {
-            for hole in met {
-                holes.borrow_mut().push(hole);
-                sampler.hole(hole.pts as f64 * time_base, &mut put)?;
-            }
-            Ok(())
-        };
+        let meet =
+            |met: Vec<HoleAt>, sampler: &mut InOrder, mut put: &mut Put<'_>| -> Result<(), Stop> {
+                for hole in met {
+                    holes.borrow_mut().push(hole);
+                    sampler.hole(hole.pts as f64 * time_base, &mut put)?;
+                }
+                Ok(())
+            };
         let mut on_frame = |info: crate::decode::FrameInfo, frame: FrameRef<'_>| {
             let orientation = orienter.observe(&frame);
             let frame = frame.host().map_err(Stop::Video)?;
@@ -413,6 +411,9 @@ impl Worker {
         Ok(outcome)
     }
 }
+
+/// What takes the slots' output in order (`Worker::put` over a video's assembler).
+type Put<'a> = dyn FnMut(Out<'_, Shown<AvFrame>>) -> Result<(), Stop> + 'a;
 
 /// A picture the slots hold for later sequences: where the transform stage reads it.
 trait Picture {
