@@ -90,9 +90,16 @@
 //! 10-bit sources are converted to 8-bit RGB.
 //!
 //! ## Bad input
-//! An empty, unreadable, truncated or corrupt video, one with no video stream, an unsupported codec, absurd
-//! dimensions or no frame fails alone: its batches decoded so far are delivered, then one
-//! [`Error::Video`] naming it and why; the operator goes on with the next video.
+//! An empty or unreadable video, one with no video stream, an unsupported codec, absurd dimensions or no frame
+//! fails alone: its batches decoded so far are delivered, then one [`Error::Video`] naming it and why; the
+//! operator goes on with the next video.
+//!
+//! ## Damaged videos
+//! One numbering in every door: a frame's display index is its place in the stream's display order, and a
+//! picture that does not decode leaves a [`Hole`] ([`Sequence::holes`]) that renumbers nothing. Each frame says
+//! whether it is damaged ([`Frame::damaged`]); a frame not damaged is the same picture in every door and the
+//! `ffmpeg` CLI's at its time. By default damage fails nothing (as the CLI); [`Config::strict`] fails the
+//! video at its first damage (as `ffmpeg -xerror`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

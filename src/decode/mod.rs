@@ -4,6 +4,8 @@
 //! With the feature, `nvcuvid.rs` is the direct NVDEC backend (NVIDIA's parser and decoder with a decode queue),
 //! a module of `cuda.rs`, which opens it for the codecs it takes unless the config asks for the hwaccel. Each backend hands every decoded
 //! frame to the transform stage as a [`FrameRef`](crate::decode::frame::FrameRef): in host or GPU memory.
+//! `damage` marks the damaged pictures (concealed, or decoded after damage in their GOP), by one rule for every
+//! door.
 
 mod backend;
 pub(crate) mod cpu;

@@ -5,6 +5,8 @@
 //!   (stride and step, clips, a list of indices).
 //! - `index`: a whole video's frame index, listed from an MP4's index or built by demuxing without decoding:
 //!   display order and keyframes.
+//! - `numbering`: the one numbering of a video's frames read in order (a plain run, a live video): display
+//!   order, a picture that does not decode leaving a hole; the same numbers the index gives.
 //! - `start`: a damaged start (frames before the first keyframe) decoded to leave out of the index what a full
 //!   decode does not give, so that display indices count the frames a full decode gives.
 //! - `seek`: decodes a whole video's needed frames only, seeking to the keyframe each needs.
