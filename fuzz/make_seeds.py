@@ -75,6 +75,42 @@ def forgeries() -> dict:
     return out
 
 
+def damaged() -> dict:
+    """Damaged copies of the fixtures, as tests/damaged_videos.rs makes them (issue 60): bytes overwritten mid-stream,
+    a run zeroed, a file cut short, MPEG-TS packets cut out, a damaged HEVC and VP9."""
+    state = [7]
+
+    def noise(n: int) -> bytes:
+        out = bytearray()
+        for _ in range(n):
+            state[0] = (state[0] * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+            out.append(state[0] >> 56)
+        return bytes(out)
+
+    def overwrite(name: str, at: float, n: int) -> bytes:
+        data = bytearray((FIXTURES / name).read_bytes())
+        start = int(len(data) * at)
+        data[start:start + n] = noise(n)
+        return bytes(data)
+
+    mp4 = (FIXTURES / "damage_h264.mp4").read_bytes()
+    zeroed = bytearray(mp4)
+    zeroed[int(len(mp4) * 0.4):int(len(mp4) * 0.4) + 1500] = bytes(1500)
+    ts = bytearray((FIXTURES / "h264.ts").read_bytes())
+    cut = len(ts) // 2 // 188 * 188
+    del ts[cut:cut + 2 * 188]
+    hevc = bytearray((FIXTURES / "damage_hevc.mkv").read_bytes())
+    hevc[int(len(hevc) * 0.65):int(len(hevc) * 0.65) + 64] = bytes(64)
+    return {
+        "damaged_overwritten.mp4": overwrite("damage_h264.mp4", 0.55, 400),
+        "damaged_zeroed.mp4": bytes(zeroed),
+        "damaged_cut_short.mp4": mp4[: len(mp4) * 3 // 4],
+        "damaged_packets_cut.ts": bytes(ts),
+        "damaged_hevc.mkv": bytes(hevc),
+        "damaged_vp9.webm": overwrite("damage_vp9.webm", 0.45, 150),
+    }
+
+
 def main() -> None:
     shutil.rmtree(SEEDS, ignore_errors=True)
     for target in ["operator_whole", "operator_live", "mp4_sniffer", "service_request"]:
@@ -86,6 +122,9 @@ def main() -> None:
         (SEEDS / "operator_live" / name).write_bytes(knobs + live_chunks(data, [255, 100, 17][i % 3]))
         if name.endswith(".mp4"):
             (SEEDS / "mp4_sniffer" / name).write_bytes(data)
+    for i, (name, data) in enumerate(sorted(damaged().items())):
+        (SEEDS / "operator_whole" / name).write_bytes(KNOBS[i % len(KNOBS)] + data)
+        (SEEDS / "operator_live" / name).write_bytes(KNOBS[i % len(KNOBS)] + live_chunks(data, 255))
     for i, (name, data) in enumerate(sorted(forgeries().items())):
         (SEEDS / "operator_whole" / name).write_bytes(KNOBS[i % len(KNOBS)] + data)
         (SEEDS / "operator_live" / name).write_bytes(KNOBS[i % len(KNOBS)] + live_chunks(data, 200))

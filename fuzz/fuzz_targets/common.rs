@@ -66,6 +66,11 @@ pub fn drain(input: &VideoInput) {
                 for seq in batch.sequences() {
                     assert!(seq.valid_frames() >= 1 && seq.valid_frames() <= length);
                     assert_eq!(seq.pts().len(), seq.valid_frames());
+                    assert_eq!(seq.damaged().len(), seq.valid_frames());
+                    // One numbering: a hole is never also a frame's index.
+                    for hole in seq.holes() {
+                        assert!(!seq.indices().contains(&hole.index), "hole {}", hole.index);
+                    }
                 }
                 let _ = batch.data();
             }
