@@ -246,7 +246,7 @@ fn bad_input_and_bad_requests_fail_clearly() {
     assert_eq!(reader.frames_at(&[]).unwrap().shape(), [0, 240, 320, 3]);
     // Still reads after refusals.
     assert_eq!(reader.frames_at(&[59]).unwrap().indices(), &[59]);
-    // Not a video; a raw stream (no times to index).
+    // Not a video.
     match VideoReader::open(&b"not a video at all"[..], &Config::new(1, 1)) {
         Err(Error::Video {
             error: VideoError::NotAVideo(_),
@@ -254,15 +254,57 @@ fn bad_input_and_bad_requests_fail_clearly() {
         }) => {}
         other => panic!("{other:?}"),
     }
-    let raw = VideoReader::open(
-        Encoded::file(fixture("h264.h264")).unwrap(),
-        &Config::new(1, 1),
-    );
-    assert!(sampling(raw.unwrap_err()).contains("decode it in order with VideoInput"));
     // A change of size in one read, without a resize to one size.
     let two = open(&fixture("res_change.ts"));
     assert!(sampling(two.frames_at(&[0, 40]).unwrap_err()).contains("two sizes"));
     assert_eq!(two.frames_at(&[40, 41]).unwrap().shape(), [2, 48, 64, 3]);
+}
+
+/// Raw elementary streams (Annex-B H.264 and HEVC, no timestamps; one changing size): indexed by decoding them
+/// once, read by index in any order, each frame the CLI's at that index and at the plain run's time, with the
+/// plain run's length.
+#[test]
+fn raw_elementary_streams_read_by_index() {
+    if skip_without_ffmpeg("raw streams read by index") {
+        return;
+    }
+    for name in ["h264.h264", "hevc.hevc", "res_change.h264"] {
+        let path = fixture(name);
+        let reference = ffmpeg_md5s(&path, &[], None);
+        let plain = decode_file(&path, Config::new(1000, 1));
+        let indices: Vec<u64> = plain.iter().flat_map(|s| s.indices.clone()).collect();
+        let n = reference.len() as u64;
+        assert_eq!(indices, (0..n).collect::<Vec<_>>(), "{name}: the plain run's numbering");
+        let reader = open(&path);
+        assert_eq!(reader.len(), n, "{name}: length");
+        let size_of = |i: u64| reader.frames_at(&[i]).unwrap().shape();
+        for read in [
+            vec![n - 1, 0, n / 2, n / 3, n / 3, 1],
+            (0..n).rev().step_by(4).collect::<Vec<_>>(),
+        ] {
+            for &i in &read {
+                assert_frames_are(&reference, &reader.frames_at(&[i]).unwrap(), &format!("{name} {i}"));
+            }
+            // Several at once where they share a size.
+            let same: Vec<u64> = read.iter().copied().filter(|&i| size_of(i) == size_of(0)).collect();
+            assert_frames_are(&reference, &reader.frames_at(&same).unwrap(), name);
+        }
+        let input = framefeed::VideoInput::new(Config::new(1000, 1)).unwrap();
+        input.feed(Encoded::file(&path).unwrap()).unwrap();
+        input.close();
+        let batch = input.next_batch().unwrap().unwrap();
+        let times = batch.sequence(0).pts().to_vec();
+        let read = reader.frames_at(&[0, 5, 9]).unwrap();
+        for (k, &i) in [0usize, 5, 9].iter().enumerate() {
+            assert!(
+                (read.pts_seconds()[k] - times[i]).abs() < 1e-6,
+                "{name}: frame {i} at {} s, the plain run's at {} s",
+                read.pts_seconds()[k],
+                times[i]
+            );
+        }
+        println!("{name}: {n} frames, read by index exactly");
+    }
 }
 
 /// A video that changes size (26 frames of 96x64, then 22 of 64x48): each read within one size gives the CLI's

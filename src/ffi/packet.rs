@@ -42,6 +42,13 @@ impl Packet {
         (ts != sys::AV_NOPTS_VALUE).then_some(ts)
     }
 
+    /// Sets the presentation timestamp (`None`: none), for a stream whose container gives none: the decoder
+    /// gives it back on the frame the packet makes.
+    pub(crate) fn set_pts(&mut self, pts: Option<i64>) {
+        // SAFETY: the packet is valid and owned by `self`; `pts` is a plain field.
+        unsafe { (*self.0.as_ptr()).pts = pts.unwrap_or(sys::AV_NOPTS_VALUE) };
+    }
+
     /// Decoding timestamp in stream time base units, when the container gave one.
     pub(crate) fn dts(&self) -> Option<i64> {
         let ts = self.raw().dts;

@@ -15,7 +15,7 @@ mod frames;
 mod metadata;
 mod read;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -29,7 +29,8 @@ use crate::decode::{nvdec_support, open_nvdec, Decoder};
 use crate::demux::open::{Opened, Opener};
 use crate::device::{Device, GpuRuntime};
 use crate::error::{Error, Result, VideoError};
-use crate::sample::index::FrameIndex;
+use crate::sample::decoded_order::index_by_decoding;
+use crate::sample::index::{max_packets, FrameIndex};
 use crate::sample::seek::Position;
 use crate::sample::start::leave_out_undecodable_start;
 use crate::sample::{list_whole, scan_whole, Scanned};
@@ -61,8 +62,9 @@ use crate::video::{ClipKey, Encoded, Label, VideoId, VideoRef};
 ///
 /// The config's sequence settings, sampling and queue limits do not apply; its decoder threads, threading,
 /// stream choice, container limits, transforms (one crop window a read), `autorotate` and device do. A video
-/// whose packets carry no presentation times (a raw H.264 or HEVC stream) cannot be indexed: opening it fails
-/// with [`VideoError::Sampling`]; decode it with [`VideoInput`](crate::VideoInput) in order instead.
+/// whose packets carry no presentation times (a raw H.264 or HEVC stream) is indexed by decoding it once when
+/// opened (its frames then numbered and timed as a plain run numbers them, at the stream's nominal rate), and
+/// read by byte position.
 pub struct VideoReader {
     metadata: VideoMetadata,
     state: Mutex<Reading>,
@@ -307,11 +309,26 @@ fn index_video(
     };
     match scanned {
         Scanned::Index(index) => Ok(index),
-        Scanned::Unordered { .. } => Err(VideoError::Sampling {
-            reason: "its packets do not give the frames' display order (a raw H.264 or HEVC stream, or \
-                     timestamps missing), so it cannot be read by index: decode it in order with VideoInput"
-                .into(),
-        }),
+        // No presentation times (a raw H.264 or HEVC stream): the display order is found by decoding it once.
+        Scanned::Unordered { .. } => {
+            let unordered = || VideoError::Sampling {
+                reason: "its packets give neither the frames' display order nor byte positions to find them \
+                         by, so it cannot be read by index: decode it in order with VideoInput"
+                    .into(),
+            };
+            let mut demuxer = match opener.open_again(opened) {
+                Some(Ok(demuxer)) => demuxer,
+                Some(Err(failure)) => return Err(failure_error(failure)),
+                None => return Err(unordered()),
+            };
+            let mut decoder =
+                CpuDecoder::open(&demuxer, config.decoder_threads, config.threading)?;
+            let stop = AtomicBool::new(false);
+            let index =
+                index_by_decoding(&mut demuxer, &mut decoder, max_packets(config), &stop)
+                    .map_err(read::stop_error)?;
+            index.map(Arc::new).ok_or_else(unordered)
+        }
     }
 }
 

@@ -55,6 +55,9 @@ pub(crate) struct FrameIndex {
     by_pos: Vec<(i64, u32)>,
     /// Seconds per timestamp unit.
     time_base: f64,
+    /// The presentation times are framefeed's, not the container's (a stream without timestamps indexed by
+    /// decoding it once, `decoded_order`): packets are found by byte position and given their time as read.
+    synthetic: bool,
 }
 
 impl FrameIndex {
@@ -89,7 +92,30 @@ impl FrameIndex {
             display,
             by_pos,
             time_base,
+            synthetic: false,
         })
+    }
+
+    /// The index of a stream whose container gives no presentation times, with the times
+    /// [`decoded_order`](super::decoded_order) gave its packets.
+    pub(crate) fn with_synthetic_times(packets: Vec<PacketEntry>, time_base: f64) -> Option<Self> {
+        let mut index = Self::new(packets, time_base)?;
+        if index.by_pos.len() != index.packets.len() {
+            return None; // every packet must be found by its position
+        }
+        index.synthetic = true;
+        Some(index)
+    }
+
+    /// Whether the times are framefeed's (see [`with_synthetic_times`](Self::with_synthetic_times)): a packet
+    /// read takes its time from here ([`time_of_read`](Self::time_of_read)), and seeking goes by byte position.
+    pub(crate) fn is_synthetic(&self) -> bool {
+        self.synthetic
+    }
+
+    /// The presentation time a packet read at byte position `pos` takes in a synthetic index.
+    pub(crate) fn time_of_read(&self, pos: Option<i64>) -> Option<i64> {
+        self.packet_at(pos?).and_then(|i| self.packets[i].pts)
     }
 
     /// How many frames the video displays.

@@ -7,6 +7,8 @@
 //!   display order and keyframes.
 //! - `numbering`: the one numbering of a video's frames read in order (a plain run, a live video): display
 //!   order, a picture that does not decode leaving a hole; the same numbers the index gives.
+//! - `decoded_order`: the index of a stream whose packets carry no presentation times (a raw H.264 or HEVC
+//!   stream), its display order found by decoding it once, for random access.
 //! - `start`: a damaged start (frames before the first keyframe) decoded to leave out of the index what a full
 //!   decode does not give, so that display indices count the frames a full decode gives.
 //! - `seek`: decodes a whole video's needed frames only, seeking to the keyframe each needs.
@@ -18,6 +20,7 @@
 //! The worker (`operator::sampled`) drives them and hands the chosen frames to the transform and assembly
 //! stages; frames no sequence takes are never converted.
 
+pub(crate) mod decoded_order;
 pub(crate) mod index;
 mod live;
 pub(crate) mod numbering;

@@ -214,7 +214,7 @@ impl Run<'_> {
                     self.at.reading = None; // skip the GOPs between: seek
                     break;
                 }
-                let verdict = match self.demuxer.next_packet(&mut packet) {
+                let verdict = match self.next_packet(&mut packet) {
                     Ok(true) => {
                         self.at.reading = Some(r + 1);
                         self.decode(Some(&packet), first_pts, deliver)?
@@ -348,10 +348,12 @@ impl Run<'_> {
         let target = *self.index.packet(start);
         let stream = self.demuxer.stream().index;
         let first = *self.index.packet(0);
+        // Times framefeed gave a stream without any are not the demuxer's: only byte positions seek there.
+        let times = !self.index.is_synthetic();
         let attempts = [
-            target.dts.or(target.pts).map(|ts| (ts, false)),
+            target.dts.or(target.pts).filter(|_| times).map(|ts| (ts, false)),
             target.pos.map(|pos| (pos, true)),
-            first.dts.or(first.pts).map(|ts| (ts, false)),
+            first.dts.or(first.pts).filter(|_| times).map(|ts| (ts, false)),
             Some((0, true)),
         ];
         let mut last_error = None;
@@ -373,11 +375,20 @@ impl Run<'_> {
         }))
     }
 
+    /// Reads the next packet; in a stream whose times are framefeed's, gives it its time from the index.
+    fn next_packet(&mut self, packet: &mut Packet) -> Result<bool, AvError> {
+        let read = self.demuxer.next_packet(packet)?;
+        if read && self.index.is_synthetic() {
+            packet.set_pts(self.index.time_of_read(packet.pos()));
+        }
+        Ok(read)
+    }
+
     /// Reads until packet `start` (identified by its byte position); `false` when the seek landed past it
     /// or where packets cannot be told apart.
     fn read_to(&mut self, start: usize, packet: &mut Packet) -> Result<bool, AvError> {
         loop {
-            if !self.demuxer.next_packet(packet)? {
+            if !self.next_packet(packet)? {
                 return Ok(false);
             }
             let Some(i) = packet.pos().and_then(|pos| self.index.packet_at(pos)) else {
