@@ -242,6 +242,55 @@ async fn malformed_bodies_get_an_error_line_and_a_summary() {
     }
 }
 
+/// A damaged upload (bytes overwritten mid-stream): by default its lines carry the holes and damaged frames and no
+/// error (the same numbering as the library's: frames and holes are the video's 100 indices); `strict=1` fails
+/// it at its first damage, after the frames before.
+async fn damaged_uploads_report_their_damage_and_fail_only_when_strict() {
+    let (addr, _service) = start(|_| {}).await;
+    let mut data = read_fixture("damage_h264.mp4");
+    let at = data.len() * 11 / 20;
+    data[at..at + 1500].fill(0xFF);
+    let lines_of = |query: &'static str| {
+        let data = data.clone();
+        async move {
+            let up = upload(
+                addr,
+                "127.0.0.1",
+                query,
+                chunks_of(&data, 4000),
+                Duration::ZERO,
+                None,
+            )
+            .await;
+            tokio::time::timeout(BOUND, up.response)
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    let (status, lines) = lines_of("sequence_length=8").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(lines.iter().all(|l| l.get("error").is_none()), "{lines:?}");
+    let (frames, _, _) = account(&lines);
+    let holes: usize = lines
+        .iter()
+        .filter_map(|l| l["sequences"].as_array())
+        .flatten()
+        .filter_map(|s| s["holes"].as_array())
+        .map(Vec::len)
+        .sum();
+    assert!(holes > 0, "{lines:?}");
+    assert_eq!(frames + holes as u64, 100);
+    let (status, lines) = lines_of("sequence_length=8&strict=1").await;
+    assert_eq!(status, StatusCode::OK);
+    let error = lines
+        .iter()
+        .find_map(|l| l.get("error"))
+        .expect("an error line");
+    assert_eq!(error["code"], "corrupt", "{error}");
+    assert!(account(&lines).0 < frames);
+}
+
 async fn limits_are_answered_with_400_413_429_and_503() {
     let (addr, service) = start(|c| {
         c.max_streams = 2;
@@ -378,5 +427,6 @@ on_both_runtimes!(
     sixteen_concurrent_uploads_beside_a_stalled_one,
     a_stalled_upload_fails_alone_with_a_clear_error,
     malformed_bodies_get_an_error_line_and_a_summary,
+    damaged_uploads_report_their_damage_and_fail_only_when_strict,
     limits_are_answered_with_400_413_429_and_503
 );

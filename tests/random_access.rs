@@ -274,7 +274,11 @@ fn raw_elementary_streams_read_by_index() {
         let plain = decode_file(&path, Config::new(1000, 1));
         let indices: Vec<u64> = plain.iter().flat_map(|s| s.indices.clone()).collect();
         let n = reference.len() as u64;
-        assert_eq!(indices, (0..n).collect::<Vec<_>>(), "{name}: the plain run's numbering");
+        assert_eq!(
+            indices,
+            (0..n).collect::<Vec<_>>(),
+            "{name}: the plain run's numbering"
+        );
         let reader = open(&path);
         assert_eq!(reader.len(), n, "{name}: length");
         let size_of = |i: u64| reader.frames_at(&[i]).unwrap().shape();
@@ -283,10 +287,18 @@ fn raw_elementary_streams_read_by_index() {
             (0..n).rev().step_by(4).collect::<Vec<_>>(),
         ] {
             for &i in &read {
-                assert_frames_are(&reference, &reader.frames_at(&[i]).unwrap(), &format!("{name} {i}"));
+                assert_frames_are(
+                    &reference,
+                    &reader.frames_at(&[i]).unwrap(),
+                    &format!("{name} {i}"),
+                );
             }
             // Several at once where they share a size.
-            let same: Vec<u64> = read.iter().copied().filter(|&i| size_of(i) == size_of(0)).collect();
+            let same: Vec<u64> = read
+                .iter()
+                .copied()
+                .filter(|&i| size_of(i) == size_of(0))
+                .collect();
             assert_frames_are(&reference, &reader.frames_at(&same).unwrap(), name);
         }
         let input = framefeed::VideoInput::new(Config::new(1000, 1)).unwrap();

@@ -311,22 +311,22 @@ fn index_video(
         Scanned::Index(index) => Ok(index),
         // No presentation times (a raw H.264 or HEVC stream): the display order is found by decoding it once.
         Scanned::Unordered { .. } => {
-            let unordered = || VideoError::Sampling {
+            let unordered = || {
+                VideoError::Sampling {
                 reason: "its packets give neither the frames' display order nor byte positions to find them \
                          by, so it cannot be read by index: decode it in order with VideoInput"
                     .into(),
+            }
             };
             let mut demuxer = match opener.open_again(opened) {
                 Some(Ok(demuxer)) => demuxer,
                 Some(Err(failure)) => return Err(failure_error(failure)),
                 None => return Err(unordered()),
             };
-            let mut decoder =
-                CpuDecoder::open(&demuxer, config.decoder_threads, config.threading)?;
+            let mut decoder = CpuDecoder::open(&demuxer, config.decoder_threads, config.threading)?;
             let stop = AtomicBool::new(false);
-            let index =
-                index_by_decoding(&mut demuxer, &mut decoder, max_packets(config), &stop)
-                    .map_err(read::stop_error)?;
+            let index = index_by_decoding(&mut demuxer, &mut decoder, max_packets(config), &stop)
+                .map_err(read::stop_error)?;
             index.map(Arc::new).ok_or_else(unordered)
         }
     }

@@ -351,9 +351,17 @@ impl Run<'_> {
         // Times framefeed gave a stream without any are not the demuxer's: only byte positions seek there.
         let times = !self.index.is_synthetic();
         let attempts = [
-            target.dts.or(target.pts).filter(|_| times).map(|ts| (ts, false)),
+            target
+                .dts
+                .or(target.pts)
+                .filter(|_| times)
+                .map(|ts| (ts, false)),
             target.pos.map(|pos| (pos, true)),
-            first.dts.or(first.pts).filter(|_| times).map(|ts| (ts, false)),
+            first
+                .dts
+                .or(first.pts)
+                .filter(|_| times)
+                .map(|ts| (ts, false)),
             Some((0, true)),
         ];
         let mut last_error = None;
