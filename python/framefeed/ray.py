@@ -175,6 +175,7 @@ class Decoder:
 
     Output columns: ``frames`` (the sequence, in the chosen dtype and layout), ``valid_frames``, ``path``,
     ``first_frame``, ``indices`` (the display index of each real frame), ``pts`` (seconds, one per real frame),
+    ``damaged`` (whether each real frame is damaged: concealed, or decoded from damaged data),
     ``crop_window`` (``(x, y, w, h)``, when cropping), ``segment`` (when the input has it), and ``error``
     (``None``, or why the video failed, when ``on_error="record"``).
     """
@@ -314,6 +315,7 @@ class Decoder:
             "first_frame": np.array([s.first_frame for s in sequences], dtype=np.int64),
             "indices": [np.array(s.indices, dtype=np.int64) for s in sequences],
             "pts": [np.array(s.pts, dtype=np.float64) for s in sequences],
+            "damaged": [np.array(s.damaged, dtype=bool) for s in sequences],
         }
         if self.cropping:
             rows["crop_window"] = np.array([s.crop_window for s in sequences], dtype=np.int64)
@@ -331,6 +333,7 @@ class Decoder:
             "first_frame": np.array([0], dtype=np.int64),
             "indices": [np.zeros(0, dtype=np.int64)],
             "pts": [np.zeros(0, dtype=np.float64)],
+            "damaged": [np.zeros(0, dtype=bool)],
             "error": np.array([reason], dtype=object),
         }
         if self.cropping:

@@ -74,7 +74,8 @@ class VideoDataset(IterableDataset):
 
     Yields ``(frames, info)``: the batch as a tensor (no copy), and a dict with ``video_id``, ``label`` (the
     file's path), ``index``, ``is_last``, ``valid_frames`` (per sequence), ``first_frame`` (per sequence),
-    ``indices`` (per sequence: the display index of each real frame) and ``pts`` (per sequence, seconds). With
+    ``indices`` (per sequence: the display index of each real frame), ``pts`` (per sequence, seconds) and
+    ``damaged`` (per sequence: whether each real frame is damaged). With
     ``shuffle_buffer``, the batch is stacked from the sequences that came out of the buffer (a list of tensors
     when they differ in shape, as a ``"partial"`` policy's last sequences do) and every entry of ``info`` is a
     list with one item per sequence.
@@ -183,6 +184,7 @@ class VideoDataset(IterableDataset):
                     "first_frame": seq.first_frame,
                     "indices": seq.indices,
                     "pts": seq.pts,
+                    "damaged": seq.damaged,
                 }
                 out = buffer.push((torch.from_dlpack(seq).clone(), info))
                 if out is not None:
@@ -269,6 +271,7 @@ class VideoDataset(IterableDataset):
             "first_frame": [s.first_frame for s in sequences],
             "indices": [s.indices for s in sequences],
             "pts": [s.pts for s in sequences],
+            "damaged": [s.damaged for s in sequences],
         }
 
 
@@ -288,7 +291,7 @@ class VideoClipDataset(Dataset):
             ``dtype``, ``device``...).
 
     An item is ``(frames, info)``: frames (N, H, W, 3) (or per ``dimension_order``), and ``info`` with ``path``,
-    ``label``, ``indices`` and ``pts`` (seconds).
+    ``label``, ``indices``, ``pts`` (seconds) and ``damaged`` (whether each frame is damaged).
 
     >>> dataset = VideoClipDataset(paths, clip_indices(16, stride=4), resize_shorter=128, crop=112,
     ...                            dtype="float32_unit", dimension_order="NCHW")
@@ -331,5 +334,6 @@ class VideoClipDataset(Dataset):
             "label": self.labels[index] if self.labels is not None else None,
             "indices": frames.indices,
             "pts": frames.pts_seconds,
+            "damaged": frames.damaged,
         }
         return torch.from_dlpack(frames), info

@@ -14,7 +14,7 @@ import pytest
 
 import framefeed as ff
 import framefeed.compat.decord as decord
-from conftest import fixture
+from conftest import all_results, fixture
 from framefeed.compat.decord.base import DECORDError
 
 
@@ -37,14 +37,11 @@ def plain_run(path: pathlib.Path, **kwargs) -> Tuple[Dict[int, Tuple[str, bool]]
     inp = ff.VideoInput(8, 2, **kwargs)
     inp.feed_file(str(path))
     inp.close()
-    while True:
-        try:
-            batch = inp.next_batch()
-        except ff.VideoError as error:
-            errors.append(error)
+    for batch in all_results(inp):
+        if isinstance(batch, ff.VideoError):
+            errors.append(batch)
             continue
-        if batch is None:
-            break
+        assert isinstance(batch, ff.Batch)
         for seq in batch.sequences:
             assert len(seq.damaged) == seq.valid_frames
             holes.update(index for index, _ in seq.holes)

@@ -90,6 +90,7 @@ def test_every_sequence_exactly_once_in_order_and_byte_identical(cluster, tmp_pa
             assert row["valid_frames"] == valid and row["error"] is None
             assert np.array_equal(row["frames"], frames), f"{f.name}: frames from {first} differ"
             assert len(row["pts"]) == valid
+            assert list(row["damaged"]) == [False] * valid, f"{f.name}: undamaged"
 
 
 def test_by_default_a_long_file_among_short_ones_is_cut_for_the_pool(cluster, monkeypatch):
@@ -174,7 +175,8 @@ def test_transforms_and_errors_per_on_error(cluster, tmp_path):
     text.write_bytes(b"not a video")
     good = FIXTURES / "vp9.webm"
     keywords = dict(resize_shorter=32, crop=24, crop_pos="random", seed=3, dtype="float16", layout="CFHW")
-    by = rows_by_path(fr.read_videos([good, corrupt, text], sequence_length=4, concurrency=2, **keywords))
+    # strict: a file cut short fails its video (by default it gives its frames and no error: test_damaged.py).
+    by = rows_by_path(fr.read_videos([good, corrupt, text], sequence_length=4, concurrency=2, strict=True, **keywords))
     assert [r["error"] for r in by[str(good)]] == [None] * 6
     assert all(r["frames"].shape[:2] == (3, r["valid_frames"]) and r["frames"].dtype == np.float16 for r in by[str(good)])
     assert all(len(r["crop_window"]) == 4 for r in by[str(good)])
@@ -457,8 +459,8 @@ def test_a_long_video_in_segments_gives_the_rows_of_one_decode(cluster, tmp_path
 
 
 def test_a_corrupt_gop_fails_only_its_segment(cluster, tmp_path):
-    """A segment whose GOP is damaged gives its error row naming its frames; the other segments' rows are
-    whole."""
+    """With strict=True a segment whose GOP is damaged gives its error row naming its frames; the other segments'
+    rows are whole."""
     src = FIXTURES / "sampling_h264_open_gop.mp4"
     data = bytearray(src.read_bytes())
     parts = ff.segments(bytes(data), 40)
@@ -468,7 +470,13 @@ def test_a_corrupt_gop_fails_only_its_segment(cluster, tmp_path):
     data[mid : mid + 3000] = bytes(3000)
     bad = tmp_path / "damaged.mp4"
     bad.write_bytes(bytes(data))
-    rows = rows_by_path(fr.read_videos([bad], sequence_length=4, concurrency=2, segment_frames=40))[str(bad)]
+    # By default the damage is reported on the rows (`damaged`), and no segment fails; strict=True fails the
+    # damaged GOP's segment alone.
+    lenient = rows_by_path(fr.read_videos([bad], sequence_length=4, concurrency=2, segment_frames=40))[str(bad)]
+    assert all(r["error"] is None for r in lenient) and any(r["damaged"].any() for r in lenient)
+    rows = rows_by_path(
+        fr.read_videos([bad], sequence_length=4, concurrency=2, segment_frames=40, strict=True)
+    )[str(bad)]
     errors = [r for r in rows if r["error"] is not None]
     good = [r for r in rows if r["error"] is None]
     assert errors, "the damaged GOP failed its segment"

@@ -5,13 +5,14 @@
 //!
 //! **The rule.** A picture is damaged when libavcodec says so (`AV_FRAME_FLAG_CORRUPT`, or any
 //! `decode_error_flags`: concealment, missing references, invalid bitstream), or when it was decoded after
-//! damage in its own GOP: after a packet of that GOP the decoder rejected (with frame threading an error surfaces
-//! some packets late, so damage counts from the oldest packet whose frame has not come out), or after a picture of that GOP it
-//! flagged (damage travels through references, which do not cross a keyframe: libavcodec flags nothing on the
-//! pictures that refer to a concealed one). An open GOP's leading pictures (decoded after its keyframe, shown
-//! before it) refer to the GOP before and take its damage too. What the rule cannot see: a picture shown
-//! before a flagged one that it refers to (a B-frame ahead of a damaged P-frame in display order) is marked only
-//! if the P-frame's packet itself was rejected.
+//! damage in its own GOP: after a packet of that GOP the decoder rejected or an error it logged (with frame
+//! threading an error surfaces some packets late, so damage counts from the oldest packet whose frame has not
+//! come out), or after a picture of that GOP it flagged (damage travels through references, which do not cross
+//! a keyframe: libavcodec flags nothing on the pictures that refer to a concealed one). An open GOP's leading
+//! pictures (decoded after its keyframe, shown before it) refer to the GOP before and take its damage too. What
+//! the rule cannot see: a picture shown before a flagged one that it refers to (a B-frame ahead of a damaged
+//! P-frame in display order) is marked only if the P-frame's damage was reported before it came out; damage no
+//! decoder reports (flipped bits that decode to other pixels) is not marked, and decodes the same everywhere.
 //!
 //! A frame not marked is decoded from data whose GOP was whole up to it: it is the same picture whichever door
 //! decodes it and wherever decoding started (a keyframe), and the same as the `ffmpeg` CLI's.

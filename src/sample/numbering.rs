@@ -310,7 +310,14 @@ mod tests {
             let (frames, holes) = run(&packets, reorder + delay, &lost);
             let entries: Vec<PacketEntry> = packets
                 .iter()
-                .map(|&(pts, key)| PacketEntry { pts: Some(pts), dts: None, pos: None, duration: 1, key, discard: false })
+                .map(|&(pts, key)| PacketEntry {
+                    pts: Some(pts),
+                    dts: None,
+                    pos: None,
+                    duration: 1,
+                    key,
+                    discard: false,
+                })
                 .collect();
             let index = FrameIndex::new(entries, 1.0).unwrap();
             for (pts, i) in frames {
