@@ -345,8 +345,6 @@ impl Worker {
         let time_base = opened.demuxer.stream().seconds_per_unit();
         let last_duration = Cell::new(None);
         let numbering = RefCell::new(Numbering::new());
-        // Holes forced out by packets read, met with the next frame.
-        let forced = RefCell::new(Vec::new());
         // Holes met, reported on the sequence of the next frame put.
         let holes = RefCell::new(Vec::new());
         let mut put = |out: Out<'_, Shown<AvFrame>>| {
@@ -368,7 +366,6 @@ impl Worker {
             let frame = frame.host().map_err(Stop::Video)?;
             last_duration.set(frame.duration().map(|d| d as f64 * time_base));
             let (display, met) = numbering.borrow_mut().frame(info.packet_pts);
-            let met: Vec<HoleAt> = forced.borrow_mut().drain(..).chain(met).collect();
             meet(met, sampler, &mut put)?;
             let Some(display) = display else {
                 return Ok(()); // a picture for an index already passed (damage): not given
@@ -389,21 +386,13 @@ impl Worker {
             false,
             &mut outcome,
             &mut |packet| {
-                let met = numbering.borrow_mut().packet(
-                    packet.pts(),
-                    packet.is_key(),
-                    packet.is_discarded(),
-                );
-                forced.borrow_mut().extend(met);
+                numbering
+                    .borrow_mut()
+                    .packet(packet.pts(), packet.is_key(), packet.is_discarded());
             },
             &mut on_frame,
         )?;
-        let met: Vec<HoleAt> = forced
-            .into_inner()
-            .into_iter()
-            .chain(numbering.into_inner().finish())
-            .collect();
-        meet(met, sampler, &mut put)?;
+        meet(numbering.into_inner().finish(), sampler, &mut put)?;
         sampler.finish(last_duration.get(), &mut put)?;
         for hole in holes.into_inner() {
             self.hole(asm, hole, time_base)?;

@@ -530,14 +530,12 @@ impl Worker {
         // When the packet being decoded was read: the arrival of the frames its decoding gives.
         let arrival = std::cell::Cell::new(Instant::now());
         let numbering = RefCell::new(numbering);
-        // Holes forced out by packets read (a decoder that gives nothing for long), reported with the next frame.
-        let forced = RefCell::new(Vec::new());
         let mut sink = |info: FrameInfo, frame: FrameRef<'_>| -> Result<(), Stop> {
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Err(Stop::Shutdown);
             }
             let (index, holes) = numbering.borrow_mut().frame(info.packet_pts);
-            for hole in forced.borrow_mut().drain(..).chain(holes) {
+            for hole in holes {
                 self.hole(asm, hole, time_base)?;
             }
             let Some(index) = index else {
@@ -564,17 +562,13 @@ impl Worker {
             outcome,
             &mut |packet| {
                 arrival.set(Instant::now());
-                let holes = numbering.borrow_mut().packet(
-                    packet.pts(),
-                    packet.is_key(),
-                    packet.is_discarded(),
-                );
-                forced.borrow_mut().extend(holes);
+                numbering
+                    .borrow_mut()
+                    .packet(packet.pts(), packet.is_key(), packet.is_discarded());
             },
             &mut sink,
         )?;
-        let numbering = numbering.into_inner();
-        for hole in forced.into_inner().into_iter().chain(numbering.finish()) {
+        for hole in numbering.into_inner().finish() {
             self.hole(asm, hole, time_base)?;
         }
         Ok(())

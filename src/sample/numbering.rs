@@ -44,6 +44,8 @@ pub(crate) struct Numbering {
     /// The presentation times numbered lately (frames and holes), oldest first: a frame that comes out for
     /// one of them again (a damaged stream's decoder giving a picture after a later one) is not numbered twice.
     numbered: std::collections::VecDeque<i64>,
+    /// Holes forced out by packets read (too many waiting), handed out with the next frame.
+    forced: Vec<HoleAt>,
 }
 
 /// How many numbered times [`Numbering`] remembers (a decoder's reordering is far shorter).
@@ -69,31 +71,29 @@ impl Numbering {
         self.next
     }
 
-    /// A packet of the stream was read (before it is decoded). Returns the holes it forces out (only when
-    /// too many packets wait).
-    pub(crate) fn packet(&mut self, pts: Option<i64>, key: bool, discard: bool) -> Vec<HoleAt> {
+    /// A packet of the stream was read (before it is decoded). When too many packets wait, the oldest are
+    /// holes, handed out with the next frame.
+    pub(crate) fn packet(&mut self, pts: Option<i64>, key: bool, discard: bool) {
         if discard || self.counting {
-            return Vec::new();
+            return;
         }
         let Some(pts) = pts else {
             self.count_from_here();
-            return Vec::new();
+            return;
         };
         if key && self.first_key.is_none() {
             self.first_key = Some(pts);
         }
         if !self.waiting.insert(pts) {
             self.count_from_here(); // two packets at one time: no display order
-            return Vec::new();
+            return;
         }
-        let mut holes = Vec::new();
         while self.waiting.len() > MAX_WAITING {
             let oldest = self.waiting.pop_first().expect("not empty");
             if let Some(hole) = self.hole(oldest) {
-                holes.push(hole);
+                self.forced.push(hole);
             }
         }
-        holes
     }
 
     /// A frame came out, from the packet with presentation time `packet_pts`: its display index (`None`: the
@@ -103,7 +103,7 @@ impl Numbering {
     /// whose index was then left a hole, or giving one twice) is not given: its index stays what it was, as the
     /// seeking path, which takes each index's first picture, leaves it.
     pub(crate) fn frame(&mut self, packet_pts: Option<i64>) -> (Option<u64>, Vec<HoleAt>) {
-        let mut holes = Vec::new();
+        let mut holes = std::mem::take(&mut self.forced);
         match packet_pts {
             Some(pts) if !self.counting && self.waiting.contains(&pts) => {
                 while let Some(&earlier) = self.waiting.first().filter(|&&p| p < pts) {
@@ -132,8 +132,10 @@ impl Numbering {
     /// The stream ended (every packet was decoded and the decoder drained): the packets still waiting are
     /// holes at the end.
     pub(crate) fn finish(&mut self) -> Vec<HoleAt> {
+        let mut holes = std::mem::take(&mut self.forced);
         let waiting = std::mem::take(&mut self.waiting);
-        waiting.into_iter().filter_map(|p| self.hole(p)).collect()
+        holes.extend(waiting.into_iter().filter_map(|p| self.hole(p)));
+        holes
     }
 
     /// The packet at `pts` gave no picture: a hole, unless it is shown before the first keyframe (or no
@@ -175,7 +177,7 @@ mod tests {
             frames.push((pts, i.expect("numbered")));
         };
         for &(pts, key) in packets {
-            assert!(n.packet(Some(pts), key, false).is_empty());
+            n.packet(Some(pts), key, false);
             if !lost.contains(&pts) {
                 buffer.insert(pts);
             }
@@ -277,11 +279,12 @@ mod tests {
     #[test]
     fn a_decoder_that_gives_nothing_has_its_waiting_packets_bounded() {
         let mut n = Numbering::new();
-        let mut holes = 0;
         for p in 0..(MAX_WAITING as i64 + 100) {
-            holes += n.packet(Some(p), p == 0, false).len();
+            n.packet(Some(p), p == 0, false);
         }
-        assert_eq!(holes, 100);
+        // The 100 oldest are holes at once, handed out with the next frame, the rest at the end.
+        let (index, holes) = n.frame(None);
+        assert_eq!((index, holes.len()), (Some(100), 100));
         assert_eq!(n.finish().len(), MAX_WAITING);
     }
 
