@@ -192,6 +192,32 @@ impl BatchLine {
     }
 }
 
+/// Damaged frames and holes counted over batches, for a summary line (`"damaged_frames"`, `"holes"`, written
+/// only when there are any).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DamageCount {
+    /// Damaged frames ([`Batch::damaged_frames`]).
+    pub damaged_frames: u64,
+    /// Holes ([`Batch::hole_count`]).
+    pub holes: u64,
+}
+
+impl DamageCount {
+    /// Counts `batch`'s damage.
+    pub fn add(&mut self, batch: &Batch) {
+        self.damaged_frames += batch.damaged_frames() as u64;
+        self.holes += batch.hole_count() as u64;
+    }
+
+    /// Writes the counts into `summary` (an object), when there is damage.
+    pub fn write_to(&self, summary: &mut Value) {
+        if *self != Self::default() {
+            summary["damaged_frames"] = json!(self.damaged_frames);
+            summary["holes"] = json!(self.holes);
+        }
+    }
+}
+
 /// One video's failure as a JSON object: `video`, `label`, `error` (the message).
 pub fn video_error_json(video: &VideoRef, error: &VideoError) -> Value {
     json!({

@@ -281,6 +281,9 @@ async fn damaged_uploads_report_their_damage_and_fail_only_when_strict() {
         .sum();
     assert!(holes > 0, "{lines:?}");
     assert_eq!(frames + holes as u64, 100);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["holes"], holes as u64, "{summary}");
+    assert!(summary["damaged_frames"].as_u64().is_some(), "{summary}");
     let (status, lines) = lines_of("sequence_length=8&strict=1").await;
     assert_eq!(status, StatusCode::OK);
     let error = lines

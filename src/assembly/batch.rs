@@ -218,6 +218,16 @@ impl Batch {
         )
     }
 
+    /// How many of its real frames are damaged ([`Sequence::damaged_frames`], over its sequences).
+    pub fn damaged_frames(&self) -> usize {
+        self.sequences().iter().map(Sequence::damaged_frames).sum()
+    }
+
+    /// How many holes its sequences report ([`Sequence::holes`], over its sequences).
+    pub fn hole_count(&self) -> usize {
+        self.sequences().iter().map(|s| s.holes().len()).sum()
+    }
+
     /// The break before this batch's frames, when the video's source dropped and was reopened (videos pulled
     /// by URL): its first sequence starts after it.
     pub fn gap(&self) -> Option<&Gap> {

@@ -15,6 +15,7 @@ use tokio::sync::{broadcast, oneshot, watch};
 
 use super::errors::ApiError;
 use crate::error_code::ErrorCode;
+use crate::report::DamageCount;
 
 /// Lines a consumer may fall behind before it drops to the latest one: about 2 s of a 120-batch/s stream, so
 /// that a consumer on a busy machine or a congested link rides out a hiccup (each line is a batch's JSON, a
@@ -68,6 +69,8 @@ struct Progress {
     status: Status,
     frames: u64,
     batches: u64,
+    /// Damaged frames and holes the batches reported, counted in the summary.
+    damage: DamageCount,
     latency_ms: Option<f64>,
     error: Option<Value>,
     ended: Option<Instant>,
@@ -117,11 +120,19 @@ impl Stream {
     }
 
     /// Publishes a batch line of `frames` real frames and the source's `latency` (ms).
-    pub(crate) fn publish_batch(&self, line: Value, frames: u64, latency: Option<f64>) {
+    pub(crate) fn publish_batch(
+        &self,
+        line: Value,
+        frames: u64,
+        damage: DamageCount,
+        latency: Option<f64>,
+    ) {
         {
             let mut state = self.state.lock();
             state.frames += frames;
             state.batches += 1;
+            state.damage.damaged_frames += damage.damaged_frames;
+            state.damage.holes += damage.holes;
             if latency.is_some() {
                 state.latency_ms = latency;
             }
@@ -146,6 +157,7 @@ impl Stream {
             "seconds": self.started.elapsed().as_secs_f64(),
             "errors": errors,
         });
+        state.damage.write_to(&mut summary);
         if let Some(reason) = stopped {
             summary["stopped"] = json!(reason);
         }
@@ -249,6 +261,7 @@ impl Streams {
                 status: Status::Running,
                 frames: 0,
                 batches: 0,
+                damage: DamageCount::default(),
                 latency_ms: None,
                 error: None,
                 ended: None,

@@ -89,6 +89,8 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
                     }
                 }
                 let frames = batch.valid_frames() as u64;
+                let mut damage = report::DamageCount::default();
+                damage.add(&batch);
                 let latency = batch.latency().map(|d| d.as_secs_f64() * 1000.0);
                 let line = report::BatchLine {
                     latency_ms: latency,
@@ -98,7 +100,7 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
                 drop(batch);
                 metrics.frames.inc_by(frames);
                 metrics.batches.inc();
-                stream.publish_batch(line, frames, latency);
+                stream.publish_batch(line, frames, damage, latency);
             }
             Ok(None) => break None,
             Err(e) => {

@@ -209,6 +209,7 @@ async fn start(
         started: Instant::now(),
         frames: 0,
         batches: 0,
+        damage: report::DamageCount::default(),
         errors: Vec::new(),
         done: false,
     };
@@ -425,6 +426,8 @@ struct Progress {
     started: Instant,
     frames: u64,
     batches: u64,
+    /// Damaged frames and holes the batches reported, counted in the summary.
+    damage: report::DamageCount,
     errors: Vec<Value>,
     done: bool,
 }
@@ -461,6 +464,7 @@ impl Progress {
                 let frames = batch.valid_frames() as u64;
                 self.frames += frames;
                 self.batches += 1;
+                self.damage.add(&batch);
                 metrics.frames.inc_by(frames);
                 metrics.batches.inc();
                 report::batch_json(&batch)
@@ -476,12 +480,14 @@ impl Progress {
                     batches = self.batches, bytes = self.received.load(Ordering::Relaxed),
                     errors = self.errors.len(), "upload done"
                 );
-                json!({"summary": {
+                let mut summary = json!({
                     "frames": self.frames,
                     "batches": self.batches,
                     "seconds": self.started.elapsed().as_secs_f64(),
                     "errors": self.errors,
-                }})
+                });
+                self.damage.write_to(&mut summary);
+                json!({ "summary": summary })
             }
             Err(e) => {
                 let cut = *self.cut.lock();
