@@ -428,6 +428,14 @@ impl Assembler {
             .and_then(|b| b.sequences.last())
             .is_some_and(|s| s.video.id == self.video.id);
         if !ours {
+            if !holes.is_empty() || ended_early.is_some() {
+                // Eager delivery sent the video's last batch before its end was known: nothing carries them.
+                tracing::warn!(
+                    holes = holes.len(),
+                    ended_early = ended_early.as_deref(),
+                    "damage after the last delivered batch is not reported on a sequence (eager delivery)"
+                );
+            }
             return Ok(if self.frames > 0 {
                 Finished::AlreadyDelivered
             } else {

@@ -550,7 +550,9 @@ impl<'a> Sequence<'a> {
     }
 
     /// The holes met since the video's previous sequence (display indices whose pictures did not decode, before
-    /// this sequence's last frame), and on the video's last sequence those after its last frame too.
+    /// this sequence's last frame), and on the video's last sequence those after its last frame too (with
+    /// eager delivery, [`Config::low_latency`](crate::Config::low_latency), only when that sequence had not
+    /// left yet: else they are logged).
     pub fn holes(&self) -> &'a [Hole] {
         &self.meta.holes
     }
