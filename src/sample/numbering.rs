@@ -13,7 +13,8 @@
 //! gives frames in display order: when a frame at time `t` comes out, every packet with an earlier time has
 //! been read (a decoder shows a picture only once every picture shown before it was sent), so the packets
 //! still waiting before `t` are the holes. Where packets give no display order (a timestamp missing or
-//! repeated), frames are counted as the decoder gives them, as the index does without one.
+//! repeated, a keyframe that goes back in time: streams joined end to end, a clock that wrapped), frames are
+//! counted as the decoder gives them from there on, as the index does without one.
 
 use std::collections::BTreeSet;
 
@@ -39,6 +40,8 @@ pub(crate) struct Numbering {
     next: u64,
     /// The presentation time of the first keyframe read (decode order), once read.
     first_key: Option<i64>,
+    /// The latest presentation time read so far.
+    latest: Option<i64>,
     /// The packets give no display order: frames are counted.
     counting: bool,
     /// The presentation times numbered lately (frames and holes), oldest first: a frame that comes out for
@@ -84,6 +87,13 @@ impl Numbering {
         if key && self.first_key.is_none() {
             self.first_key = Some(pts);
         }
+        // A keyframe is shown after every picture read before it: one that is not starts new times (streams
+        // joined end to end, a clock that wrapped): no display order across them.
+        if key && self.latest.is_some_and(|latest| pts <= latest) {
+            self.count_from_here();
+            return;
+        }
+        self.latest = Some(self.latest.map_or(pts, |latest| latest.max(pts)));
         if !self.waiting.insert(pts) {
             self.count_from_here(); // two packets at one time: no display order
             return;
@@ -274,6 +284,23 @@ mod tests {
         assert_eq!(n.frame(Some(1)), (None, vec![]));
         assert_eq!(n.frame(Some(2)), (None, vec![]));
         assert_eq!(n.frame(Some(3)), (Some(3), vec![]));
+    }
+
+    #[test]
+    fn times_that_start_again_are_counted_from_there() {
+        // A stream joined to itself: I0 P2 B1 | I0 P2 B1 (the second copy's times repeat the first's).
+        let mut n = Numbering::new();
+        for (pts, key) in [(0, true), (2, false), (1, false)] {
+            n.packet(Some(pts), key, false);
+        }
+        assert_eq!(n.frame(Some(0)), (Some(0), vec![]));
+        n.packet(Some(0), true, false); // back in time: counted from here
+        assert_eq!(n.frame(Some(1)), (Some(1), vec![]));
+        n.packet(Some(2), false, false);
+        n.packet(Some(1), false, false);
+        let given: Vec<Option<u64>> = [2, 0, 1, 2].iter().map(|&p| n.frame(Some(p)).0).collect();
+        assert_eq!(given, [Some(2), Some(3), Some(4), Some(5)]);
+        assert!(n.finish().is_empty());
     }
 
     #[test]
