@@ -6,7 +6,8 @@
 //! presentation time, frames shown before the start keyframe (leading pictures of an open GOP) are never
 //! taken, and when a needed frame does not come out (a decoder that waits for a recovery point, an open GOP
 //! whose leading picture refers to the GOP before, a picture flagged damaged) decoding starts again one
-//! keyframe earlier, up to [`EARLIER_STARTS`] times, before the frame is given up as missing.
+//! keyframe earlier, up to [`EARLIER_STARTS`] times, before the frame is given up: a picture that still comes
+//! out flagged is delivered marked damaged, one that never comes out is a hole ([`Needed::Missing`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
