@@ -19,7 +19,10 @@ SHARED=$(cd ../shared && pwd)
 ROOT=${FRAMEFEED_DEBIAN13_ROOT:-/var/tmp/framefeed-debian13}
 CACHE=/var/cache/framefeed-ci/debootstrap-trixie
 APT_CACHE=/var/cache/framefeed-ci/apt-trixie
-MIRROR=http://deb.debian.org/debian
+# Debian's archive at the address this machine's apt sources give it (its bookworm entry: the same archive serves
+# trixie), so that the run follows the machine's mirror.
+. "$REPO/python/apt-archive.sh"
+MIRROR=$(apt_archive_uri bookworm)
 TOOLCHAIN=$(rustc --print sysroot)
 REGISTRY=${CARGO_HOME:-$HOME/.cargo}/registry
 WHEEL=$(ls "$REPO"/dist/framefeed-*manylinux_2_28*.whl)

@@ -12,9 +12,12 @@
 # C is compiled and linked with zig (from PyPI) for glibc 2.28, so the wheel runs on machines older than this one
 # without an old chroot (no Debian release old enough to give glibc 2.28 is still served here).
 #
-# Needs: Debian 12 (apt-get source, dpkg-source), nasm, python3-venv, the Rust toolchain. Everything else (zig,
-# meson, ninja, maturin, auditwheel) goes into a venv under the work folder. Re-running reuses the built C
-# libraries (delete the work folder, target/wheel, to start over).
+# Needs (a fresh Debian 12: `apt-get install -y nasm dpkg-dev python3-venv gcc make pkg-config`, and the Rust
+# toolchain): apt-get source and dpkg-source, nasm, a C compiler for dav1d, make, pkg-config, python3-venv.
+# Everything else (zig, meson, ninja, maturin, auditwheel) goes into a venv under the work folder, whose bin/ leads
+# the PATH here, so that meson finds its ninja. The sources come from the Debian archive the machine's own apt
+# sources name (python/apt-archive.sh), a mirror included. Re-running reuses the built C libraries (delete the
+# work folder, target/wheel, to start over).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -41,6 +44,8 @@ if [ ! -x "$TOOLS/bin/maturin" ]; then
   python3 -m venv "$TOOLS"
   "$TOOLS/bin/pip" install -q 'ziglang>=0.13' 'maturin>=1.7,<2' 'meson>=1.3' ninja auditwheel
 fi
+# The tools installed here come first (meson looks for ninja on the PATH).
+export PATH="$TOOLS/bin:$PATH"
 ZIG=$("$TOOLS/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
 
 # The compiler and archiver for the C libraries: zig, for glibc 2.28. Preprocess-only runs (configure's and
@@ -58,25 +63,35 @@ done
 for tool in ar ranlib; do printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$ZIG" "$tool" >"$BIN/z$tool"; done
 chmod +x "$BIN"/z*
 
-# The sources, from Debian 12's archive through a private apt state (the machine's own is left alone).
+# The sources, from Debian 12's archive through a private apt state (the machine's own is left alone), at the
+# address the machine's apt sources give it.
+. "$REPO/python/apt-archive.sh"
 SRC=$WORK/src
 APT=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$SRC/apt/parts" -o "Dir::State::Lists=$SRC/apt/lists"
   -o "Dir::Cache=$SRC/apt/cache" -o "APT::Sandbox::User=root")
 if [ ! -d "$SRC/ffmpeg" ] || [ ! -d "$SRC/dav1d" ]; then
+  ARCHIVE=$(apt_archive_uri "$SUITE")
   rm -rf "$SRC" && mkdir -p "$SRC/apt/parts" "$SRC/apt/lists/partial" "$SRC/apt/cache"
   cat >"$SRC/apt/parts/src.sources" <<EOF
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: $ARCHIVE
 Suites: $SUITE $SUITE-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  # Security updates (FFmpeg's point releases come through them), where the machine's sources have them.
+  if SECURITY=$(apt_archive_uri "$SUITE-security" 2>/dev/null); then
+    cat >>"$SRC/apt/parts/src.sources" <<EOF
 
 Types: deb-src
-URIs: http://deb.debian.org/debian-security
+URIs: $SECURITY
 Suites: $SUITE-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
+  else
+    echo "build-wheel.sh: the machine's apt sources have no $SUITE-security: FFmpeg from $SUITE-updates" >&2
+  fi
   apt-get "${APT[@]}" -q update
   (cd "$SRC" && apt-get "${APT[@]}" -q source --download-only ffmpeg dav1d)
   (cd "$SRC" && dpkg-source -x ffmpeg_*.dsc ffmpeg >/dev/null && dpkg-source -x dav1d_*.dsc dav1d >/dev/null)
@@ -121,7 +136,7 @@ cat >"$VENDOR/FFMPEG.txt" <<EOF
 This wheel carries FFmpeg $FFMPEG_VERSION and dav1d $DAV1D_VERSION, linked statically into framefeed._framefeed.
 
 Sources: Debian 12 ("$SUITE") source packages ffmpeg $FFMPEG_VERSION and dav1d $DAV1D_VERSION, from
-http://deb.debian.org/debian (apt-get source; Debian's patches applied).
+Debian's archive (apt-get source, checked against the archive's signed index; Debian's patches applied).
 FFmpeg licence: LGPL version 2.1 or later (COPYING.LGPLv2.1; no GPL or non-free part is enabled).
 dav1d licence: BSD 2-clause (dav1d-COPYING).
 FFmpeg configure line:
@@ -136,7 +151,7 @@ cp "$SRC/dav1d/COPYING" "$VENDOR/dav1d-COPYING"
 rm -f "$DIST"/framefeed-*manylinux_2_28*.whl
 # Cargo does not see the static libraries change: the binding crate is always linked afresh.
 cargo clean -q --release --target x86_64-unknown-linux-gnu -p framefeed-python
-(cd python && PATH="$TOOLS/bin:$PATH" maturin build --release --strip --zig --compatibility manylinux_2_28 \
+(cd python && maturin build --release --strip --zig --compatibility manylinux_2_28 \
   --features cuda,static-ffmpeg -o "$DIST")
 WHEEL=$(ls "$DIST"/framefeed-*manylinux_2_28*.whl)
 "$TOOLS/bin/auditwheel" show "$WHEEL"
