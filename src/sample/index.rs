@@ -6,7 +6,8 @@
 //! Display order is the order of the packets' presentation times, leaving out the packets the demuxer marks
 //! as decoded for reference only (an MP4 edit list cuts their frames): the order `ffmpeg -fps_mode
 //! passthrough` outputs frames in. A stream whose packets lack presentation times, or repeat one, has no such
-//! index: its frames are counted as the decoder gives them instead.
+//! index: its frames are counted as the decoder gives them instead (the reader indexes such a stream by
+//! decoding it once: `decoded_order`).
 //!
 //! [`IndexCache`] keeps a decoding thread's last file index for the next video from the same file: the
 //! segments of one long video, fed one after another, scan it once, not once each.
