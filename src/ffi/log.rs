@@ -12,6 +12,13 @@ use ffmpeg_sys_next as sys;
 
 static INSTALL: Once = Once::new();
 
+/// The `va_list` FFmpeg's log callback takes, as bindgen spells it for the target: a pointer to the register
+/// save area on x86-64, the list itself (an opaque 32-byte struct, passed by value) on aarch64.
+#[cfg(target_arch = "x86_64")]
+type VaList = *mut sys::__va_list_tag;
+#[cfg(not(target_arch = "x86_64"))]
+type VaList = sys::va_list;
+
 /// Installs the callback once per process. FFmpeg's level maps to tracing's: panic/fatal/error -> ERROR,
 /// warning -> WARN, info -> INFO, verbose/debug -> DEBUG, trace -> TRACE.
 pub(crate) fn route_to_tracing() {
@@ -92,7 +99,7 @@ unsafe extern "C" fn callback(
     avcl: *mut c_void,
     level: c_int,
     fmt: *const c_char,
-    vl: *mut sys::__va_list_tag,
+    vl: VaList,
 ) {
     if level <= sys::AV_LOG_ERROR {
         // SAFETY: `avcl` is what FFmpeg passes its log callback.
