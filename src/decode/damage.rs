@@ -111,7 +111,11 @@ impl DamageWatch {
     pub(crate) fn frame(&mut self, packet_pts: Option<i64>, flagged: bool) -> bool {
         let sent = packet_pts.and_then(|pts| {
             // Packets shown before this frame whose frames did not come out never will.
-            while self.in_flight.first_key_value().is_some_and(|(&k, _)| k < pts) {
+            while self
+                .in_flight
+                .first_key_value()
+                .is_some_and(|(&k, _)| k < pts)
+            {
                 self.in_flight.pop_first();
             }
             self.in_flight.remove(&pts)

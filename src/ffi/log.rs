@@ -95,12 +95,7 @@ unsafe fn count_error(avcl: *mut c_void) {
     }
 }
 
-unsafe extern "C" fn callback(
-    avcl: *mut c_void,
-    level: c_int,
-    fmt: *const c_char,
-    vl: VaList,
-) {
+unsafe extern "C" fn callback(avcl: *mut c_void, level: c_int, fmt: *const c_char, vl: VaList) {
     if level <= sys::AV_LOG_ERROR {
         // SAFETY: `avcl` is what FFmpeg passes its log callback.
         unsafe { count_error(avcl) };
