@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::assembly::batch::Batch;
+use crate::assembly::batch::{Batch, Sequence};
 use crate::error::{Error, VideoError};
 use crate::video::VideoRef;
 use crate::{DecodedOn, Orientation};
@@ -209,12 +209,25 @@ impl DamageCount {
         self.holes += batch.hole_count() as u64;
     }
 
+    /// Counts one sequence's damage (the sequences of a packed batch are of several videos).
+    pub fn add_sequence(&mut self, sequence: &Sequence<'_>) {
+        self.damaged_frames += sequence.damaged_frames() as u64;
+        self.holes += sequence.holes().len() as u64;
+    }
+
     /// Writes the counts into `summary` (an object), when there is damage.
     pub fn write_to(&self, summary: &mut Value) {
         if *self != Self::default() {
             summary["damaged_frames"] = json!(self.damaged_frames);
             summary["holes"] = json!(self.holes);
         }
+    }
+}
+
+impl std::ops::AddAssign for DamageCount {
+    fn add_assign(&mut self, other: Self) {
+        self.damaged_frames += other.damaged_frames;
+        self.holes += other.holes;
     }
 }
 

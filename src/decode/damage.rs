@@ -87,7 +87,7 @@ impl DamageWatch {
     }
 
     /// The decoder rejected the packet just sent: what follows in its GOP is decoded from damaged data.
-    pub(crate) fn rejected(&mut self) {
+    fn rejected(&mut self) {
         self.damage(self.gop, self.seq);
     }
 

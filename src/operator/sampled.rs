@@ -134,10 +134,7 @@ impl Worker {
                 Ok(outcome) => {
                     let early = outcome.ended_early();
                     let error = outcome.error(asm.frames(), self.config.strict);
-                    if let (None, Some(why)) = (&error, early) {
-                        tracing::warn!(reason = %why, "reading stopped before the end of the video's data");
-                        asm.ended_early(why);
-                    }
+                    Self::note_ended_early(&mut asm, &error, early);
                     error
                 }
             },
@@ -217,6 +214,21 @@ impl Worker {
         self.seek_and_decode(opened, &mut decoder, planned, asm, &mut hold)
     }
 
+    /// [`put`](Self::put) after the holes met so far (`holes`, drained), so that they are reported on the
+    /// sequence of the frame that follows them.
+    fn put_after<F: Picture>(
+        &self,
+        asm: &mut Assembler,
+        holes: &RefCell<Vec<HoleAt>>,
+        time_base: f64,
+        host: &mut transform::HostScratch,
+        out: Out<'_, Shown<F>>,
+    ) -> Result<(), Stop> {
+        let met = std::mem::take(&mut *holes.borrow_mut());
+        self.holes(asm, met, time_base)?;
+        self.put(asm, host, out)
+    }
+
     /// Hands what the slots give to the transform and assembly stages (with
     /// [`Config::strict`](crate::Config::strict), a damaged frame fails the video instead).
     fn put<F: Picture>(
@@ -282,12 +294,8 @@ impl Worker {
         let mut slots = Slots::new(plan.clone());
         // Needed frames that did not come out, reported on the sequence of the next frame put.
         let holes = RefCell::new(Vec::new());
-        let mut put = |out: Out<'_, Shown<F>>| {
-            for hole in holes.borrow_mut().drain(..) {
-                self.hole(asm, hole, time_base)?;
-            }
-            self.put(asm, &mut host, out)
-        };
+        let mut put =
+            |out: Out<'_, Shown<F>>| self.put_after(asm, &holes, time_base, &mut host, out);
         // The turn of the frame the decoder gave last (every frame is seen, needed or not).
         let turn = Cell::new(Orientation::Upright);
         let mut seen = |frame: &FrameRef<'_>, _: bool| turn.set(orienter.observe(frame));
@@ -324,9 +332,7 @@ impl Worker {
             &mut deliver,
         )?;
         slots.finish(&mut put)?;
-        for hole in holes.into_inner() {
-            self.hole(asm, hole, time_base)?;
-        }
+        self.holes(asm, holes.into_inner(), time_base)?;
         Ok(outcome)
     }
 
@@ -347,12 +353,8 @@ impl Worker {
         let numbering = RefCell::new(Numbering::new());
         // Holes met, reported on the sequence of the next frame put.
         let holes = RefCell::new(Vec::new());
-        let mut put = |out: Out<'_, Shown<AvFrame>>| {
-            for hole in holes.borrow_mut().drain(..) {
-                self.hole(asm, hole, time_base)?;
-            }
-            self.put(asm, &mut host, out)
-        };
+        let mut put =
+            |out: Out<'_, Shown<AvFrame>>| self.put_after(asm, &holes, time_base, &mut host, out);
         let meet =
             |met: Vec<HoleAt>, sampler: &mut InOrder, mut put: &mut Put<'_>| -> Result<(), Stop> {
                 for hole in met {
@@ -394,9 +396,7 @@ impl Worker {
         )?;
         meet(numbering.into_inner().finish(), sampler, &mut put)?;
         sampler.finish(last_duration.get(), &mut put)?;
-        for hole in holes.into_inner() {
-            self.hole(asm, hole, time_base)?;
-        }
+        self.holes(asm, holes.into_inner(), time_base)?;
         Ok(outcome)
     }
 }

@@ -535,9 +535,7 @@ impl Worker {
                 return Err(Stop::Shutdown);
             }
             let (index, holes) = numbering.borrow_mut().frame(info.packet_pts);
-            for hole in holes {
-                self.hole(asm, hole, time_base)?;
-            }
+            self.holes(asm, holes, time_base)?;
             let Some(index) = index else {
                 return Ok(()); // a picture for an index already passed (damage): not given
             };
@@ -568,26 +566,38 @@ impl Worker {
             },
             &mut sink,
         )?;
-        for hole in numbering.into_inner().finish() {
-            self.hole(asm, hole, time_base)?;
+        self.holes(asm, numbering.into_inner().finish(), time_base)
+    }
+
+    /// Display indices with no picture (`time_base`: seconds per unit of their times): reported on the video's
+    /// sequences, or with [`Config::strict`](crate::Config::strict) the video's failure at the first.
+    pub(super) fn holes(
+        &self,
+        asm: &mut Assembler,
+        holes: impl IntoIterator<Item = HoleAt>,
+        time_base: f64,
+    ) -> Result<(), Stop> {
+        for hole in holes {
+            let pts = hole.pts as f64 * time_base;
+            if self.config.strict {
+                return Err(Stop::Video(damage::hole(asm.frames(), hole.index, pts)));
+            }
+            asm.hole(Hole::new(hole.index, pts));
         }
         Ok(())
     }
 
-    /// A display index with no picture: reported on the video's sequences, or with
-    /// [`Config::strict`](crate::Config::strict) the video's failure.
-    pub(super) fn hole(
-        &self,
+    /// A video that ends with no `error` but stopped reading before the end of its data (`early`: why) ends
+    /// early: said on its last sequence, and logged.
+    pub(super) fn note_ended_early(
         asm: &mut Assembler,
-        hole: HoleAt,
-        time_base: f64,
-    ) -> Result<(), Stop> {
-        let pts = hole.pts as f64 * time_base;
-        if self.config.strict {
-            return Err(Stop::Video(damage::hole(asm.frames(), hole.index, pts)));
+        error: &Option<VideoError>,
+        early: Option<String>,
+    ) {
+        if let (None, Some(why)) = (error, early) {
+            tracing::warn!(reason = %why, "reading stopped before the end of the video's data");
+            asm.ended_early(why);
         }
-        asm.hole(Hole::new(hole.index, pts));
-        Ok(())
     }
 
     /// The error a video read in order ends with (see [`outcome_error`]); by default a demuxer's failure
@@ -608,10 +618,7 @@ impl Worker {
             _ => None,
         };
         let error = outcome_error(outcome, failure, asm.frames(), self.config.strict)?;
-        if let (None, Some(why)) = (&error, early) {
-            tracing::warn!(reason = %why, "reading stopped before the end of the video's data");
-            asm.ended_early(why);
-        }
+        Self::note_ended_early(asm, &error, early);
         Ok(error)
     }
 

@@ -131,8 +131,7 @@ impl Stream {
             let mut state = self.state.lock();
             state.frames += frames;
             state.batches += 1;
-            state.damage.damaged_frames += damage.damaged_frames;
-            state.damage.holes += damage.holes;
+            state.damage += damage;
             if latency.is_some() {
                 state.latency_ms = latency;
             }

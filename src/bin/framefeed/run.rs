@@ -9,6 +9,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{json, Value};
 
+use framefeed::report::DamageCount;
 use framefeed::{Encoded, Error, VideoInput};
 
 use super::args::{operator_config, Prepared, RunArgs, Source};
@@ -27,32 +28,39 @@ struct Totals {
 /// One video's damage, as the summary reports it.
 struct Damage {
     label: Option<String>,
-    damaged_frames: u64,
-    holes: u64,
+    count: DamageCount,
     ended_early: Option<String>,
 }
 
 impl Totals {
-    /// Counts the damage `batch` reports.
+    /// Counts the damage `batch` reports, per video.
     fn count_damage(&mut self, batch: &framefeed::Batch) {
         for seq in batch.sequences() {
-            let (damaged, holes) = (seq.damaged_frames() as u64, seq.holes().len() as u64);
-            if damaged == 0 && holes == 0 && seq.ended_early().is_none() {
+            let mut count = DamageCount::default();
+            count.add_sequence(&seq);
+            if count == DamageCount::default() && seq.ended_early().is_none() {
                 continue;
             }
             let video = seq.video();
             let entry = self.damage.entry(video.id.0).or_insert_with(|| Damage {
                 label: video.label.as_ref().map(ToString::to_string),
-                damaged_frames: 0,
-                holes: 0,
+                count: DamageCount::default(),
                 ended_early: None,
             });
-            entry.damaged_frames += damaged;
-            entry.holes += holes;
+            entry.count += count;
             if let Some(why) = seq.ended_early() {
                 entry.ended_early = Some(why.to_owned());
             }
         }
+    }
+
+    /// The damage of every video together.
+    fn damage_total(&self) -> DamageCount {
+        let mut total = DamageCount::default();
+        for d in self.damage.values() {
+            total += d.count;
+        }
+        total
     }
 
     /// The damaged videos as the summary's JSON.
@@ -63,8 +71,8 @@ impl Totals {
                 json!({
                     "video": video,
                     "label": d.label,
-                    "damaged_frames": d.damaged_frames,
-                    "holes": d.holes,
+                    "damaged_frames": d.count.damaged_frames,
+                    "holes": d.count.holes,
                     "ended_early": d.ended_early,
                 })
             })
@@ -232,8 +240,8 @@ pub(crate) fn run(args: RunArgs, prepared: Prepared) -> Result<ExitCode, Failure
             "peak_rss_mib": peak_rss_mib(),
             "errors": totals.errors,
             "damaged_videos": totals.damage_json(),
-            "damaged_frames": totals.damage.values().map(|d| d.damaged_frames).sum::<u64>(),
-            "holes": totals.damage.values().map(|d| d.holes).sum::<u64>(),
+            "damaged_frames": totals.damage_total().damaged_frames,
+            "holes": totals.damage_total().holes,
         }});
         writeln!(out, "{summary}").map_err(written)?;
     } else {
@@ -248,8 +256,8 @@ pub(crate) fn run(args: RunArgs, prepared: Prepared) -> Result<ExitCode, Failure
         .map_err(written)?;
         for (video, d) in &totals.damage {
             let mut what = vec![
-                format!("{} damaged frames", d.damaged_frames),
-                format!("{} holes", d.holes),
+                format!("{} damaged frames", d.count.damaged_frames),
+                format!("{} holes", d.count.holes),
             ];
             what.extend(
                 d.ended_early
