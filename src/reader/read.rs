@@ -245,13 +245,9 @@ impl Reading {
                     }
                 }
             };
-            let mut met = Vec::new();
             let mut deliver = |d: u64, needed: Needed<'_>| match needed {
                 Needed::Frame { frame, damaged } => put(d, frame, turn.get(), damaged),
-                Needed::Missing => {
-                    met.push(Hole::new(d, index_ref.seconds_of(d)));
-                    Ok(())
-                }
+                Needed::Missing => Ok(()), // a hole: in the outcome's `missing`
             };
             let outcome = decode_needed(
                 &mut opened.demuxer,
@@ -265,9 +261,10 @@ impl Reading {
             )
             .map_err(|stop| failed(stop_error(stop)))?;
             self.packets += outcome.packets_decoded;
-            for hole in met {
-                if let Err(at) = self.holes.binary_search_by_key(&hole.index, |h| h.index) {
-                    self.holes.insert(at, hole);
+            for &d in &outcome.missing {
+                if let Err(at) = self.holes.binary_search_by_key(&d, |h| h.index) {
+                    self.holes
+                        .insert(at, Hole::new(d, self.index.seconds_of(d)));
                 }
             }
             let given = (needed.len() - outcome.missing.len()) as u64;

@@ -67,7 +67,6 @@ pub(crate) fn index_by_decoding(
         decoder.decode(Some(&packet), &mut on_frame)?;
     }
     decoder.decode(None, &mut on_frame)?;
-    decoder.flush()?;
     for (rank, &stamp) in shown.iter().enumerate() {
         if let Some(p) = packets.get_mut(stamp).filter(|p| p.discard) {
             p.pts = Some(rank as i64 * step);
