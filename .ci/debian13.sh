@@ -25,7 +25,7 @@ APT_CACHE=/var/cache/framefeed-ci/apt-trixie
 MIRROR=$(apt_archive_uri bookworm)
 TOOLCHAIN=$(rustc --print sysroot)
 REGISTRY=${CARGO_HOME:-$HOME/.cargo}/registry
-WHEEL=$(ls "$REPO"/dist/framefeed-*manylinux_2_28*.whl)
+WHEEL=$(ls "$REPO"/dist/framefeed-*manylinux_2_28_x86_64.whl)
 # The bind mounts, in the order they are made (undone in reverse).
 MOUNTS=(proc dev dev/pts src/main src/shared var/cache/apt/archives opt/rust opt/cargo/registry)
 

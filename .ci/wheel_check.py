@@ -1,4 +1,4 @@
-"""The installed wheel against the ffmpeg CLI, frame by frame (used by .ci/debian13.sh).
+"""The installed wheel against the ffmpeg CLI, frame by frame (used by .ci/debian13.sh and .ci/aarch64.sh).
 
 `wheel_check.py reference OUT.json DIR NAME...` runs where the reference `ffmpeg` is (Debian 12): each video's
 frames as rgb24 MD5s, in display order, each at its own size. `wheel_check.py check OUT.json DIR NAME...` runs where
@@ -6,12 +6,17 @@ only the wheel is (a clean Debian 13): framefeed decodes the same videos, with t
 reader (`VideoReader`), and every frame's MD5 must equal the reference's. The built-in sample is named `sample`:
 the reference reads the repository's `assets/sample.mp4`, the check `framefeed.SAMPLE_MP4`, and the two must be
 the same bytes.
+
+`check --no-gpu ...` also asks for `device="cuda"` on a machine without one, which must fail with framefeed's
+`DeviceError` (not a crash). Each video's line gives the seconds its `VideoInput` pass took, and the last line
+their sum (`decode seconds: S`), which benches compare between wheels.
 """
 
 import hashlib
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 SAMPLE = Path(__file__).resolve().parent.parent / "assets" / "sample.mp4"
@@ -29,7 +34,7 @@ def reference(video: str, folder: Path) -> dict:
     return {"bytes_md5": hashlib.md5(data).hexdigest(), "frames": md5s}
 
 
-def check(video: str, folder: Path, expected: dict) -> list:
+def check(video: str, folder: Path, expected: dict) -> tuple:
     import numpy as np
 
     import framefeed as ff
@@ -40,6 +45,7 @@ def check(video: str, folder: Path, expected: dict) -> list:
         problems.append(f"{video}: not the bytes the reference decoded")
     want = expected["frames"]
 
+    started = time.perf_counter()
     inp = ff.VideoInput(sequence_length=8, batch_size=2)
     inp.feed(data, label=video)
     inp.close()
@@ -48,6 +54,7 @@ def check(video: str, folder: Path, expected: dict) -> list:
         for seq in batch.sequences:
             frames = seq.numpy()[: seq.valid_frames]
             streamed += [hashlib.md5(np.ascontiguousarray(f).tobytes()).hexdigest() for f in frames]
+    seconds = time.perf_counter() - started
     if streamed != want:
         problems.append(f"{video}: VideoInput gave {len(streamed)} frames, {sum(a != b for a, b in zip(streamed, want))}"
                         f" differing, against ffmpeg's {len(want)}")
@@ -58,12 +65,29 @@ def check(video: str, folder: Path, expected: dict) -> list:
     if read != want:
         problems.append(f"{video}: VideoReader gave {len(read)} frames, {sum(a != b for a, b in zip(read, want))}"
                         f" differing, against ffmpeg's {len(want)}")
-    print(f"{video}: {len(want)} frames, {'equal' if not problems else 'DIFFERENT'}")
-    return problems
+    print(f"{video}: {len(want)} frames, {'equal' if not problems else 'DIFFERENT'}, VideoInput {seconds:.2f} s")
+    return problems, seconds
+
+
+def no_gpu() -> list:
+    """`device="cuda"` where there is no GPU: framefeed's DeviceError, saying why."""
+    import framefeed as ff
+
+    try:
+        ff.VideoInput(sequence_length=1, batch_size=1, device="cuda")
+    except ff.DeviceError as e:
+        print(f"device='cuda' without a GPU: DeviceError: {e}")
+        return []
+    except Exception as e:  # noqa: BLE001 - any other failure is the finding
+        return [f"device='cuda' without a GPU raised {type(e).__name__}, not DeviceError: {e}"]
+    return ["device='cuda' without a GPU did not fail"]
 
 
 def main() -> int:
-    mode, out, folder, videos = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:]
+    args = sys.argv[1:]
+    gpu_absent = "--no-gpu" in args
+    args = [a for a in args if a != "--no-gpu"]
+    mode, out, folder, videos = args[0], Path(args[1]), Path(args[2]), args[3:]
     if mode == "reference":
         out.write_text(json.dumps({v: reference(v, folder) for v in videos}))
         return 0
@@ -75,8 +99,14 @@ def main() -> int:
     if not build["license"].startswith("LGPL") or "--enable-gpl" in build["configuration"]:
         problems.append(f"the wheel's FFmpeg is not LGPL: {build['license']}, {build['configuration']}")
     expected = json.loads(out.read_text())
+    total = 0.0
     for video in videos:
-        problems += check(video, folder, expected[video])
+        found, seconds = check(video, folder, expected[video])
+        problems += found
+        total += seconds
+    if gpu_absent:
+        problems += no_gpu()
+    print(f"decode seconds: {total:.2f}")
     for p in problems:
         print(p, file=sys.stderr)
     return 1 if problems else 0

@@ -2,26 +2,50 @@
 # Builds framefeed's self-contained wheel into dist/: a wheel that needs nothing on the machine but glibc 2.28 or
 # newer (manylinux_2_28: RHEL/Rocky/Alma 8, Debian 10, Ubuntu 18.10 and everything since).
 #
+#   python/build-wheel.sh            the x86-64 wheel (manylinux_2_28_x86_64)
+#   python/build-wheel.sh aarch64    the Arm wheel (manylinux_2_28_aarch64: GH200/GB200, GB10, Graviton, Ampere),
+#                                    cross-built on this x86-64 machine
+#
 # It builds, from the sources Debian 12's archive serves (`apt-get source`, checked against the archive's signed
 # index), the parts of FFmpeg framefeed uses and dav1d (FFmpeg's AV1 decoder of choice), as static libraries, and
 # links them into framefeed._framefeed with NVDEC (loaded at run time, as always). Only decoders, demuxers,
 # parsers, bitstream filters, swscale and FFmpeg's own network protocols (http, tcp, udp, rtp, rtsp, rtmp, hls):
 # no encoders, no filters, no devices, nothing autodetected (no X11, VA-API, zlib, TLS or GPU runtime libraries),
 # no GPL or non-free part, so the whole is LGPL 2.1+ (FFmpeg) with BSD-2 (dav1d) and MIT/Apache-2.0 (framefeed).
+# Each architecture's own assembly is in: x86's (nasm), or Arm's NEON (FFmpeg's and dav1d's).
 #
 # C is compiled and linked with zig (from PyPI) for glibc 2.28, so the wheel runs on machines older than this one
-# without an old chroot (no Debian release old enough to give glibc 2.28 is still served here).
+# without an old chroot (no Debian release old enough to give glibc 2.28 is still served here), and the Arm one
+# without a cross toolchain.
 #
 # Needs (a fresh Debian 12: `apt-get install -y nasm dpkg-dev python3-venv gcc make pkg-config`, and the Rust
 # toolchain): apt-get source and dpkg-source, nasm, a C compiler for dav1d, make, pkg-config, python3-venv.
+# The Arm wheel needs as well Debian 12's `rustc-web` with its Arm standard library, and the Arm C library's
+# headers for bindgen (`dpkg --add-architecture arm64 && apt-get update && apt-get install -y rustc-web
+# libstd-rust-web-dev:arm64 libc6-dev:arm64`): a rustc at least as new as the crate's rust-version with an aarch64
+# std, which Debian's archive serves where rustup's targets may not be reachable. It compiles the Arm module only
+# (cargo stays rustup's), in a target folder of its own.
 # Everything else (zig, meson, ninja, maturin, auditwheel) goes into a venv under the work folder, whose bin/ leads
 # the PATH here, so that meson finds its ninja. The sources come from the Debian archive the machine's own apt
-# sources name (python/apt-archive.sh), a mirror included. Re-running reuses the built C libraries (delete the
-# work folder, target/wheel, to start over).
+# sources name (python/apt-archive.sh), a mirror included.
+#
+# The C libraries built are kept outside the clone (FRAMEFEED_WHEEL_CACHE, by default ~/.cache/framefeed-wheel),
+# in one folder per architecture named by a hash of their recipe (the sources' versions, the configure lines,
+# zig's version): a rebuild, or CI's next fresh clone on the same machine, reuses them; a new FFmpeg point release
+# or a changed configure line builds afresh and removes that architecture's older folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
+ARCH=${1:-x86_64}
+case $ARCH in
+  x86_64 | aarch64) ;;
+  *)
+    echo "usage: python/build-wheel.sh [x86_64|aarch64] (got '$ARCH')" >&2
+    exit 2
+    ;;
+esac
 WORK=${FRAMEFEED_WHEEL_WORK:-$REPO/target/wheel}
+CACHE=${FRAMEFEED_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/framefeed-wheel}
 DIST=$REPO/dist
 SUITE=bookworm
 FFMPEG_CONFIGURE=(
@@ -37,8 +61,30 @@ FFMPEG_CONFIGURE=(
   --enable-demuxers --enable-parsers --enable-bsfs
   --enable-protocol=file,http,tcp,udp,rtp,hls,crypto,rtmp
 )
+DAV1D_OPTIONS=(--buildtype=release --default-library=static -Denable_tools=false -Denable_tests=false
+  -Denable_examples=false)
 
-mkdir -p "$WORK" "$DIST"
+# The Arm module's compiler (see above), checked before anything is built.
+ARM_RUSTC=${FRAMEFEED_AARCH64_RUSTC:-/usr/bin/rustc}
+if [ "$ARCH" = aarch64 ]; then
+  RUST_VERSION=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml")
+  ARM_STD=$("$ARM_RUSTC" --print target-libdir --target aarch64-unknown-linux-gnu 2>/dev/null || true)
+  if [ -z "$ARM_STD" ] || ! ls "$ARM_STD"/libstd-*.rlib >/dev/null 2>&1 ||
+    [ ! -f /usr/include/aarch64-linux-gnu/bits/libc-header-start.h ]; then
+    echo "build-wheel.sh: the Arm wheel needs a rustc with the aarch64 standard library at $ARM_RUSTC and the" \
+      "aarch64 C library's headers (on Debian 12:" \
+      "dpkg --add-architecture arm64 && apt-get update && apt-get install -y rustc-web libstd-rust-web-dev:arm64 libc6-dev:arm64;" \
+      "or set FRAMEFEED_AARCH64_RUSTC)" >&2
+    exit 1
+  fi
+  HAVE=$("$ARM_RUSTC" --version | awk '{print $2}')
+  if [ "$(printf '%s\n%s\n' "$RUST_VERSION" "$HAVE" | sort -V | head -n1)" != "$RUST_VERSION" ]; then
+    echo "build-wheel.sh: $ARM_RUSTC is rustc $HAVE; the crate needs $RUST_VERSION or newer" >&2
+    exit 1
+  fi
+fi
+
+mkdir -p "$WORK" "$DIST" "$CACHE"
 TOOLS=$WORK/tools
 if [ ! -x "$TOOLS/bin/maturin" ]; then
   python3 -m venv "$TOOLS"
@@ -48,15 +94,15 @@ fi
 export PATH="$TOOLS/bin:$PATH"
 ZIG=$("$TOOLS/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
 
-# The compiler and archiver for the C libraries: zig, for glibc 2.28. Preprocess-only runs (configure's and
-# meson's probes) take the plain triple, which zig's preprocessor accepts.
-BIN=$WORK/bin
+# The compiler and archiver for the C libraries (and the Arm module's linker): zig, for glibc 2.28.
+# Preprocess-only runs (configure's and meson's probes) take the plain triple, which zig's preprocessor accepts.
+BIN=$WORK/bin-$ARCH
 mkdir -p "$BIN"
 for tool in cc c++; do
   cat >"$BIN/z$tool" <<EOF
 #!/bin/sh
-triple=x86_64-linux-gnu.2.28
-for a in "\$@"; do [ "\$a" = -E ] && triple=x86_64-linux-gnu; done
+triple=$ARCH-linux-gnu.2.28
+for a in "\$@"; do [ "\$a" = -E ] && triple=$ARCH-linux-gnu; done
 exec "$ZIG" $tool -target "\$triple" -fno-sanitize=all "\$@"
 EOF
 done
@@ -99,29 +145,75 @@ fi
 FFMPEG_VERSION=$(cd "$SRC" && ls ffmpeg_*.dsc | sed 's/^ffmpeg_\(.*\)\.dsc$/\1/')
 DAV1D_VERSION=$(cd "$SRC" && ls dav1d_*.dsc | sed 's/^dav1d_\(.*\)\.dsc$/\1/')
 
-PREFIX=$WORK/prefix
+# How each architecture's C libraries are built: FFmpeg's configure is told the target when it is not this
+# machine. dav1d is compiled by the system's gcc for x86-64 (its C decodes AV1 about 15% faster than zig's clang
+# makes it: 0.66-0.70 against 0.76-0.83 s for the same clip with dav1d's own tool) and linked by zig like the
+# rest; it calls nothing glibc 2.28 lacks, which the check of the module's undefined symbols below would catch.
+# For Arm (no Arm gcc here) zig compiles it, meson seeing an aarch64 host so that its NEON assembly is in.
+case $ARCH in
+  x86_64)
+    FFMPEG_CROSS=()
+    DAV1D_CROSS=()
+    DAV1D_ENV=(CC=gcc AR=ar)
+    ;;
+  aarch64)
+    FFMPEG_CROSS=(--enable-cross-compile --arch=aarch64 --target-os=linux)
+    DAV1D_CROSS=(--cross-file "$BIN/meson-cross.ini")
+    DAV1D_ENV=()
+    cat >"$BIN/meson-cross.ini" <<EOF
+[binaries]
+c = '$BIN/zcc'
+cpp = '$BIN/zc++'
+ar = '$BIN/zar'
+strip = 'true'
+
+[host_machine]
+system = 'linux'
+cpu_family = 'aarch64'
+cpu = 'armv8-a'
+endian = 'little'
+EOF
+    ;;
+esac
+# The recipe, whose hash names the libraries' folder in the cache (the cross file's paths left out: they name
+# this clone).
+RECIPE=$(printf '%s\n' "framefeed wheel C libraries, recipe 2" "$ARCH" "ffmpeg $FFMPEG_VERSION" \
+  "dav1d $DAV1D_VERSION" "zig $("$ZIG" version)" "${DAV1D_ENV[@]}" "${FFMPEG_CROSS[@]}" "${FFMPEG_CONFIGURE[@]}" \
+  "${DAV1D_OPTIONS[@]}")
+PREFIX=$CACHE/$ARCH-$(printf '%s' "$RECIPE" | sha256sum | cut -c1-16)
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
-if [ ! -f "$PREFIX/lib/libdav1d.a" ]; then
-  rm -rf "$SRC/dav1d/build"
-  # dav1d is compiled by the system's gcc (its C decodes AV1 about 15% faster than zig's clang makes it: 0.66-0.70
-  # against 0.76-0.83 s for the same clip with dav1d's own tool) and linked by zig like the rest; it calls nothing
-  # glibc 2.28 lacks, which the check of the module's undefined symbols below would catch.
-  (cd "$SRC/dav1d" && CC=gcc AR=ar "$TOOLS/bin/meson" setup build --prefix="$PREFIX" --libdir=lib \
-    --buildtype=release --default-library=static -Denable_tools=false -Denable_tests=false \
-    -Denable_examples=false >/dev/null && "$TOOLS/bin/ninja" -C build install >/dev/null)
-fi
-if [ ! -f "$PREFIX/lib/libavcodec.a" ]; then
+if [ ! -f "$PREFIX/.complete" ]; then
+  echo "build-wheel.sh: building FFmpeg $FFMPEG_VERSION and dav1d $DAV1D_VERSION for $ARCH into $PREFIX"
+  BUILD=$WORK/build-$ARCH
+  rm -rf "$PREFIX" "$BUILD" && mkdir -p "$PREFIX" "$BUILD/ffmpeg"
+  (cd "$SRC/dav1d" && env "${DAV1D_ENV[@]}" "$TOOLS/bin/meson" setup "$BUILD/dav1d" --prefix="$PREFIX" \
+    --libdir=lib "${DAV1D_CROSS[@]}" "${DAV1D_OPTIONS[@]}" >"$BUILD/dav1d-setup.log" &&
+    "$TOOLS/bin/ninja" -C "$BUILD/dav1d" install >"$BUILD/dav1d-build.log")
   (
-    cd "$SRC/ffmpeg"
-    ./configure --prefix="$PREFIX" --cc="$BIN/zcc" --cxx="$BIN/zc++" --ar="$BIN/zar" --ranlib="$BIN/zranlib" \
-      --pkg-config-flags=--static "${FFMPEG_CONFIGURE[@]}" >"$WORK/ffmpeg-configure.log"
+    # Out of the source tree, so that both architectures build from one pristine copy.
+    cd "$BUILD/ffmpeg"
+    "$SRC/ffmpeg/configure" --prefix="$PREFIX" "${FFMPEG_CROSS[@]}" --cc="$BIN/zcc" --cxx="$BIN/zc++" \
+      --ar="$BIN/zar" --ranlib="$BIN/zranlib" --pkg-config-flags=--static "${FFMPEG_CONFIGURE[@]}" \
+      >"$BUILD/ffmpeg-configure.log"
     # zig links sysctl() from glibc 2.28 but carries no <sys/sysctl.h> (glibc 2.32 removed it); FFmpeg only
     # uses it on BSD and macOS, for the CPU count.
     sed -i 's/^#define HAVE_SYSCTL 1$/#define HAVE_SYSCTL 0/' config.h
-    make -j"$(nproc)" >"$WORK/ffmpeg-make.log" && make install >/dev/null
+    make -j"$(nproc)" >"$BUILD/ffmpeg-make.log" && make install >/dev/null
+    # The configure line FFMPEG.txt quotes, kept with the libraries.
+    sed -n 's/^#define FFMPEG_CONFIGURATION "\(.*\)"$/\1/p' config.h >"$PREFIX/ffmpeg-configuration.txt"
   )
+  printf '%s\n' "$RECIPE" >"$PREFIX/recipe.txt"
+  touch "$PREFIX/.complete"
+  rm -rf "$BUILD"
+  # This architecture's older builds (another FFmpeg release, another configure line) go.
+  for old in "$CACHE/$ARCH"-*; do
+    if [ "$old" != "$PREFIX" ]; then rm -rf "$old"; fi
+  done
+else
+  echo "build-wheel.sh: FFmpeg $FFMPEG_VERSION and dav1d $DAV1D_VERSION for $ARCH, built before: $PREFIX"
 fi
-if grep -q -- '--enable-gpl\|--enable-nonfree' "$PREFIX/lib/pkgconfig/libavcodec.pc" "$SRC/ffmpeg/config.h"; then
+if grep -q -- '--enable-gpl\|--enable-nonfree' "$PREFIX/lib/pkgconfig/libavcodec.pc" \
+  "$PREFIX/ffmpeg-configuration.txt"; then
   echo "build-wheel.sh: FFmpeg was configured with GPL or non-free parts" >&2
   exit 1
 fi
@@ -131,29 +223,45 @@ fi
 VENDOR=$REPO/python/framefeed/_vendor
 rm -rf "$VENDOR" && mkdir -p "$VENDOR"
 trap 'rm -rf "$VENDOR"' EXIT
-CONFIGURATION=$(sed -n 's/^#define FFMPEG_CONFIGURATION "\(.*\)"$/\1/p' "$SRC/ffmpeg/config.h")
 cat >"$VENDOR/FFMPEG.txt" <<EOF
-This wheel carries FFmpeg $FFMPEG_VERSION and dav1d $DAV1D_VERSION, linked statically into framefeed._framefeed.
+This wheel ($ARCH) carries FFmpeg $FFMPEG_VERSION and dav1d $DAV1D_VERSION, linked statically into
+framefeed._framefeed.
 
 Sources: Debian 12 ("$SUITE") source packages ffmpeg $FFMPEG_VERSION and dav1d $DAV1D_VERSION, from
 Debian's archive (apt-get source, checked against the archive's signed index; Debian's patches applied).
 FFmpeg licence: LGPL version 2.1 or later (COPYING.LGPLv2.1; no GPL or non-free part is enabled).
 dav1d licence: BSD 2-clause (dav1d-COPYING).
 FFmpeg configure line:
-$CONFIGURATION
+$(cat "$PREFIX/ffmpeg-configuration.txt")
 
 To relink with another FFmpeg (the LGPL's right), build framefeed from source: see the README's "Install".
 EOF
 cp "$SRC/ffmpeg/COPYING.LGPLv2.1" "$VENDOR/COPYING.LGPLv2.1"
 cp "$SRC/dav1d/COPYING" "$VENDOR/dav1d-COPYING"
 
-# The module, linked by zig for glibc 2.28, FFmpeg static (pkg-config --static), NVDEC built in.
-rm -f "$DIST"/framefeed-*manylinux_2_28*.whl
-# Cargo does not see the static libraries change: the binding crate is always linked afresh.
-cargo clean -q --release --target x86_64-unknown-linux-gnu -p framefeed-python
-(cd python && maturin build --release --strip --zig --compatibility manylinux_2_28 \
-  --features cuda,static-ffmpeg -o "$DIST")
-WHEEL=$(ls "$DIST"/framefeed-*manylinux_2_28*.whl)
+# The module, linked by zig for glibc 2.28, FFmpeg static (pkg-config --static), NVDEC built in (loaded at run
+# time).
+rm -f "$DIST"/framefeed-*manylinux_2_28_"$ARCH".whl
+if [ "$ARCH" = x86_64 ]; then
+  # Cargo does not see the static libraries change: the binding crate is always linked afresh.
+  cargo clean -q --release --target x86_64-unknown-linux-gnu -p framefeed-python
+  (cd python && maturin build --release --strip --zig --compatibility manylinux_2_28 \
+    --features cuda,static-ffmpeg -o "$DIST")
+else
+  # Debian's rustc for the Arm target, zig as its linker and as the C compiler of crates with C in them, bindgen
+  # reading FFmpeg's headers as the Arm target sees them, PyO3 building the stable ABI (abi3, Python 3.9 on)
+  # without an Arm interpreter; warnings are errors (clippy runs on x86-64 only). A target folder of its own, so
+  # that this compiler's artifacts never mix with rustup's.
+  export CARGO_TARGET_DIR=$REPO/target/cross-aarch64 RUSTC=$ARM_RUSTC RUSTFLAGS="-D warnings" \
+    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=$BIN/zcc CC_aarch64_unknown_linux_gnu=$BIN/zcc \
+    CXX_aarch64_unknown_linux_gnu=$BIN/zc++ AR_aarch64_unknown_linux_gnu=$BIN/zar PKG_CONFIG_ALLOW_CROSS=1 \
+    BINDGEN_EXTRA_CLANG_ARGS_aarch64_unknown_linux_gnu="--target=aarch64-linux-gnu -I$PREFIX/include" \
+    PYO3_CROSS_PYTHON_VERSION=3.9
+  cargo clean -q --release --target aarch64-unknown-linux-gnu -p framefeed-python
+  (cd python && maturin build --release --strip --target aarch64-unknown-linux-gnu \
+    --compatibility manylinux_2_28 --features cuda,static-ffmpeg -o "$DIST")
+fi
+WHEEL=$(ls "$DIST"/framefeed-*manylinux_2_28_"$ARCH".whl)
 "$TOOLS/bin/auditwheel" show "$WHEEL"
 # Every symbol the module takes from the system must carry a glibc version no newer than 2.28: an unversioned one
 # (a function that glibc 2.28 lacks, left to be found at run time) would fail only when first called. (The

@@ -105,6 +105,13 @@ impl CodecContext {
             if let Some(pixels) = format.max_pixels() {
                 (*raw).max_pixels = pixels;
             }
+            // Off x86-64 the block-transform decoders (MPEG-1/2, MPEG-4 Part 2, H.263, MJPEG...) take FFmpeg's C
+            // IDCT, which the x86 `ffmpeg`'s default (its SSE2 twin) equals bit for bit: FFmpeg's default on
+            // Arm is a NEON IDCT that rounds some blocks differently (within the tolerance these standards
+            // allow), which would make the same video's frames differ between hosts. Other decoders ignore it.
+            if cfg!(not(target_arch = "x86_64")) {
+                (*raw).idct_algo = sys::FF_IDCT_SIMPLE;
+            }
             (*raw).thread_count = threads.min(i32::MAX as usize) as i32;
             (*raw).thread_type = if frame_threads {
                 sys::FF_THREAD_FRAME | sys::FF_THREAD_SLICE

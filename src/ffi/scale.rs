@@ -55,7 +55,8 @@ impl Filter {
 ///
 /// A same-size YUV 4:2:0 → RGB24 conversion at an even height (the one swscale's x86 fast path serves) runs
 /// through [`yuv2rgb`]'s AVX2 code instead, where the CPU has AVX2 and a probe showed that code to give
-/// swscale's bytes for the matrix and range (see [`simd_agrees`]).
+/// swscale's bytes for the matrix and range (see [`simd_agrees`]), and through its scalar twin off x86-64
+/// (see [`x86_arithmetic_serves`]).
 pub(crate) struct Scaler {
     ctx: Option<NonNull<sys::SwsContext>>,
     key: Option<Key>,
@@ -228,8 +229,17 @@ impl Scaler {
             // SAFETY: the key says this is a YUV 4:2:0 frame converted at its own size, so the planes hold the
             // window's `height` luma rows of `width` samples and half as many chroma rows and samples (rounded
             // up), from the window's top-left (on the chroma grid, inside the frame), at the frame's strides.
-            let done =
-                unsafe { convert_simd(&coefficients, raw, &planes, (width, height), dst, stride) };
+            let done = unsafe {
+                convert_simd(
+                    &coefficients,
+                    raw,
+                    &planes,
+                    (width, height),
+                    dst,
+                    stride,
+                    Kernel::best(),
+                )
+            };
             if done {
                 return Ok(());
             }
@@ -332,10 +342,9 @@ impl Scaler {
             && same_size
             && key.height.is_multiple_of(2)
             && src_format == sys::AVPixelFormat::AV_PIX_FMT_YUV420P
-            && Kernel::Avx2.available()
         {
             let table = coefficient_table(colorspace);
-            if simd_agrees(key.colorspace, key.full_range, table) {
+            if x86_arithmetic_serves(key.colorspace, key.full_range, table) {
                 self.simd = Some(Coefficients::new(table, key.full_range));
             }
         }
@@ -389,6 +398,7 @@ unsafe fn convert_simd(
     size: (u32, u32),
     dst: &mut [u8],
     stride: usize,
+    kernel: Kernel,
 ) -> bool {
     // SAFETY: `frame` is valid (the caller's contract).
     let linesize = unsafe { (*frame).linesize };
@@ -411,10 +421,23 @@ unsafe fn convert_simd(
             size.1 as usize,
             dst,
             stride,
-            Kernel::best(),
+            kernel,
         )
     };
     true
+}
+
+/// Whether [`yuv2rgb`] converts frames tagged with the colour space `colorspace` (swscale table `table`) and the
+/// range. On x86-64: where the CPU has AVX2 and [`simd_agrees`] (otherwise swscale's own SSSE3 code, the same
+/// arithmetic, converts). On every other architecture: always, on its scalar twin ([`Kernel::best`] is
+/// [`Kernel::Scalar`] there), because swscale has no such fast path there (on Arm its table-driven C converter
+/// rounds differently), and a frame should be the same bytes on every host: the x86 `ffmpeg`'s.
+fn x86_arithmetic_serves(colorspace: i32, full_range: bool, table: [c_int; 4]) -> bool {
+    if cfg!(target_arch = "x86_64") {
+        Kernel::Avx2.available() && simd_agrees(colorspace, full_range, table)
+    } else {
+        true
+    }
 }
 
 /// The matrices and ranges probed so far, and whether [`yuv2rgb`] gave swscale's bytes for them.
@@ -430,7 +453,7 @@ fn simd_agrees(colorspace: i32, full_range: bool, table: [c_int; 4]) -> bool {
     if let Some((_, agrees)) = probed.iter().find(|(k, _)| *k == (colorspace, full_range)) {
         return *agrees;
     }
-    let agrees = probe(colorspace, full_range, table).unwrap_or(false);
+    let agrees = probe(colorspace, full_range, table, Kernel::best()).unwrap_or(false);
     if !agrees {
         tracing::debug!(
             colorspace,
@@ -442,8 +465,13 @@ fn simd_agrees(colorspace: i32, full_range: bool, table: [c_int; 4]) -> bool {
     agrees
 }
 
-/// The probe of [`simd_agrees`]: `Ok(true)` when every byte agrees.
-fn probe(colorspace: i32, full_range: bool, table: [c_int; 4]) -> Result<bool, AvError> {
+/// The probe of [`simd_agrees`] on `kernel` (available): `Ok(true)` when every byte agrees.
+fn probe(
+    colorspace: i32,
+    full_range: bool,
+    table: [c_int; 4],
+    kernel: Kernel,
+) -> Result<bool, AvError> {
     const W: u32 = 512;
     const H: u32 = 128;
     // SAFETY: the value came from a decoded frame's AVFrame.colorspace, so it is a valid AVColorSpace.
@@ -477,7 +505,7 @@ fn probe(colorspace: i32, full_range: bool, table: [c_int; 4]) -> Result<bool, A
                 ptr::null_mut(),
             ]
             .map(|p| p.cast_const());
-            convert_simd(&coefficients, raw, &planes, (W, H), &mut got, row)
+            convert_simd(&coefficients, raw, &planes, (W, H), &mut got, row, kernel)
         };
         if !done {
             return Ok(false);
@@ -563,15 +591,11 @@ impl Drop for Scaler {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_vector_path_gives_swscales_bytes_for_every_triple() {
-        if !Kernel::Avx2.available() {
-            eprintln!("SKIPPED: this CPU has no AVX2, so the vector path never runs");
-            return;
-        }
+    /// The matrices and ranges the probe tests cover: unspecified (BT.601), BT.601, BT.709, SMPTE 240M and
+    /// BT.2020, limited and full range.
+    fn every_matrix_and_range() -> Vec<(i32, bool, [c_int; 4])> {
         use sys::AVColorSpace::*;
-        // Unspecified (BT.601), BT.601, BT.709, SMPTE 240M and BT.2020, limited and full range: every
-        // (Y, U, V) triple converted both ways (`probe`).
+        let mut all = Vec::new();
         for space in [
             AVCOL_SPC_UNSPECIFIED,
             AVCOL_SPC_BT470BG,
@@ -582,11 +606,40 @@ mod tests {
         ] {
             let table = coefficient_table(sws_colorspace(space as i32));
             for full in [false, true] {
-                assert!(
-                    probe(space as i32, full, table).unwrap(),
-                    "{space:?}, full range {full}"
-                );
+                all.push((space as i32, full, table));
             }
+        }
+        all
+    }
+
+    #[test]
+    fn the_vector_path_gives_swscales_bytes_for_every_triple() {
+        if !Kernel::Avx2.available() {
+            eprintln!("SKIPPED: this CPU has no AVX2, so the vector path never runs");
+            return;
+        }
+        // Every (Y, U, V) triple converted both ways (`probe`).
+        for (space, full, table) in every_matrix_and_range() {
+            assert!(
+                probe(space, full, table, Kernel::best()).unwrap(),
+                "colour space {space}, full range {full}"
+            );
+        }
+    }
+
+    /// What frames on Arm rest on (`x86_arithmetic_serves`): the scalar twin, the only kernel there, gives the
+    /// x86 swscale's bytes for every triple, matrix and range.
+    #[test]
+    fn the_scalar_twin_gives_the_x86_swscales_bytes_for_every_triple() {
+        if !cfg!(target_arch = "x86_64") {
+            eprintln!("SKIPPED: the reference is the x86 swscale; this is not x86-64");
+            return;
+        }
+        for (space, full, table) in every_matrix_and_range() {
+            assert!(
+                probe(space, full, table, Kernel::Scalar).unwrap(),
+                "colour space {space}, full range {full}"
+            );
         }
     }
 }

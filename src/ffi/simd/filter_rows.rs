@@ -53,6 +53,7 @@ fn vertical_on(
     }
     let last = (first_row + weights.len() - 1) * stride + column + out.len();
     assert!(last <= src.len(), "rows past the plane");
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     match kernel {
@@ -176,6 +177,7 @@ fn horizontal_on(
         taps,
         ..
     } = *taps;
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if kernel != Kernel::Scalar && (taps == 8 || taps % 16 == 0) {

@@ -10,6 +10,7 @@ pub(crate) fn split_f32(rgb: &[u8], scale: [f32; 3], bias: [f32; 3], planes: [&m
     let n = r.len();
     assert!(g.len() == n && b.len() == n, "planes of one length");
     assert!(rgb.len() >= 3 * n, "3 bytes a pixel");
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if super::kernel::Kernel::Avx2.available() {
