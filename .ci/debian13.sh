@@ -6,7 +6,7 @@
 #    clips (H.264 8- and 10-bit, HEVC, VP9, AV1) frame for frame as Debian 12's `ffmpeg` does, through the operator
 #    and the reader; its `[torch]` and `[ray]` extras must resolve.
 # 2. Built from source against Debian 13's FFmpeg 7.1: its development files go in, and framefeed's conformance,
-#    sampling and damaged-video tests run against 7.1's own `ffmpeg`, with this machine's Rust toolchain and crate cache lent to
+#    sampling, damaged-video and colour tests run against 7.1's own `ffmpeg`, with this machine's Rust toolchain and crate cache lent to
 #    the chroot (bind mounts; Debian 13's rustc is older than the crate's rust-version).
 #
 # Needs root, debootstrap, and ../shared beside the repository. The chroot is made afresh each run (under
@@ -91,4 +91,4 @@ in_root apt-get install -y -q --no-install-recommends libavcodec-dev libavformat
   libswscale-dev libclang-dev clang pkg-config ffmpeg gcc libc6-dev >/dev/null
 in_root ffmpeg -hide_banner -version | sed -n 1p
 in_root sh -c 'cd /src/main && cargo test --locked --test conformance --test clip_sampling --test random_access \
-  --test containers --test cli --test damaged_videos'
+  --test containers --test cli --test damaged_videos --test colour_metadata'

@@ -78,9 +78,123 @@ pub struct StreamInfo {
     /// it), when it gives one; a frame may carry its own. See [`rotation`](Self::rotation) and
     /// [`orientation`](Self::orientation).
     pub display_matrix: Option<[i32; 9]>,
+    /// Bits per sample of the decoder's pixel format (8, 10, 12...), when known (video).
+    pub bit_depth: Option<u32>,
+    /// The mastering display's colour volume (HDR static metadata, SMPTE ST 2086), when the container gives it
+    /// (an MP4 `mdcv` box, Matroska's `MasteringMetadata`).
+    pub mastering_display: Option<MasteringDisplay>,
+    /// The content light levels (HDR static metadata, CTA-861.3), when the container gives them.
+    pub content_light: Option<ContentLight>,
+}
+
+/// Which dynamic range a stream's transfer function puts it in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum DynamicRange {
+    /// Standard dynamic range: any transfer but the two below, or none given.
+    #[default]
+    Sdr,
+    /// HDR with the perceptual quantizer (SMPTE ST 2084: HDR10, HDR10+, Dolby Vision's base layers).
+    Pq,
+    /// HDR with hybrid log-gamma (ARIB STD-B67: broadcast, phones' HLG recordings).
+    Hlg,
+}
+
+impl DynamicRange {
+    /// The class of FFmpeg's transfer name (`smpte2084`, `arib-std-b67`, anything else or none).
+    pub fn of_transfer(transfer: Option<&str>) -> Self {
+        match transfer {
+            Some("smpte2084") => DynamicRange::Pq,
+            Some("arib-std-b67") => DynamicRange::Hlg,
+            _ => DynamicRange::Sdr,
+        }
+    }
+
+    /// Lower-case name: `"sdr"`, `"pq"` or `"hlg"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DynamicRange::Sdr => "sdr",
+            DynamicRange::Pq => "pq",
+            DynamicRange::Hlg => "hlg",
+        }
+    }
+}
+
+/// A mastering display's colour volume (SMPTE ST 2086), in the units `ffprobe` prints it in: CIE 1931 x, y
+/// chromaticities and candelas per square metre. A part the stream leaves out is `None`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MasteringDisplay {
+    /// The red, green and blue primaries' `(x, y)`.
+    pub primaries: Option<[(f64, f64); 3]>,
+    /// The white point's `(x, y)`.
+    pub white_point: Option<(f64, f64)>,
+    /// The display's lowest luminance, cd/m².
+    pub min_luminance: Option<f64>,
+    /// The display's highest luminance, cd/m².
+    pub max_luminance: Option<f64>,
+}
+
+/// Content light levels (CTA-861.3), cd/m².
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContentLight {
+    /// The brightest pixel of the whole stream (MaxCLL).
+    pub max_cll: u32,
+    /// The brightest frame's average (MaxFALL).
+    pub max_fall: u32,
+}
+
+/// A video stream's colour: what its samples are and how to show them. Every part is `None` when the stream
+/// leaves it unspecified ([`StreamInfo::color`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ColorInfo {
+    /// Bits per sample (8, 10, 12...).
+    pub bit_depth: Option<u32>,
+    /// Colour primaries, as FFmpeg names them (`bt709`, `bt2020`...).
+    pub primaries: Option<String>,
+    /// Transfer characteristics (`bt709`, `smpte2084` for PQ, `arib-std-b67` for HLG...).
+    pub transfer: Option<String>,
+    /// The YUV matrix (`bt709`, `bt2020nc`, `smpte170m`...).
+    pub matrix: Option<String>,
+    /// `tv` (limited) or `pc` (full).
+    pub range: Option<String>,
+    /// The mastering display, when given.
+    pub mastering_display: Option<MasteringDisplay>,
+    /// The content light levels, when given.
+    pub content_light: Option<ContentLight>,
+}
+
+impl ColorInfo {
+    /// SDR, PQ or HLG, from the transfer characteristics.
+    pub fn dynamic_range(&self) -> DynamicRange {
+        DynamicRange::of_transfer(self.transfer.as_deref())
+    }
+
+    /// Whether the transfer is an HDR one (PQ or HLG).
+    pub fn is_hdr(&self) -> bool {
+        self.dynamic_range() != DynamicRange::Sdr
+    }
 }
 
 impl StreamInfo {
+    /// Its colour, gathered in one value (the same as the separate fields).
+    pub fn color(&self) -> ColorInfo {
+        ColorInfo {
+            bit_depth: self.bit_depth,
+            primaries: self.color_primaries.clone(),
+            transfer: self.color_transfer.clone(),
+            matrix: self.color_space.clone(),
+            range: self.color_range.clone(),
+            mastering_display: self.mastering_display,
+            content_light: self.content_light,
+        }
+    }
+
+    /// SDR, PQ or HLG, from the transfer characteristics.
+    pub fn dynamic_range(&self) -> DynamicRange {
+        DynamicRange::of_transfer(self.color_transfer.as_deref())
+    }
+
     /// Frames per second, when known.
     pub fn fps(&self) -> Option<f64> {
         self.frame_rate.map(|(n, d)| f64::from(n) / f64::from(d))
@@ -137,6 +251,9 @@ impl StreamInfo {
             default: true,
             attached_picture: false,
             display_matrix: None,
+            bit_depth: Some(8),
+            mastering_display: None,
+            content_light: None,
         }
     }
 }

@@ -140,7 +140,10 @@ pub use error::{AvError, Error, Result, TryFeedError, VideoError};
 pub use error_code::{CodeSource, ErrorCode};
 /// The 16-bit float type of [`DType::F16`] output (from the `half` crate).
 pub use half::f16;
-pub use info::{ContainerInfo, FfmpegBuild, MediaKind, StreamInfo};
+pub use info::{
+    ColorInfo, ContainerInfo, ContentLight, DynamicRange, FfmpegBuild, MasteringDisplay, MediaKind,
+    StreamInfo,
+};
 pub use mux::futures::{MuxEvents, MuxReady, NextEvent};
 pub use mux::{CameraId, CameraStats, Mux, MuxBatch, MuxConfig, MuxEntry, MuxEvent, MuxPolicy};
 pub use operator::epoch_feed::EpochFeed;

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use crate::assembly::batch::{Batch, Sequence};
 use crate::error::{Error, VideoError};
+use crate::info::{ColorInfo, MasteringDisplay};
 use crate::video::VideoRef;
 use crate::{DecodedOn, Orientation};
 
@@ -13,7 +14,7 @@ use crate::{DecodedOn, Orientation};
 /// with `shape` (in the configured layout, (F,H,W,C) by default), `valid_frames`, `first_frame`, `pts`
 /// (seconds, per real frame), where there is damage `damaged` (the display indices of damaged frames), `holes`
 /// (`{"index", "pts"}` of display indices with no picture) and on a video's last sequence `ended_early` (why
-/// reading stopped before its data's end), and, when configured, `resize` (`[w, h]`) and `crop` (`[x, y, w, h]` in the
+/// reading stopped before its data's end), `color` (its video's: [`ColorLine`]), and, when configured, `resize` (`[w, h]`) and `crop` (`[x, y, w, h]` in the
 /// pixels of the resized frame), and for a video turned to be shown, `orientation` (`rotate90`...: see
 /// [`Orientation::as_str`]); in a packed batch each sequence also has its `video` and `label`.
 ///
@@ -78,6 +79,9 @@ pub struct SequenceLine {
     /// How its frames were turned to be shown ([`Orientation::as_str`]), unless upright.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orientation: Option<String>,
+    /// Its video's colour ([`Sequence::color`](crate::Sequence::color)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<ColorLine>,
     /// The display indices of its damaged frames ([`Frame::damaged`](crate::Frame::damaged)), when there are
     /// any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -99,6 +103,89 @@ pub struct SequenceLine {
         deserialize_with = "present"
     )]
     pub label: Option<Option<String>>,
+}
+
+/// A video's colour in a [`SequenceLine`] ([`ColorInfo`]): its parts FFmpeg names (`bt2020`, `smpte2084`,
+/// `bt2020nc`, `tv`...), each left out when the stream leaves it unspecified, and `dynamic_range` (`sdr`, `pq`,
+/// `hlg`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColorLine {
+    /// Bits per sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bit_depth: Option<u32>,
+    /// Colour primaries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primaries: Option<String>,
+    /// Transfer characteristics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<String>,
+    /// The YUV matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<String>,
+    /// `tv` or `pc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<String>,
+    /// `sdr`, `pq` or `hlg`.
+    pub dynamic_range: String,
+    /// The mastering display, when the container gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mastering_display: Option<MasteringLine>,
+    /// The content light levels, when the container gives them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_light: Option<ContentLightLine>,
+}
+
+/// A mastering display ([`MasteringDisplay`]): CIE 1931 `[x, y]` and cd/m².
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MasteringLine {
+    /// Red, green and blue `[x, y]`.
+    pub primaries: Option<[[f64; 2]; 3]>,
+    /// The white point's `[x, y]`.
+    pub white_point: Option<[f64; 2]>,
+    /// The lowest luminance.
+    pub min_luminance: Option<f64>,
+    /// The highest luminance.
+    pub max_luminance: Option<f64>,
+}
+
+/// Content light levels ([`ContentLight`](crate::ContentLight)), cd/m².
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContentLightLine {
+    /// MaxCLL.
+    pub max_cll: u32,
+    /// MaxFALL.
+    pub max_fall: u32,
+}
+
+impl ColorLine {
+    /// The line of `color`.
+    pub fn of(color: &ColorInfo) -> Self {
+        ColorLine {
+            bit_depth: color.bit_depth,
+            primaries: color.primaries.clone(),
+            transfer: color.transfer.clone(),
+            matrix: color.matrix.clone(),
+            range: color.range.clone(),
+            dynamic_range: color.dynamic_range().as_str().to_owned(),
+            mastering_display: color.mastering_display.map(|m| MasteringLine::of(&m)),
+            content_light: color.content_light.map(|c| ContentLightLine {
+                max_cll: c.max_cll,
+                max_fall: c.max_fall,
+            }),
+        }
+    }
+}
+
+impl MasteringLine {
+    /// The line of `m`.
+    pub fn of(m: &MasteringDisplay) -> Self {
+        MasteringLine {
+            primaries: m.primaries.map(|p| p.map(|(x, y)| [x, y])),
+            white_point: m.white_point.map(|(x, y)| [x, y]),
+            min_luminance: m.min_luminance,
+            max_luminance: m.max_luminance,
+        }
+    }
 }
 
 /// A hole: a display index with no picture ([`Hole`](crate::Hole)).
@@ -145,6 +232,7 @@ impl BatchLine {
                 crop: seq.crop_window().map(|c| (c.x, c.y, c.width, c.height)),
                 orientation: (seq.orientation() != Orientation::Upright)
                     .then(|| seq.orientation().as_str().to_owned()),
+                color: Some(ColorLine::of(seq.color())),
                 damaged: seq
                     .indices()
                     .iter()

@@ -259,6 +259,46 @@ fn info_describes_the_container() {
     assert_eq!(v["color_range"], "tv");
     assert_eq!(v["frame_rate"], "25/1");
     assert!((v["duration"].as_f64().unwrap() - 0.92).abs() < 0.05);
+    assert_eq!(v["bit_depth"], 8);
+    assert_eq!(v["dynamic_range"], "sdr");
+    assert_eq!(v["mastering_display"], Value::Null);
+    // HDR10 (issue 62): PQ, 10 bits, the mastering display and light levels of the file's sample entry.
+    let out = framefeed()
+        .arg("info")
+        .arg(fixture("hdr_pq_hevc10.mp4"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = &info["streams"][0];
+    assert_eq!(v["bit_depth"], 10);
+    assert_eq!(v["dynamic_range"], "pq");
+    assert_eq!(
+        (
+            &v["color_primaries"],
+            &v["color_transfer"],
+            &v["color_space"]
+        ),
+        (
+            &Value::from("bt2020"),
+            &Value::from("smpte2084"),
+            &Value::from("bt2020nc")
+        )
+    );
+    let m = &v["mastering_display"];
+    assert_eq!(
+        m["primaries"],
+        serde_json::json!([[0.68, 0.32], [0.265, 0.69], [0.15, 0.06]])
+    );
+    assert_eq!(m["white_point"], serde_json::json!([0.3127, 0.329]));
+    assert_eq!(
+        (m["min_luminance"].as_f64(), m["max_luminance"].as_f64()),
+        (Some(0.005), Some(1000.0))
+    );
+    assert_eq!(
+        v["content_light"],
+        serde_json::json!({"max_cll": 1000, "max_fall": 400})
+    );
     let out = framefeed()
         .arg("info")
         .arg(fixture("../common/mod.rs"))

@@ -9,6 +9,7 @@ from .types import (
     CameraStats,
     ClipPolicy,
     ClipSampler,
+    ColorInfo,
     ContainerInfo,
     FfmpegBuild,
     DimensionOrder,
@@ -110,6 +111,10 @@ class Sequence:
     @property
     def orientation(self) -> Orientation:
         """How the frames were turned by the video's display matrix before the resize and crop."""
+    @property
+    def color(self) -> ColorInfo:
+        """The video's colour: bit depth, primaries, transfer, matrix, range, dynamic range (``"sdr"``,
+        ``"pq"``, ``"hlg"``) and HDR static metadata, as its stream gives them."""
     @property
     def resized(self) -> Optional[Tuple[int, int]]: ...
     @property
@@ -421,6 +426,10 @@ class VideoMetadata:
     def orientation(self) -> Orientation: ...
     @property
     def key_frame_indices(self) -> List[int]: ...
+    @property
+    def color(self) -> ColorInfo:
+        """Bit depth, primaries, transfer, matrix, range, dynamic range (``"sdr"``, ``"pq"``, ``"hlg"``) and
+        HDR static metadata, as the container and the stream's parameters give them."""
     @property
     def holes(self) -> List[Tuple[int, float]]:
         """``(display index, seconds)`` of the holes the reader's reads met so far."""

@@ -175,7 +175,8 @@ class Decoder:
 
     Output columns: ``frames`` (the sequence, in the chosen dtype and layout), ``valid_frames``, ``path``,
     ``first_frame``, ``indices`` (the display index of each real frame), ``pts`` (seconds, one per real frame),
-    ``damaged`` (whether each real frame is damaged: concealed, or decoded from damaged data),
+    ``damaged`` (whether each real frame is damaged: concealed, or decoded from damaged data), ``bit_depth`` and
+    ``dynamic_range`` (``"sdr"``, ``"pq"`` or ``"hlg"``: the video's, from its stream; ``None`` in an error row),
     ``crop_window`` (``(x, y, w, h)``, when cropping), ``segment`` (when the input has it), and ``error``
     (``None``, or why the video failed, when ``on_error="record"``).
     """
@@ -316,6 +317,8 @@ class Decoder:
             "indices": [np.array(s.indices, dtype=np.int64) for s in sequences],
             "pts": [np.array(s.pts, dtype=np.float64) for s in sequences],
             "damaged": [np.array(s.damaged, dtype=bool) for s in sequences],
+            "bit_depth": np.array([s.color["bit_depth"] for s in sequences], dtype=object),
+            "dynamic_range": np.array([s.color["dynamic_range"] for s in sequences], dtype=object),
         }
         if self.cropping:
             rows["crop_window"] = np.array([s.crop_window for s in sequences], dtype=np.int64)
@@ -334,6 +337,8 @@ class Decoder:
             "indices": [np.zeros(0, dtype=np.int64)],
             "pts": [np.zeros(0, dtype=np.float64)],
             "damaged": [np.zeros(0, dtype=bool)],
+            "bit_depth": np.array([None], dtype=object),
+            "dynamic_range": np.array([None], dtype=object),
             "error": np.array([reason], dtype=object),
         }
         if self.cropping:

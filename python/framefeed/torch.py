@@ -74,8 +74,9 @@ class VideoDataset(IterableDataset):
 
     Yields ``(frames, info)``: the batch as a tensor (no copy), and a dict with ``video_id``, ``label`` (the
     file's path), ``index``, ``is_last``, ``valid_frames`` (per sequence), ``first_frame`` (per sequence),
-    ``indices`` (per sequence: the display index of each real frame), ``pts`` (per sequence, seconds) and
-    ``damaged`` (per sequence: whether each real frame is damaged). With
+    ``indices`` (per sequence: the display index of each real frame), ``pts`` (per sequence, seconds),
+    ``damaged`` (per sequence: whether each real frame is damaged) and ``color`` (per sequence: its video's
+    :class:`framefeed.types.ColorInfo`, bit depth, transfer and HDR metadata included). With
     ``shuffle_buffer``, the batch is stacked from the sequences that came out of the buffer (a list of tensors
     when they differ in shape, as a ``"partial"`` policy's last sequences do) and every entry of ``info`` is a
     list with one item per sequence.
@@ -185,6 +186,7 @@ class VideoDataset(IterableDataset):
                     "indices": seq.indices,
                     "pts": seq.pts,
                     "damaged": seq.damaged,
+                    "color": seq.color,
                 }
                 out = buffer.push((torch.from_dlpack(seq).clone(), info))
                 if out is not None:
@@ -272,6 +274,7 @@ class VideoDataset(IterableDataset):
             "indices": [s.indices for s in sequences],
             "pts": [s.pts for s in sequences],
             "damaged": [s.damaged for s in sequences],
+            "color": [s.color for s in sequences],
         }
 
 

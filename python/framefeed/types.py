@@ -29,6 +29,10 @@ __all__ = [
     "DimensionOrder",
     "RtspTransport",
     "MuxPolicy",
+    "DynamicRange",
+    "MasteringDisplay",
+    "ContentLight",
+    "ColorInfo",
     "StreamInfo",
     "ContainerInfo",
     "FfmpegBuild",
@@ -70,6 +74,43 @@ MuxPolicy = Literal["every_frame", "latest_only"]
 cameras) or keep each camera's newest (counting the dropped)."""
 
 
+DynamicRange = Literal["sdr", "pq", "hlg"]
+"""A stream's dynamic range, from its transfer: PQ (SMPTE ST 2084, HDR10) or HLG (ARIB STD-B67) HDR, else SDR."""
+
+
+class MasteringDisplay(TypedDict):
+    """A mastering display's colour volume (SMPTE ST 2086): CIE 1931 ``(x, y)`` and cd/m², each ``None`` when
+    the stream leaves it out."""
+
+    primaries: Optional[List[Tuple[float, float]]]
+    """Red, green, blue."""
+    white_point: Optional[Tuple[float, float]]
+    min_luminance: Optional[float]
+    max_luminance: Optional[float]
+
+
+class ContentLight(TypedDict):
+    """Content light levels (CTA-861.3), cd/m²."""
+
+    max_cll: int
+    max_fall: int
+
+
+class ColorInfo(TypedDict):
+    """A video stream's colour (``VideoReader.metadata.color``), each part ``None`` when unspecified; FFmpeg's
+    names (``bt2020``, ``smpte2084``, ``arib-std-b67``, ``bt2020nc``, ``tv``...)."""
+
+    bit_depth: Optional[int]
+    primaries: Optional[str]
+    transfer: Optional[str]
+    matrix: Optional[str]
+    range: Optional[str]
+    dynamic_range: DynamicRange
+    mastering_display: Optional[MasteringDisplay]
+    """HDR static metadata, where the container gives it."""
+    content_light: Optional[ContentLight]
+
+
 class StreamInfo(TypedDict):
     """One stream of a container, as ``probe()`` reads it."""
 
@@ -82,6 +123,13 @@ class StreamInfo(TypedDict):
     pixel_format: Optional[str]
     color_space: Optional[str]
     color_range: Optional[str]
+    color_primaries: Optional[str]
+    color_transfer: Optional[str]
+    bit_depth: Optional[int]
+    dynamic_range: Optional[DynamicRange]
+    """``None`` for a stream that is not video."""
+    mastering_display: Optional[MasteringDisplay]
+    content_light: Optional[ContentLight]
     frame_rate: Optional[float]
     duration: Optional[float]
     frames: Optional[int]

@@ -464,6 +464,13 @@ impl PySequence {
         self.batch.sequence(self.index).orientation().as_str()
     }
 
+    /// The video's colour (`types.ColorInfo`): bit depth, primaries, transfer, matrix, range, dynamic range
+    /// (`"sdr"`, `"pq"`, `"hlg"`) and HDR static metadata, as its stream gives them.
+    #[getter]
+    fn color<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::colour::color_dict(py, self.batch.sequence(self.index).color())
+    }
+
     /// `(width, height)` frames were resized to before the crop, or `None` without a resize.
     #[getter]
     fn resized(&self) -> Option<(usize, usize)> {

@@ -10,6 +10,7 @@
 
 mod aio;
 mod batch;
+mod colour;
 mod config;
 #[cfg_attr(not(feature = "cuda"), path = "cuda_none.rs")]
 mod cuda;
@@ -77,6 +78,21 @@ fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
             d.set_item("pixel_format", &s.pixel_format)?;
             d.set_item("color_space", &s.color_space)?;
             d.set_item("color_range", &s.color_range)?;
+            d.set_item("color_primaries", &s.color_primaries)?;
+            d.set_item("color_transfer", &s.color_transfer)?;
+            d.set_item("bit_depth", s.bit_depth)?;
+            d.set_item(
+                "dynamic_range",
+                (s.kind == framefeed::MediaKind::Video).then(|| s.dynamic_range().as_str()),
+            )?;
+            d.set_item(
+                "mastering_display",
+                colour::mastering_dict(py, s.mastering_display.as_ref())?,
+            )?;
+            d.set_item(
+                "content_light",
+                colour::content_light_dict(py, s.content_light)?,
+            )?;
             d.set_item("frame_rate", s.fps())?;
             d.set_item("duration", s.duration)?;
             d.set_item("frames", s.frames)?;

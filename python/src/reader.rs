@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PySlice, PyString};
+use pyo3::types::{PyDict, PySlice, PyString};
 
 use crate::batch::{self, Shared};
 use crate::config::{Rgb, SamplingArgs, Settings};
@@ -57,6 +57,9 @@ pub(crate) struct PyVideoMetadata {
     orientation: &'static str,
     /// Display indices of the keyframes.
     key_frame_indices: Vec<u64>,
+    /// The stream's colour (`types.ColorInfo`): bit depth, primaries, transfer, matrix, range, dynamic range
+    /// (`"sdr"`, `"pq"`, `"hlg"`) and HDR static metadata.
+    color: Py<PyDict>,
     /// The holes the reader's reads met so far, as `(display index, seconds)`: indices whose pictures do not
     /// decode (a read asking for one raises `VideoError`).
     holes: Vec<(u64, f64)>,
@@ -371,9 +374,9 @@ impl PyVideoReader {
 
     /// What the video holds (no frame decoded to know it).
     #[getter]
-    fn metadata(&self) -> PyVideoMetadata {
+    fn metadata(&self, py: Python<'_>) -> PyResult<PyVideoMetadata> {
         let m = self.inner.metadata();
-        PyVideoMetadata {
+        Ok(PyVideoMetadata {
             num_frames: m.num_frames,
             average_fps: m.average_fps,
             duration_seconds: m.duration_seconds,
@@ -385,13 +388,14 @@ impl PyVideoReader {
             rotation: m.rotation,
             orientation: m.orientation.as_str(),
             key_frame_indices: m.key_frame_indices.clone(),
+            color: crate::colour::color_dict(py, &m.color)?.unbind(),
             holes: self
                 .inner
                 .holes()
                 .iter()
                 .map(|h| (h.index, h.pts))
                 .collect(),
-        }
+        })
     }
 
     /// `"cpu"` or `"cuda:N"`: where the reader decodes.

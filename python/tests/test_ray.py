@@ -91,6 +91,7 @@ def test_every_sequence_exactly_once_in_order_and_byte_identical(cluster, tmp_pa
             assert np.array_equal(row["frames"], frames), f"{f.name}: frames from {first} differ"
             assert len(row["pts"]) == valid
             assert list(row["damaged"]) == [False] * valid, f"{f.name}: undamaged"
+            assert (row["bit_depth"], row["dynamic_range"]) == (10 if "10bit" in f.name else 8, "sdr"), f.name
 
 
 def test_by_default_a_long_file_among_short_ones_is_cut_for_the_pool(cluster, monkeypatch):

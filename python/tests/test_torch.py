@@ -84,7 +84,9 @@ def test_clips_per_video_per_epoch_new_each_epoch_the_same_for_the_seed():
         loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers)
         out: dict = collections.defaultdict(list)
         for frames, info in loader:
-            assert frames.shape[0] == len(info["indices"]) == len(info["damaged"])
+            assert frames.shape[0] == len(info["indices"]) == len(info["damaged"]) == len(info["color"])
+            depth = 10 if "10bit" in info["label"] else 8
+            assert all(c["dynamic_range"] == "sdr" and c["bit_depth"] == depth for c in info["color"])
             for label, indices in zip([info["label"]] * len(info["indices"]), info["indices"]):
                 out[label].append(indices)
         return dict(out)

@@ -15,6 +15,7 @@ use crate::assembly::pool::BufferPool;
 use crate::device::{DecodedOn, GpuRuntime};
 use crate::error::VideoError;
 use crate::ffi::scale::WRITE_SLACK;
+use crate::info::ColorInfo;
 use crate::orientation::Orientation;
 use crate::settings::config::{batch_bytes, LastSequencePolicy};
 use crate::settings::transforms::{DType, Layout, Transforms, CHANNELS};
@@ -118,6 +119,8 @@ pub(crate) struct Assembler {
     holes: Vec<Hole>,
     /// Why the video's reading stopped before its data's end, reported on its last sequence.
     ended_early: Option<String>,
+    /// The video's colour, carried by each of its sequences.
+    color: Arc<ColorInfo>,
 }
 
 impl Assembler {
@@ -148,7 +151,13 @@ impl Assembler {
             gap: None,
             holes: Vec::new(),
             ended_early: None,
+            color: Arc::default(),
         }
+    }
+
+    /// The current video's colour (its stream's), which its sequences carry.
+    pub(crate) fn set_color(&mut self, color: ColorInfo) {
+        self.color = Arc::new(color);
     }
 
     /// The operator's GPU (batches of videos decoded by NVDEC are built in its memory).
@@ -347,6 +356,7 @@ impl Assembler {
                 offset: b.used,
                 geometry,
                 orientation: at.orientation,
+                color: self.color.clone(),
                 video: self.video.clone(),
                 ends_video: false,
                 error_follows: false,

@@ -1,10 +1,12 @@
 //! What the operator yields: a [`Batch`] of [`Sequence`]s of RGB frames in one contiguous buffer.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::assembly::pool::{BufferPool, PooledBuffer};
 use crate::device::{DecodedOn, DeviceBuffer};
+use crate::info::ColorInfo;
 use crate::orientation::Orientation;
 use crate::settings::transforms::{DType, Layout, CHANNELS};
 use crate::transform::plan::Geometry;
@@ -37,6 +39,8 @@ pub(crate) struct SequenceMeta {
     pub(crate) geometry: Geometry,
     /// How its first frame was turned to be shown.
     pub(crate) orientation: Orientation,
+    /// Its video's colour (shared by the video's sequences).
+    pub(crate) color: Arc<ColorInfo>,
     /// The video the sequence comes from (packed batches hold several).
     pub(crate) video: VideoRef,
     /// This is the video's last sequence.
@@ -492,6 +496,14 @@ impl<'a> Sequence<'a> {
     /// turn mid-sequence.
     pub fn orientation(&self) -> Orientation {
         self.meta.orientation
+    }
+
+    /// Its video's colour, as its stream gives it: bit depth, primaries, transfer (SDR, PQ or HLG: see
+    /// [`ColorInfo::dynamic_range`]), matrix, range and HDR static metadata. The frames are converted to RGB
+    /// with its matrix and range; the transfer is left as it is (an HDR video's frames are its PQ or HLG
+    /// values).
+    pub fn color(&self) -> &ColorInfo {
+        &self.meta.color
     }
 
     /// The size `(width, height)` frames were resized to before the crop, when a resize is configured.

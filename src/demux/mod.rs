@@ -457,6 +457,9 @@ mod tests {
             default,
             attached_picture: false,
             display_matrix: None,
+            bit_depth: None,
+            mastering_display: None,
+            content_light: None,
         }
     }
 

@@ -12,7 +12,7 @@ use super::io::MemoryIo;
 use super::packet::Packet;
 use super::{check, out_of_memory, static_str, AVERROR_EOF};
 use crate::error::AvError;
-use crate::info::{ContainerInfo, MediaKind, StreamInfo};
+use crate::info::{ContainerInfo, ContentLight, MasteringDisplay, MediaKind, StreamInfo};
 
 /// Which demuxers lavf may pick for an input.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -442,23 +442,62 @@ impl FormatContext {
             default: st.disposition & sys::AV_DISPOSITION_DEFAULT != 0,
             attached_picture: st.disposition & sys::AV_DISPOSITION_ATTACHED_PIC != 0,
             display_matrix: self.display_matrix(index),
+            bit_depth: (kind == MediaKind::Video)
+                .then(|| bit_depth(par.format))
+                .flatten(),
+            mastering_display: self.mastering_display(index),
+            content_light: self.content_light(index),
+        }
+    }
+
+    /// Stream `index`'s side data of `kind`, copied out, if it has some.
+    fn side_data(&self, index: usize, kind: sys::AVPacketSideDataType) -> Option<Vec<u8>> {
+        let st = self.stream(index);
+        let mut size = 0usize;
+        // SAFETY: av_stream_get_side_data reads the stream's side data list and returns NULL or data the stream
+        // owns, `size` bytes long, copied out at once.
+        unsafe {
+            let data = sys::av_stream_get_side_data(st, kind, &mut size);
+            (!data.is_null()).then(|| std::slice::from_raw_parts(data, size).to_vec())
         }
     }
 
     /// Stream `index`'s display matrix (`AV_PKT_DATA_DISPLAYMATRIX` side data), if it has one.
     fn display_matrix(&self, index: usize) -> Option<[i32; 9]> {
-        let st = self.stream(index);
-        let mut size = 0usize;
-        // SAFETY: av_stream_get_side_data reads the stream's side data list and returns NULL or data the stream
-        // owns, `size` bytes long; it is read (unaligned) only when it holds nine 32-bit numbers.
-        unsafe {
-            let data = sys::av_stream_get_side_data(
-                st,
-                sys::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
-                &mut size,
-            );
-            (!data.is_null() && size >= 36).then(|| ptr::read_unaligned(data.cast::<[i32; 9]>()))
-        }
+        let data = self.side_data(index, sys::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX)?;
+        let words: Vec<i32> = data
+            .chunks_exact(4)
+            .take(9)
+            .map(|w| i32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        words.try_into().ok()
+    }
+
+    /// Stream `index`'s mastering display (`AV_PKT_DATA_MASTERING_DISPLAY_METADATA`: FFmpeg's
+    /// `AVMasteringDisplayMetadata`, read field by field), if it has one.
+    fn mastering_display(&self, index: usize) -> Option<MasteringDisplay> {
+        let data = self.side_data(
+            index,
+            sys::AVPacketSideDataType::AV_PKT_DATA_MASTERING_DISPLAY_METADATA,
+        )?;
+        mastering_display_from(&data)
+    }
+
+    /// Stream `index`'s content light levels (`AV_PKT_DATA_CONTENT_LIGHT_LEVEL`: `AVContentLightMetadata`), if
+    /// it has them.
+    fn content_light(&self, index: usize) -> Option<ContentLight> {
+        let data = self.side_data(
+            index,
+            sys::AVPacketSideDataType::AV_PKT_DATA_CONTENT_LIGHT_LEVEL,
+        )?;
+        let word = |i: usize| {
+            data.get(i * 4..i * 4 + 4)
+                .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+        };
+        Some(ContentLight {
+            max_cll: word(0)?,
+            max_fall: word(1)?,
+        })
     }
 
     /// Whether the container is read by the MOV/MP4 demuxer.
@@ -651,4 +690,53 @@ impl Drop for FormatContext {
         // SAFETY: closes the demuxer and frees the context (not our custom pb, which `_io` frees right after).
         unsafe { sys::avformat_close_input(&mut raw) }
     }
+}
+
+/// Bits per sample of the pixel format `format` (an `AVPixelFormat` value from FFmpeg's codec parameters, or
+/// -1): its first component's depth.
+fn bit_depth(format: c_int) -> Option<u32> {
+    if format < 0 {
+        return None;
+    }
+    // SAFETY: the value came from FFmpeg's codec parameters, so it is a valid AVPixelFormat;
+    // av_pix_fmt_desc_get returns NULL or a static descriptor.
+    let desc = unsafe {
+        sys::av_pix_fmt_desc_get(std::mem::transmute::<c_int, sys::AVPixelFormat>(format)).as_ref()
+    }?;
+    (desc.nb_components > 0).then(|| desc.comp[0].depth as u32)
+}
+
+/// `AVMasteringDisplayMetadata`'s bytes (FFmpeg 5.1 to 7.1: `display_primaries[3][2]`, `white_point[2]`,
+/// `min_luminance`, `max_luminance` as `AVRational`s of two C ints, then the ints `has_primaries` and
+/// `has_luminance`) as a [`MasteringDisplay`]; `None` when too short or when it has neither part.
+fn mastering_display_from(data: &[u8]) -> Option<MasteringDisplay> {
+    let int = |i: usize| {
+        data.get(i * 4..i * 4 + 4)
+            .map(|w| i32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+    };
+    let rational = |i: usize| -> Option<f64> {
+        let (num, den) = (int(2 * i)?, int(2 * i + 1)?);
+        Some(if den == 0 {
+            0.0
+        } else {
+            f64::from(num) / f64::from(den)
+        })
+    };
+    // Rationals: 0-5 the primaries (x, y of red, green, blue), 6-7 the white point, 8 and 9 the luminances;
+    // then the two flags, ints 20 and 21.
+    let (has_primaries, has_luminance) = (int(20)? != 0, int(21)? != 0);
+    if !has_primaries && !has_luminance {
+        return None;
+    }
+    let point = |i: usize| Some((rational(2 * i)?, rational(2 * i + 1)?));
+    Some(MasteringDisplay {
+        primaries: if has_primaries {
+            Some([point(0)?, point(1)?, point(2)?])
+        } else {
+            None
+        },
+        white_point: if has_primaries { point(3) } else { None },
+        min_luminance: if has_luminance { rational(8) } else { None },
+        max_luminance: if has_luminance { rational(9) } else { None },
+    })
 }

@@ -42,6 +42,7 @@ impl Worker {
         // on filling; a video decoded on the CPU after all moves them (`seek`, `decode_in_order` below).
         let nvdec = self.gpu.is_some() && nvdec_support(opened.demuxer.stream()).is_ok();
         let mut asm = self.assembler(video, nvdec)?;
+        asm.set_color(opened.demuxer.stream().color());
         asm.place(opened.clip_key());
         // A whole video is indexed and sought in; so is a URL when clips need its length (a file served
         // with range requests: the index reads it once through, then only the clips' GOPs are read again).

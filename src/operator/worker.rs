@@ -297,6 +297,7 @@ impl Worker {
         on_gpu: bool,
     ) -> Result<(), Shutdown> {
         let mut asm = self.assembler(video, on_gpu)?;
+        asm.set_color(opened.demuxer.stream().color());
         asm.place(opened.clip_key());
         let mut numbering = Numbering::new();
         let outcome = self.decode_all(&mut opened.demuxer, &mut decoder, &mut asm, &mut numbering);
@@ -378,6 +379,7 @@ impl Worker {
     ) -> Result<(), Shutdown> {
         let policy = source.options.reconnect;
         let mut asm = self.assembler(video, on_gpu)?;
+        asm.set_color(opened.demuxer.stream().color());
         let mut reconnects = 0;
         let mut numbering = Numbering::new();
         let error = loop {

@@ -1,7 +1,7 @@
 //! What a [`VideoReader`](super::VideoReader) knows of its video once opened, from the container and the index
 //! (no frame decoded but a damaged start's), and the arithmetic from times to display indices.
 
-use crate::info::StreamInfo;
+use crate::info::{ColorInfo, StreamInfo};
 use crate::orientation::Orientation;
 use crate::sample::index::FrameIndex;
 use crate::settings::config::Config;
@@ -33,6 +33,9 @@ pub struct VideoMetadata {
     pub orientation: Orientation,
     /// The display indices of the keyframes, ascending.
     pub key_frame_indices: Vec<u64>,
+    /// The stream's colour: bit depth, primaries, transfer (SDR, PQ, HLG), matrix, range and HDR static
+    /// metadata, as the container and the stream's parameters give them.
+    pub color: ColorInfo,
     /// Each frame's presentation time, in stream seconds.
     pts: Vec<f64>,
     /// When the last frame's display ends.
@@ -76,6 +79,7 @@ impl VideoMetadata {
             rotation: stream.rotation(),
             orientation,
             key_frame_indices: index.keyframes(),
+            color: stream.color(),
             pts,
             end,
         }
@@ -135,6 +139,7 @@ mod tests {
             rotation: None,
             orientation: Orientation::Upright,
             key_frame_indices: vec![0],
+            color: ColorInfo::default(),
             pts: pts.to_vec(),
             end,
         }

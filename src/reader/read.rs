@@ -337,6 +337,7 @@ impl Reading {
                         offset: 0,
                         geometry,
                         orientation: out.orientation,
+                        color: Arc::new(metadata.color.clone()),
                         video: self.video.clone(),
                         ends_video: false,
                         error_follows: false,

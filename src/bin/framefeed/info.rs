@@ -37,6 +37,15 @@ pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, Fa
                 "color_range": s.color_range,
                 "color_primaries": s.color_primaries,
                 "color_transfer": s.color_transfer,
+                "bit_depth": s.bit_depth,
+                // SDR, PQ or HLG, from the transfer (video streams only).
+                "dynamic_range": (s.kind == framefeed::MediaKind::Video)
+                    .then(|| s.dynamic_range().as_str()),
+                "mastering_display": s.mastering_display.as_ref().map(mastering_json),
+                "content_light": s.content_light.map(|c| json!({
+                    "max_cll": c.max_cll,
+                    "max_fall": c.max_fall,
+                })),
                 "frame_rate": s.frame_rate.map(|(n, d)| format!("{n}/{d}")),
                 "fps": s.fps(),
                 "time_base": format!("{}/{}", s.time_base.0, s.time_base.1),
@@ -77,4 +86,15 @@ pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, Fa
     writeln!(stdout, "{text}").map_err(written)?;
     stdout.flush().map_err(written)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A mastering display as JSON: `primaries` (`[[x, y]` of red, green, blue`]`), `white_point` (`[x, y]`),
+/// `min_luminance` and `max_luminance` (cd/m²), each `null` when the stream leaves it out.
+fn mastering_json(m: &framefeed::MasteringDisplay) -> Value {
+    json!({
+        "primaries": m.primaries.map(|p| p.map(|(x, y)| [x, y])),
+        "white_point": m.white_point.map(|(x, y)| [x, y]),
+        "min_luminance": m.min_luminance,
+        "max_luminance": m.max_luminance,
+    })
 }
