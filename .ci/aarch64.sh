@@ -23,12 +23,14 @@ MIRROR=$(apt_archive_uri bookworm)
 # The corpus: every clip but the damaged one (its frames are issue 60's tests') and the 9000-frame one (the
 # reader's whole-range read would hold 8 GB), the rotated ones included.
 VIDEOS=(sample)
+shopt -s nullglob
 for f in "$SHARED"/videos/*.mp4 "$SHARED"/videos/*.mkv "$SHARED"/videos/*.webm "$SHARED"/videos/*.mov \
   "$SHARED"/videos/*.avi "$SHARED"/videos/rotated/*; do
   name=${f#"$SHARED/videos/"}
   case $name in corrupted_* | long_*) continue ;; esac
   VIDEOS+=("$name")
 done
+shopt -u nullglob
 MOUNTS=(proc dev src/shared)
 
 unmount_all() {

@@ -32,7 +32,8 @@
 # The C libraries built are kept outside the clone (FRAMEFEED_WHEEL_CACHE, by default ~/.cache/framefeed-wheel),
 # in one folder per architecture named by a hash of their recipe (the sources' versions, the configure lines,
 # zig's version): a rebuild, or CI's next fresh clone on the same machine, reuses them; a new FFmpeg point release
-# or a changed configure line builds afresh and removes that architecture's older folder.
+# or a changed configure line builds afresh and removes that architecture's older folder. Cargo's target folder
+# for each architecture's wheel is kept there too (cargo-ARCH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -242,6 +243,9 @@ cp "$SRC/dav1d/COPYING" "$VENDOR/dav1d-COPYING"
 # The module, linked by zig for glibc 2.28, FFmpeg static (pkg-config --static), NVDEC built in (loaded at run
 # time).
 rm -f "$DIST"/framefeed-*manylinux_2_28_"$ARCH".whl
+# Cargo's output for the wheel is kept beside the C libraries, outside the clone, so that the next build (CI's
+# next fresh clone) compiles only what changed; cargo's fingerprints decide that, as in any target folder.
+export CARGO_TARGET_DIR=$CACHE/cargo-$ARCH
 if [ "$ARCH" = x86_64 ]; then
   # Cargo does not see the static libraries change: the binding crate is always linked afresh.
   cargo clean -q --release --target x86_64-unknown-linux-gnu -p framefeed-python
@@ -250,9 +254,9 @@ if [ "$ARCH" = x86_64 ]; then
 else
   # Debian's rustc for the Arm target, zig as its linker and as the C compiler of crates with C in them, bindgen
   # reading FFmpeg's headers as the Arm target sees them, PyO3 building the stable ABI (abi3, Python 3.9 on)
-  # without an Arm interpreter; warnings are errors (clippy runs on x86-64 only). A target folder of its own, so
-  # that this compiler's artifacts never mix with rustup's.
-  export CARGO_TARGET_DIR=$REPO/target/cross-aarch64 RUSTC=$ARM_RUSTC RUSTFLAGS="-D warnings" \
+  # without an Arm interpreter; warnings are errors (clippy runs on x86-64 only). Its target folder is its own
+  # (above), so this compiler's artifacts never mix with rustup's.
+  export RUSTC=$ARM_RUSTC RUSTFLAGS="-D warnings" \
     CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=$BIN/zcc CC_aarch64_unknown_linux_gnu=$BIN/zcc \
     CXX_aarch64_unknown_linux_gnu=$BIN/zc++ AR_aarch64_unknown_linux_gnu=$BIN/zar PKG_CONFIG_ALLOW_CROSS=1 \
     BINDGEN_EXTRA_CLANG_ARGS_aarch64_unknown_linux_gnu="--target=aarch64-linux-gnu -I$PREFIX/include" \

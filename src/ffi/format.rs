@@ -740,3 +740,64 @@ fn mastering_display_from(data: &[u8]) -> Option<MasteringDisplay> {
         max_luminance: if has_luminance { rational(9) } else { None },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `AVMasteringDisplayMetadata`'s bytes: ten rationals, then the two flags.
+    fn mastering_bytes(rationals: [(i32, i32); 10], has: (i32, i32)) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (n, d) in rationals {
+            out.extend(n.to_ne_bytes());
+            out.extend(d.to_ne_bytes());
+        }
+        out.extend(has.0.to_ne_bytes());
+        out.extend(has.1.to_ne_bytes());
+        out
+    }
+
+    const HDR10: [(i32, i32); 10] = [
+        (34000, 50000),
+        (16000, 50000),
+        (13250, 50000),
+        (34500, 50000),
+        (7500, 50000),
+        (3000, 50000),
+        (15635, 50000),
+        (16450, 50000),
+        (50, 10000),
+        (10_000_000, 10000),
+    ];
+
+    #[test]
+    fn the_mastering_display_is_read_part_by_part() {
+        let full = mastering_display_from(&mastering_bytes(HDR10, (1, 1))).unwrap();
+        assert_eq!(
+            full.primaries,
+            Some([(0.68, 0.32), (0.265, 0.69), (0.15, 0.06)])
+        );
+        assert_eq!(full.white_point, Some((0.3127, 0.329)));
+        assert_eq!(
+            (full.min_luminance, full.max_luminance),
+            (Some(0.005), Some(1000.0))
+        );
+        // Only the luminances: no primaries or white point.
+        let luminance = mastering_display_from(&mastering_bytes(HDR10, (0, 1))).unwrap();
+        assert_eq!((luminance.primaries, luminance.white_point), (None, None));
+        assert_eq!(luminance.max_luminance, Some(1000.0));
+        // Neither part, a zero denominator, data cut short: nothing to report, 0 for the ratio, never a panic.
+        assert_eq!(
+            mastering_display_from(&mastering_bytes(HDR10, (0, 0))),
+            None
+        );
+        let mut zero = HDR10;
+        zero[9] = (1000, 0);
+        let zero = mastering_display_from(&mastering_bytes(zero, (1, 1))).unwrap();
+        assert_eq!(zero.max_luminance, Some(0.0));
+        let bytes = mastering_bytes(HDR10, (1, 1));
+        for len in 0..bytes.len() {
+            assert_eq!(mastering_display_from(&bytes[..len]), None, "{len} bytes");
+        }
+    }
+}
