@@ -465,12 +465,10 @@ impl FormatContext {
     /// Stream `index`'s display matrix (`AV_PKT_DATA_DISPLAYMATRIX` side data), if it has one.
     fn display_matrix(&self, index: usize) -> Option<[i32; 9]> {
         let data = self.side_data(index, sys::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX)?;
-        let words: Vec<i32> = data
-            .chunks_exact(4)
-            .take(9)
-            .map(|w| i32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+        let words: Option<Vec<i32>> = (0..9)
+            .map(|i| word_at(&data, i).map(i32::from_ne_bytes))
             .collect();
-        words.try_into().ok()
+        words?.try_into().ok()
     }
 
     /// Stream `index`'s mastering display (`AV_PKT_DATA_MASTERING_DISPLAY_METADATA`: FFmpeg's
@@ -490,10 +488,7 @@ impl FormatContext {
             index,
             sys::AVPacketSideDataType::AV_PKT_DATA_CONTENT_LIGHT_LEVEL,
         )?;
-        let word = |i: usize| {
-            data.get(i * 4..i * 4 + 4)
-                .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
-        };
+        let word = |i: usize| word_at(&data, i).map(u32::from_ne_bytes);
         Some(ContentLight {
             max_cll: word(0)?,
             max_fall: word(1)?,
@@ -692,6 +687,11 @@ impl Drop for FormatContext {
     }
 }
 
+/// The `i`th 4-byte word of side data `data` (a C struct of ints, in the machine's byte order), if it holds one.
+fn word_at(data: &[u8], i: usize) -> Option<[u8; 4]> {
+    data.get(i * 4..i * 4 + 4)?.try_into().ok()
+}
+
 /// Bits per sample of the pixel format `format` (an `AVPixelFormat` value from FFmpeg's codec parameters, or
 /// -1): its first component's depth.
 fn bit_depth(format: c_int) -> Option<u32> {
@@ -710,10 +710,7 @@ fn bit_depth(format: c_int) -> Option<u32> {
 /// `min_luminance`, `max_luminance` as `AVRational`s of two C ints, then the ints `has_primaries` and
 /// `has_luminance`) as a [`MasteringDisplay`]; `None` when too short or when it has neither part.
 fn mastering_display_from(data: &[u8]) -> Option<MasteringDisplay> {
-    let int = |i: usize| {
-        data.get(i * 4..i * 4 + 4)
-            .map(|w| i32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
-    };
+    let int = |i: usize| word_at(data, i).map(i32::from_ne_bytes);
     let rational = |i: usize| -> Option<f64> {
         let (num, den) = (int(2 * i)?, int(2 * i + 1)?);
         Some(if den == 0 {
