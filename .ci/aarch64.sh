@@ -33,23 +33,7 @@ done
 shopt -u nullglob
 MOUNTS=(proc dev src/shared)
 
-unmount_all() {
-  local i
-  for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-    if mountpoint -q "$ROOT/${MOUNTS[i]}"; then umount "$ROOT/${MOUNTS[i]}" || umount -l "$ROOT/${MOUNTS[i]}"; fi
-  done
-}
-remove_root() {
-  unmount_all
-  local m
-  for m in "${MOUNTS[@]}"; do
-    if mountpoint -q "$ROOT/$m"; then
-      echo "aarch64.sh: $ROOT/$m is still mounted; leaving $ROOT in place" >&2
-      return 0
-    fi
-  done
-  rm -rf "$ROOT"
-}
+. "$REPO/.ci/chroot.sh"
 trap remove_root EXIT
 remove_root
 

@@ -29,24 +29,7 @@ WHEEL=$(ls "$REPO"/dist/framefeed-*manylinux_2_28_x86_64.whl)
 # The bind mounts, in the order they are made (undone in reverse).
 MOUNTS=(proc dev dev/pts src/main src/shared var/cache/apt/archives opt/rust opt/cargo/registry)
 
-unmount_all() {
-  local i
-  for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-    if mountpoint -q "$ROOT/${MOUNTS[i]}"; then umount "$ROOT/${MOUNTS[i]}" || umount -l "$ROOT/${MOUNTS[i]}"; fi
-  done
-}
-# Deletes the chroot only when nothing is mounted in it any more (the repository and ../shared are bound inside).
-remove_root() {
-  unmount_all
-  local m
-  for m in "${MOUNTS[@]}"; do
-    if mountpoint -q "$ROOT/$m"; then
-      echo "debian13.sh: $ROOT/$m is still mounted; leaving $ROOT in place" >&2
-      return 0
-    fi
-  done
-  rm -rf "$ROOT"
-}
+. "$REPO/.ci/chroot.sh"
 trap remove_root EXIT
 remove_root
 
