@@ -1,6 +1,7 @@
 // framefeed's one CUDA kernel: an NVDEC surface (NV12, or P010/P016 for more than 8 bits) to the batch's
 // output in one pass: the video's turn (its display matrix), resize, crop window, YUV -> RGB with the stream's matrix and range, rounding to 8-bit
-// levels (as the CPU path does), then type, normalization and layout.
+// levels (as the CPU path does; to 16-bit levels for deeper samples and every type but u8, as the CPU path's
+// RGB48 does), then type, normalization and layout.
 //
 // Header-free on purpose: no CUDA toolkit is needed to build it. The PTX that framefeed loads
 // (kernels/convert.ptx) is made with Debian's clang by `kernels/build.sh`. Compiled as plain C++ (no
@@ -33,19 +34,19 @@ struct ConvertParams {
     int filter;         // 0 nearest, 1 bilinear, 2 bicubic, 3 area
     int win_x, win_y;   // the window's top-left in the (resized) frame; may be negative (padding)
     int out_w, out_h;   // the window's size: the output frame's
-    int dtype;          // 0 u8, 1 f32, 2 f16
+    int dtype;          // 0 u8, 1 f32, 2 f16, 3 u16
     int layout;         // 0 FHWC, 1 FCHW, 2 CFHW
     int frames;         // frames of the sequence's output (its F)
     int frame_index;    // which of them this is
-    int chroma_cubic;   // unresized frames: 0 repeats each chroma sample over 2x2 pixels (swscale's 8-bit
-                        // fast path); 1 interpolates it as swscale's scaled path does (the CPU backend's path
-                        // for deeper samples and odd sizes)
+    int chroma_cubic;   // 0 repeats each chroma sample over 2x2 pixels (swscale's 8-bit fast path); 1
+                        // interpolates it as swscale's scaled path does (the CPU backend's path for deeper
+                        // samples and odd sizes unresized, and for 16-bit output of deeper samples resized)
     int orient;         // how a shown pixel is found in the surface (src/orientation.rs, `Orientation::code`):
                         // 1 mirrors the shown column, 2 the shown row, 4 then swaps column and row
     float matrix[9];    // RGB = matrix * (YUV levels - offset), rows R, G, B; in 8-bit level units
     float offset[3];
     float fill[3];      // output values outside the frame (output units)
-    float scale[3];     // float outputs: level * scale + bias
+    float scale[3];     // float outputs: level * scale + bias (8-bit levels, or 16-bit ones when deep)
     float bias[3];
 };
 
@@ -154,24 +155,36 @@ FF_DEVICE int ff_sws_taps(int o, int n, float step, float* weights, int* taps) {
     return start;
 }
 
-// Chroma component `comp` at pixel (x, y) of an unresized frame as swscale's scaled path for 4:2:0 to packed
+// Chroma sample (x, y) of component `comp`: of the surface's chroma plane (`cw` x `ch`), or (`resized`) of that
+// plane resized to `ow` x `oh` (the resized frame's chroma) with the resize's filter.
+FF_DEVICE float ff_chroma_at(const ConvertParams* p, int x, int y, int cw, int ch, int comp, int resized, int ow,
+                             int oh) {
+    if (!resized) return ff_sample(p, p->chroma, p->chroma_pitch, x, y, cw, ch, 2, comp);
+    float csx = (float)cw / (float)ow, csy = (float)ch / (float)oh;
+    float kx = ((float)x + 0.5f) * csx - 0.5f, ky = ((float)y + 0.5f) * csy - 0.5f;
+    return ff_resample(p, p->chroma, p->chroma_pitch, cw, ch, 2, comp, kx, ky, csx, csy);
+}
+
+// Chroma component `comp` at pixel (x, y) of a `pic_w` x `pic_h` picture whose chroma plane is `plane_w` x
+// `plane_h` (the surface's, or the resized frame's when `resized`), as swscale's scaled path for 4:2:0 to packed
 // RGB (the CPU backend's path for deeper samples and odd sizes) computes it: vertically, the chroma rows are
-// upscaled to the frame's height with its bicubic filter; horizontally, each chroma sample serves two pixels,
-// except for an odd width, where swscale interpolates chroma to the full width with the same filter.
-FF_DEVICE float ff_chroma_scaled(const ConvertParams* p, int x, int y, int cw, int ch, int comp) {
+// upscaled to the picture's height with its bicubic filter; horizontally, each chroma sample serves two
+// pixels, except for an odd width, where swscale interpolates chroma to the full width with the same filter.
+FF_DEVICE float ff_chroma_scaled(const ConvertParams* p, int x, int y, int pic_w, int pic_h, int plane_w,
+                                 int plane_h, int comp, int resized, int cw, int ch) {
     float wy[5], wx[5];
     int ny, nx = 1;
-    int y0 = ff_sws_taps(y, ch, ff_sws_step(ch, p->src_h), wy, &ny);
+    int y0 = ff_sws_taps(y, plane_h, ff_sws_step(plane_h, pic_h), wy, &ny);
     int x0 = x / 2;
     wx[0] = 1.0f;
-    if (p->src_w % 2 == 1) x0 = ff_sws_taps(x, cw, ff_sws_step(cw, p->src_w), wx, &nx);
+    if (pic_w % 2 == 1) x0 = ff_sws_taps(x, plane_w, ff_sws_step(plane_w, pic_w), wx, &nx);
     float sum = 0.0f;
     for (int j = 0; j < ny; ++j) {
-        int yy = ff_clampi(y0 + j, 0, ch - 1);
+        int yy = ff_clampi(y0 + j, 0, plane_h - 1);
         float row = 0.0f;
         for (int i = 0; i < nx; ++i)
-            row += wx[i] * ff_sample(p, p->chroma, p->chroma_pitch, ff_clampi(x0 + i, 0, cw - 1), yy, cw, ch, 2,
-                                     comp);
+            row += wx[i] * ff_chroma_at(p, ff_clampi(x0 + i, 0, plane_w - 1), yy, cw, ch, comp, resized, plane_w,
+                                        plane_h);
         sum += wy[j] * row;
     }
     return sum;
@@ -217,6 +230,11 @@ FF_DEVICE void ff_store(const ConvertParams* p, int c, int ox, int oy, float val
         ((ff_u8*)p->out)[index] = (ff_u8)(int)(v + 0.5f);
         return;
     }
+    if (p->dtype == 3) {
+        float v = ff_min(ff_max(value, 0.0f), 65535.0f);
+        ((ff_u16*)p->out)[index] = (ff_u16)(int)(v + 0.5f);
+        return;
+    }
     float out = is_level ? value * p->scale[c] + p->bias[c] : value;
     if (p->dtype == 1) ((float*)p->out)[index] = out;
     else ((ff_u16*)p->out)[index] = ff_f16_bits(out);
@@ -235,8 +253,8 @@ FF_DEVICE void ff_convert_pixel(const ConvertParams* p, int ox, int oy) {
     if (!p->resized) {
         y = ff_sample(p, p->luma, p->luma_pitch, rx, ry, p->src_w, p->src_h, 1, 0);
         if (p->chroma_cubic) {
-            u = ff_chroma_scaled(p, rx, ry, cw, ch, 0);
-            v = ff_chroma_scaled(p, rx, ry, cw, ch, 1);
+            u = ff_chroma_scaled(p, rx, ry, p->src_w, p->src_h, cw, ch, 0, 0, cw, ch);
+            v = ff_chroma_scaled(p, rx, ry, p->src_w, p->src_h, cw, ch, 1, 0, cw, ch);
         } else {
             u = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, cw, ch, 2, 0);
             v = ff_sample(p, p->chroma, p->chroma_pitch, rx / 2, ry / 2, cw, ch, 2, 1);
@@ -245,19 +263,31 @@ FF_DEVICE void ff_convert_pixel(const ConvertParams* p, int ox, int oy) {
         float sx = (float)p->src_w / (float)p->frame_w, sy = (float)p->src_h / (float)p->frame_h;
         float lx = ((float)rx + 0.5f) * sx - 0.5f, ly = ((float)ry + 0.5f) * sy - 0.5f;
         y = ff_resample(p, p->luma, p->luma_pitch, p->src_w, p->src_h, 1, 0, lx, ly, sx, sy);
-        // Chroma is resized to half the output size and each sample used for 2x2 output pixels, as the CPU
-        // path does (it resizes the 4:2:0 planes, then converts).
+        // Chroma is resized to half the output size, as the CPU path does (it resizes the 4:2:0 planes, then
+        // converts): each sample used for 2x2 output pixels (swscale's 8-bit fast path), or, for 16-bit
+        // output of deeper samples (`chroma_cubic`), interpolated as swscale's scaled path does.
         int ow = (p->frame_w + 1) / 2, oh = (p->frame_h + 1) / 2;
-        float csx = (float)cw / (float)ow, csy = (float)ch / (float)oh;
-        float kx = ((float)(rx / 2) + 0.5f) * csx - 0.5f, ky = ((float)(ry / 2) + 0.5f) * csy - 0.5f;
-        u = ff_resample(p, p->chroma, p->chroma_pitch, cw, ch, 2, 0, kx, ky, csx, csy);
-        v = ff_resample(p, p->chroma, p->chroma_pitch, cw, ch, 2, 1, kx, ky, csx, csy);
+        if (p->chroma_cubic) {
+            u = ff_chroma_scaled(p, rx, ry, p->frame_w, p->frame_h, ow, oh, 0, 1, cw, ch);
+            v = ff_chroma_scaled(p, rx, ry, p->frame_w, p->frame_h, ow, oh, 1, 1, cw, ch);
+        } else {
+            u = ff_chroma_at(p, rx / 2, ry / 2, cw, ch, 0, 1, ow, oh);
+            v = ff_chroma_at(p, rx / 2, ry / 2, cw, ch, 1, 1, ow, oh);
+        }
     }
     float yuv[3] = {y - p->offset[0], u - p->offset[1], v - p->offset[2]};
+    // Deeper samples keep 16 bits for every type but u8 (the CPU path's RGB48).
+    int deep = p->high_depth && p->dtype != 0;
     for (int c = 0; c < 3; ++c) {
         float level = p->matrix[3 * c] * yuv[0] + p->matrix[3 * c + 1] * yuv[1] + p->matrix[3 * c + 2] * yuv[2];
-        // Rounded to an 8-bit level first, as the CPU path does, so that both backends cast the same levels.
-        level = ff_floor(ff_min(ff_max(level, 0.0f), 255.0f) + 0.5f);
+        // Rounded to an 8-bit (or 16-bit) level first, as the CPU path does, so that both backends cast the same
+        // levels; an 8-bit level as u16 is widened exactly (times 257).
+        if (deep) {
+            level = ff_floor(ff_min(ff_max(level * 257.0f, 0.0f), 65535.0f) + 0.5f);
+        } else {
+            level = ff_floor(ff_min(ff_max(level, 0.0f), 255.0f) + 0.5f);
+            if (p->dtype == 3) level *= 257.0f;
+        }
         ff_store(p, c, ox, oy, level, 1);
     }
 }

@@ -786,3 +786,36 @@ fn damage_is_reported_in_the_lines_and_fails_only_with_strict() {
     assert_eq!(summary["failed_videos"], 1, "{summary}");
     assert!(summary["frames"].as_u64().unwrap() < 100);
 }
+
+#[test]
+fn dtype_uint16_md5s_are_the_clis_rgb48le_frames() {
+    // `--dtype uint16 --md5` (issue 62): each frame's MD5 is that of its little-endian RGB48 bytes, which are
+    // `ffmpeg -pix_fmt rgb48le`'s for a 10-bit source.
+    if skip_without_ffmpeg("the CLI's uint16 MD5 test") {
+        return;
+    }
+    for name in ["hdr_pq_hevc10.mp4", "hdr_hlg_hevc10_422.mp4"] {
+        let path = fixture(name);
+        let got: Vec<String> = run_json(
+            [
+                "run", "-L", "3", "-B", "2", "--json", "--md5", "--dtype", "uint16",
+            ]
+            .iter()
+            .map(std::ffi::OsString::from)
+            .chain([path.clone().into_os_string()]),
+        )
+        .iter()
+        .filter_map(|l| l["sequences"].as_array())
+        .flatten()
+        .flat_map(|s| {
+            s["md5"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+        assert_eq!(got, ffmpeg_md5s_as(&path, &[], None, "rgb48le"), "{name}");
+    }
+}

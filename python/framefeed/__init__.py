@@ -143,6 +143,7 @@ class VideoInput(_NativeVideoInput):
             seed: Optional[int] = None,
             dtype: Union[DType, "np.dtype[Any]", type] = "uint8",
             normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
+            tonemap: Optional[str] = None,
             layout: Layout = "FHWC",
             pack: bool = False,
             huge_pages: bool = False,
@@ -234,6 +235,7 @@ class VideoReader(_NativeVideoReader):
             seed: Optional[int] = None,
             dtype: Union[DType, "np.dtype[Any]", type] = "uint8",
             normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
+            tonemap: Optional[str] = None,
             autorotate: bool = True,
             strict: bool = False,
         ) -> "VideoReader": ...

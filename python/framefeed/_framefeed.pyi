@@ -239,6 +239,7 @@ class VideoInput:
         seed: Optional[int] = None,
         dtype: DType = "uint8",
         normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
+        tonemap: Optional[str] = None,
         layout: Layout = "FHWC",
         pack: bool = False,
         huge_pages: bool = False,
@@ -489,6 +490,7 @@ class VideoReader:
         seed: Optional[int] = None,
         dtype: DType = "uint8",
         normalize: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None,
+        tonemap: Optional[str] = None,
         autorotate: bool = True,
         strict: bool = False,
     ) -> Self: ...

@@ -44,7 +44,7 @@ __all__ = [
 
 LastSequencePolicy = Literal["partial", "pad"]
 """What the last, incomplete sequence of a video becomes."""
-DType = Literal["uint8", "float32", "float16", "float32_unit", "float16_unit"]
+DType = Literal["uint8", "uint16", "float32", "float16", "float32_unit", "float16_unit"]
 """The output element type (``VideoInput`` also takes a NumPy dtype)."""
 Layout = Literal["FHWC", "FCHW", "CFHW"]
 """The layout of each sequence."""
@@ -212,6 +212,7 @@ class CameraSettings(TypedDict, total=False):
     seed: Optional[int]
     dtype: Union[DType, "np.dtype[Any]", type]
     normalize: Optional[Tuple[_Rgb, _Rgb]]
+    tonemap: Optional[str]
     layout: Layout
     pack: bool
     huge_pages: bool

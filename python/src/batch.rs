@@ -18,6 +18,7 @@ pub(crate) type Shared = Arc<Batch>;
 pub(crate) fn dtype_name(dtype: DType) -> &'static str {
     match dtype {
         DType::U8 => "uint8",
+        DType::U16 => "uint16",
         DType::F32 | DType::F32Unit => "float32",
         DType::F16 | DType::F16Unit => "float16",
     }
@@ -27,6 +28,7 @@ fn dlpack_dtype(dtype: DType) -> (u8, u8) {
     match dtype {
         DType::F32 | DType::F32Unit => (2, 32),
         DType::F16 | DType::F16Unit => (2, 16),
+        DType::U16 => (1, 16),
         _ => (1, 8),
     }
 }
@@ -223,7 +225,7 @@ impl PyBatch {
         (h, w, c)
     }
 
-    /// The element type's NumPy name: `'uint8'`, `'float32'` or `'float16'`.
+    /// The element type's NumPy name: `'uint8'`, `'uint16'`, `'float32'` or `'float16'`.
     #[getter]
     fn dtype(&self) -> &'static str {
         dtype_name(self.inner.dtype())

@@ -34,6 +34,7 @@ pub(crate) struct Settings<'py> {
     pub(crate) seed: Option<u64>,
     pub(crate) dtype: &'py str,
     pub(crate) normalize: Option<(Rgb, Rgb)>,
+    pub(crate) tonemap: Option<&'py str>,
     pub(crate) layout: &'py str,
     pub(crate) pack: bool,
     pub(crate) huge_pages: bool,
@@ -142,6 +143,7 @@ impl Settings<'_> {
             normalize: self.normalize.map(|(mean, std)| (rgb(mean), rgb(std))),
             layout: Some(choice(self.layout)?),
             seed: self.seed,
+            tonemap: self.tonemap.map(str::parse).transpose().map_err(bad)?,
         })
         .map_err(|e| bad(e.into_reason()))
     }

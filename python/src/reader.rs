@@ -296,7 +296,7 @@ impl PyVideoReader {
     #[pyo3(signature = (
         source, *, dimension_order="NHWC", threads=None, device="cpu", cpu_fallback=true, nvdec_driver="direct",
         resize=None, resize_shorter=None, resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None,
-        out_of_bounds="error", fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, autorotate=true,
+        out_of_bounds="error", fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, tonemap=None, autorotate=true,
         strict=false
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -319,6 +319,7 @@ impl PyVideoReader {
         seed: Option<u64>,
         dtype: &'py str,
         normalize: Option<(Rgb, Rgb)>,
+        tonemap: Option<&'py str>,
         autorotate: bool,
         strict: bool,
     ) -> PyResult<Self> {
@@ -353,6 +354,7 @@ impl PyVideoReader {
             seed,
             dtype,
             normalize,
+            tonemap,
             layout,
             pack: false,
             huge_pages: false,

@@ -490,3 +490,18 @@ def test_a_corrupt_gop_fails_only_its_segment(cluster, tmp_path):
     for e in errors:
         start, end = e["segment"]
         assert f"segment of frames {start} to {end}" in e["error"], e["error"]
+
+
+def test_uint16_rows_of_a_ten_bit_video_are_its_rgb48_levels(cluster):
+    """``dtype="uint16"`` (issue 62): the rows of a 10-bit HDR file are uint16, the same levels VideoInput gives, and
+    say the video's bit depth and dynamic range."""
+    path = FIXTURES / "hdr_pq_hevc10.mp4"
+    rows = rows_by_path(fr.read_videos([path], sequence_length=4, dtype="uint16"))[str(path)]
+    with ff.VideoInput(4, 1, dtype="uint16") as inp:
+        inp.feed(path.read_bytes())
+        inp.close()
+        want = [seq.numpy() for batch in inp for seq in batch]
+    assert [r["frames"].dtype for r in rows] == [np.uint16] * len(want)
+    for row, frames in zip(rows, want):
+        np.testing.assert_array_equal(row["frames"], frames)
+        assert (row["bit_depth"], row["dynamic_range"]) == (10, "pq")

@@ -52,6 +52,7 @@ pub(crate) fn seq_out(data: &mut BatchData, dtype: DType, start: usize, len: usi
     };
     SeqOut::Host(match dtype {
         DType::U8 => HostOut::U8(&mut data.with_slack_mut()[start..start + len + WRITE_SLACK]),
+        DType::U16 => HostOut::U16(&mut data.as_u16_mut()[start / 2..(start + len) / 2]),
         DType::F16 | DType::F16Unit => {
             HostOut::F16(&mut data.as_f16_mut()[start / 2..(start + len) / 2])
         }

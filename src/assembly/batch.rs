@@ -308,6 +308,13 @@ impl Batch {
         matches!(self.dtype, DType::F32 | DType::F32Unit).then(|| data.as_f32())
     }
 
+    /// The whole batch as `u16` values (RGB48 levels, 0-65535), when the [`DType`] is `U16` and the batch is
+    /// in host memory.
+    pub fn data_u16(&self) -> Option<&[u16]> {
+        let data = self.data.host()?;
+        (self.dtype == DType::U16).then(|| data.as_u16())
+    }
+
     /// The whole batch as `f16` values, when the [`DType`] is `F16` or `F16Unit` and the batch is in host
     /// memory.
     pub fn data_f16(&self) -> Option<&[half::f16]> {
@@ -469,6 +476,13 @@ impl<'a> Sequence<'a> {
         let values = self.batch.data_f32()?;
         let start = self.meta.offset / 4;
         Some(&values[start..start + self.meta.frames * self.batch.frame_bytes() / 4])
+    }
+
+    /// The sequence's values when the [`DType`] is `U16`, padding included.
+    pub fn data_u16(&self) -> Option<&'a [u16]> {
+        let values = self.batch.data_u16()?;
+        let start = self.meta.offset / 2;
+        Some(&values[start..start + self.meta.frames * self.batch.frame_bytes() / 2])
     }
 
     /// The sequence's values when the [`DType`] is `F16` or `F16Unit`, padding included.

@@ -199,6 +199,16 @@ impl PooledBuffer {
         &mut bytemuck::cast_slice_mut(self.data.as_mut_slice())[..self.len / 2]
     }
 
+    /// The buffer as `u16` values (its length in bytes divided by 2).
+    pub(crate) fn as_u16(&self) -> &[u16] {
+        &bytemuck::cast_slice(self.data.as_slice())[..self.len / 2]
+    }
+
+    /// The buffer as mutable `u16` values.
+    pub(crate) fn as_u16_mut(&mut self) -> &mut [u16] {
+        &mut bytemuck::cast_slice_mut(self.data.as_mut_slice())[..self.len / 2]
+    }
+
     /// The buffer as `f32` values (its length in bytes divided by 4).
     pub(crate) fn as_f32(&self) -> &[f32] {
         &bytemuck::cast_slice(self.data.as_slice())[..self.len / 4]

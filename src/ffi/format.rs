@@ -488,11 +488,7 @@ impl FormatContext {
             index,
             sys::AVPacketSideDataType::AV_PKT_DATA_CONTENT_LIGHT_LEVEL,
         )?;
-        let word = |i: usize| word_at(&data, i).map(u32::from_ne_bytes);
-        Some(ContentLight {
-            max_cll: word(0)?,
-            max_fall: word(1)?,
-        })
+        content_light_from(&data)
     }
 
     /// Whether the container is read by the MOV/MP4 demuxer.
@@ -688,6 +684,16 @@ impl Drop for FormatContext {
 }
 
 /// The `i`th 4-byte word of side data `data` (a C struct of ints, in the machine's byte order), if it holds one.
+/// `AVContentLightMetadata`'s bytes (two unsigned ints, MaxCLL and MaxFALL) as a [`ContentLight`]; `None` when
+/// too short.
+pub(crate) fn content_light_from(data: &[u8]) -> Option<ContentLight> {
+    let word = |i: usize| word_at(data, i).map(u32::from_ne_bytes);
+    Some(ContentLight {
+        max_cll: word(0)?,
+        max_fall: word(1)?,
+    })
+}
+
 fn word_at(data: &[u8], i: usize) -> Option<[u8; 4]> {
     data.get(i * 4..i * 4 + 4)?.try_into().ok()
 }
@@ -709,7 +715,7 @@ fn bit_depth(format: c_int) -> Option<u32> {
 /// `AVMasteringDisplayMetadata`'s bytes (FFmpeg 5.1 to 7.1: `display_primaries[3][2]`, `white_point[2]`,
 /// `min_luminance`, `max_luminance` as `AVRational`s of two C ints, then the ints `has_primaries` and
 /// `has_luminance`) as a [`MasteringDisplay`]; `None` when too short or when it has neither part.
-fn mastering_display_from(data: &[u8]) -> Option<MasteringDisplay> {
+pub(crate) fn mastering_display_from(data: &[u8]) -> Option<MasteringDisplay> {
     let int = |i: usize| word_at(data, i).map(i32::from_ne_bytes);
     let rational = |i: usize| -> Option<f64> {
         let (num, den) = (int(2 * i)?, int(2 * i + 1)?);

@@ -129,15 +129,29 @@ impl AvFrame {
             .ok_or_else(|| out_of_memory("av_frame_alloc"))
     }
 
-    /// A frame owning a YUV 4:2:0 8-bit picture of `width` x `height` (aligned, padded planes), tagged with
-    /// `like`'s colour matrix and with `full_range`, to hold a resized copy of `like`.
+    /// A frame owning a YUV 4:2:0 picture of `width` x `height` (aligned, padded planes), 8-bit or 16-bit
+    /// (`deep`, `yuv420p16le`), tagged with `like`'s colour matrix and with `full_range`, to hold a resized copy
+    /// of `like`.
     pub(crate) fn yuv420p_like(
         like: &AvFrame,
-        width: u32,
-        height: u32,
+        (width, height): (u32, u32),
         full_range: bool,
+        deep: bool,
     ) -> Result<Self, AvError> {
-        Self::yuv420p(width, height, like.raw().colorspace, full_range)
+        let format = if deep {
+            sys::AVPixelFormat::AV_PIX_FMT_YUV420P16LE
+        } else {
+            sys::AVPixelFormat::AV_PIX_FMT_YUV420P
+        };
+        Self::yuv420(format, (width, height), like.raw().colorspace, full_range)
+    }
+
+    /// Bits per sample of the picture's first component (8 for 8-bit formats, 10 for `yuv420p10le`...); 8
+    /// for formats FFmpeg does not describe.
+    pub(crate) fn bit_depth(&self) -> u32 {
+        // SAFETY: av_pix_fmt_desc_get returns NULL or a static descriptor.
+        unsafe { sys::av_pix_fmt_desc_get(self.pixel_format()).as_ref() }
+            .map_or(8, |d| d.comp[0].depth as u32)
     }
 
     /// A frame owning a YUV 4:2:0 8-bit picture of `width` x `height` (aligned, padded planes), tagged with the
@@ -148,11 +162,26 @@ impl AvFrame {
         colorspace: sys::AVColorSpace,
         full_range: bool,
     ) -> Result<Self, AvError> {
+        Self::yuv420(
+            sys::AVPixelFormat::AV_PIX_FMT_YUV420P,
+            (width, height),
+            colorspace,
+            full_range,
+        )
+    }
+
+    /// [`AvFrame::yuv420p`] in the 4:2:0 format `format` (8-bit or 16-bit).
+    fn yuv420(
+        format: sys::AVPixelFormat,
+        (width, height): (u32, u32),
+        colorspace: sys::AVColorSpace,
+        full_range: bool,
+    ) -> Result<Self, AvError> {
         let frame = Self::new()?;
         // SAFETY: a fresh frame's fields may be set before av_frame_get_buffer allocates its planes for them.
         unsafe {
             let raw = frame.0.as_ptr();
-            (*raw).format = sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32;
+            (*raw).format = format as i32;
             (*raw).width = width.min(i32::MAX as u32) as i32;
             (*raw).height = height.min(i32::MAX as u32) as i32;
             (*raw).colorspace = colorspace;
@@ -371,19 +400,20 @@ impl AvFrame {
         Self::reuse_shaped(slot, like, like.format(), size)
     }
 
-    /// [`reuse_shaped_like`](Self::reuse_shaped_like) in packed 8-bit RGB (`rgb24`): the turned copy of a
-    /// frame that only converted to RGB can be turned.
-    pub(crate) fn reuse_rgb24_like<'a>(
+    /// [`reuse_shaped_like`](Self::reuse_shaped_like) in packed RGB, 8-bit (`rgb24`) or 16-bit (`deep`,
+    /// `rgb48le`): the turned copy of a frame that only converted to RGB can be turned.
+    pub(crate) fn reuse_rgb_like<'a>(
         slot: &'a mut Option<AvFrame>,
         like: &AvFrame,
         size: (u32, u32),
+        deep: bool,
     ) -> Result<&'a mut AvFrame, AvError> {
-        Self::reuse_shaped(
-            slot,
-            like,
-            sys::AVPixelFormat::AV_PIX_FMT_RGB24 as i32,
-            size,
-        )
+        let format = if deep {
+            sys::AVPixelFormat::AV_PIX_FMT_RGB48LE
+        } else {
+            sys::AVPixelFormat::AV_PIX_FMT_RGB24
+        };
+        Self::reuse_shaped(slot, like, format as i32, size)
     }
 
     fn reuse_shaped<'a>(
@@ -481,14 +511,16 @@ impl AvFrame {
         like: &AvFrame,
         size: (u32, u32),
         full_range: bool,
+        deep: bool,
     ) -> Result<&'a mut AvFrame, AvError> {
         let reuse = slot.as_ref().is_some_and(|f| {
             (f.width(), f.height()) == size
                 && f.colorspace() == like.colorspace()
                 && f.full_range() == full_range
+                && (f.bit_depth() > 8) == deep
         });
         if !reuse {
-            *slot = Some(Self::yuv420p_like(like, size.0, size.1, full_range)?);
+            *slot = Some(Self::yuv420p_like(like, size, full_range, deep)?);
         }
         Ok(slot.as_mut().expect("set above"))
     }
@@ -557,15 +589,56 @@ impl AvFrame {
         self.raw().colorspace as i32
     }
 
+    /// The transfer characteristic the frame is tagged with (`AVColorTransferCharacteristic` as an integer).
+    pub(crate) fn transfer(&self) -> i32 {
+        self.raw().color_trc as i32
+    }
+
+    /// The colour primaries the frame is tagged with (`AVColorPrimaries` as an integer).
+    pub(crate) fn primaries(&self) -> i32 {
+        self.raw().color_primaries as i32
+    }
+
+    /// The HDR signal peak the frame's own side data states, in units of 100 cd/m², as the `tonemap` filter
+    /// reads it: its content light level's MaxCLL, else its mastering display's maximum luminance; `None`
+    /// without either (or with zeros).
+    pub(crate) fn signal_peak(&self) -> Option<f32> {
+        use super::format::{content_light_from, mastering_display_from};
+        let light = self
+            .side_data(sys::AVFrameSideDataType::AV_FRAME_DATA_CONTENT_LIGHT_LEVEL)
+            .and_then(|d| content_light_from(&d))
+            .filter(|l| l.max_cll > 0);
+        if let Some(light) = light {
+            return Some(light.max_cll as f32 / 100.0);
+        }
+        self.side_data(sys::AVFrameSideDataType::AV_FRAME_DATA_MASTERING_DISPLAY_METADATA)
+            .and_then(|d| mastering_display_from(&d))
+            .and_then(|m| m.max_luminance)
+            .filter(|l| *l > 0.0)
+            .map(|l| (l / 100.0) as f32)
+    }
+
+    /// A copy of the frame's side data of `kind`, if it has some.
+    fn side_data(&self, kind: sys::AVFrameSideDataType) -> Option<Vec<u8>> {
+        // SAFETY: av_frame_get_side_data reads the frame's side data list and returns NULL or an entry the frame
+        // owns, whose `data` holds `size` bytes, copied out at once.
+        unsafe {
+            let sd = sys::av_frame_get_side_data(self.0.as_ptr(), kind).as_ref()?;
+            (!sd.data.is_null()).then(|| std::slice::from_raw_parts(sd.data, sd.size).to_vec())
+        }
+    }
+
     /// The colour range the frame is tagged with (`AVColorRange` as an integer).
     pub(crate) fn color_range(&self) -> i32 {
         self.raw().color_range as i32
     }
 
-    /// Copies row `from` of the luma plane of a picture allocated by [`AvFrame::yuv420p`] over row `to`. Panics
-    /// if either row is outside the picture.
+    /// Copies row `from` of the luma plane of a picture allocated by [`AvFrame::yuv420p_like`] (8 or 16 bits)
+    /// over row `to`. Panics if either row is outside the picture.
     pub(crate) fn copy_luma_row(&mut self, from: u32, to: u32) {
-        let [luma, ..] = self.yuv_planes_mut().expect("a picture of our own");
+        let sample = self.pixel_planes().map_or(1, |p| p[0].pixel_bytes);
+        let mut planes = self.pixel_planes_mut().expect("a picture of our own");
+        let luma = &mut planes[0];
         let (from, to) = (from as usize, to as usize);
         assert!(
             from < luma.height && to < luma.height,
@@ -573,7 +646,7 @@ impl AvFrame {
         );
         let start = from * luma.stride;
         luma.data
-            .copy_within(start..start + luma.width, to * luma.stride);
+            .copy_within(start..start + luma.width * sample, to * luma.stride);
     }
 
     pub(crate) fn unref(&mut self) {

@@ -49,6 +49,52 @@ impl Filter {
     }
 }
 
+/// The pixels a conversion writes: packed RGB of 8 bits a channel (`rgb24`) or 16 (`rgb48le`, the lossless
+/// output of deeper samples), or planar YUV 4:4:4 of 16 bits (`yuv444p16le`: the tone mapper's input, its
+/// chroma upsampled as `zscale` reads 4:2:0, sited left and centred vertically, bilinear).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Pixels {
+    /// `rgb24`: 3 bytes a pixel.
+    #[default]
+    Eight,
+    /// `rgb48le`: 3 little-endian 16-bit words a pixel.
+    Sixteen,
+    /// `yuv444p16le`: three planes one after the other, each a 16-bit word a pixel.
+    Yuv16,
+}
+
+impl Pixels {
+    /// Bytes a pixel in a row (of each plane, for [`Pixels::Yuv16`]).
+    pub(crate) fn pixel_bytes(self) -> usize {
+        match self {
+            Pixels::Eight => 3,
+            Pixels::Sixteen => 6,
+            Pixels::Yuv16 => 2,
+        }
+    }
+
+    /// Planes written one after the other (each `stride * rows` bytes).
+    pub(crate) fn planes(self) -> usize {
+        match self {
+            Pixels::Yuv16 => 3,
+            _ => 1,
+        }
+    }
+
+    fn format(self) -> sys::AVPixelFormat {
+        match self {
+            Pixels::Eight => sys::AVPixelFormat::AV_PIX_FMT_RGB24,
+            Pixels::Sixteen => sys::AVPixelFormat::AV_PIX_FMT_RGB48LE,
+            Pixels::Yuv16 => sys::AVPixelFormat::AV_PIX_FMT_YUV444P16LE,
+        }
+    }
+
+    /// The YUV 4:2:0 format a resize before this conversion writes: as many bits as this keeps.
+    pub(crate) fn deep(self) -> bool {
+        self != Pixels::Eight
+    }
+}
+
 /// A swscale context converting a region of a decoded frame to RGB24, or resizing it in YUV, rebuilt only when
 /// the sizes, formats or colours change. Which region to convert, and at what stride, is the caller's plan
 /// (`transform::host`).
@@ -96,7 +142,9 @@ impl Scaler {
 
     /// Resizes the source region `src` (`(x, y, w, h)`, its left and top on the chroma grid) of `frame` to
     /// `out_size` with `filter` into the top of `into`, a YUV 4:2:0 picture of `picture` size (allocated on
-    /// first use and when its size, matrix or range changes), keeping the frame's matrix and range.
+    /// first use and when its size, matrix or range changes), keeping the frame's matrix and range; 16-bit
+    /// samples when the conversion that follows is to `rgb`'s [`Pixels::Sixteen`].
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn resize_yuv<'a>(
         &mut self,
         frame: &AvFrame,
@@ -104,6 +152,7 @@ impl Scaler {
         out_size: (u32, u32),
         picture: (u32, u32),
         filter: Filter,
+        rgb: Pixels,
         into: &'a mut Option<AvFrame>,
     ) -> Result<&'a mut AvFrame, AvError> {
         let (sx0, sy0, sw, sh) = src;
@@ -112,7 +161,7 @@ impl Scaler {
             sx0 + sw <= frame.width() && sy0 + sh <= frame.height() && picture.1 >= out_size.1,
             "resize region outside the frame"
         );
-        let out = AvFrame::reuse_yuv420p_like(into, frame, picture, full_range)?;
+        let out = AvFrame::reuse_yuv420p_like(into, frame, picture, full_range, rgb.deep())?;
         let key = Key {
             width: sw,
             height: sh,
@@ -122,7 +171,7 @@ impl Scaler {
             out_width: out_size.0,
             out_height: out_size.1,
             flags: filter.flags(),
-            out_format: sys::AVPixelFormat::AV_PIX_FMT_YUV420P as i32,
+            out_format: out.format(),
         };
         if self.key != Some(key) {
             self.rebuild(key, src_format)?;
@@ -165,27 +214,30 @@ impl Scaler {
     }
 
     /// Converts the source window `src` (`(x, y, w, h)`, its left and top on the chroma grid) of `frame` to
-    /// `out_size` RGB24 into `dst` (`out_size.1` rows of `out_size.0 * 3` bytes, `stride` bytes apart,
+    /// `out_size` pixels of `rgb` into `dst` (`out_size.1` rows of `out_size.0` pixels, `stride` bytes apart,
     /// followed by [`WRITE_SLACK`] bytes swscale may write into), with `filter` when the sizes differ.
     ///
     /// The matrix is the frame's (BT.601 when unspecified, as swscale and the ffmpeg CLI do); the range is the
     /// frame's (limited when unspecified, full for the "J" pixel formats).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn convert(
         &mut self,
         frame: &AvFrame,
         src: (u32, u32, u32, u32),
         out_size: (u32, u32),
         filter: Filter,
+        rgb: Pixels,
         dst: &mut [u8],
         stride: usize,
     ) -> Result<(), AvError> {
         let (x0, y0, width, height) = src;
         assert!(
-            stride >= out_size.0 as usize * 3,
+            stride >= out_size.0 as usize * rgb.pixel_bytes(),
             "stride shorter than a row"
         );
+        let plane = stride * out_size.1 as usize;
         assert!(
-            dst.len() >= stride * out_size.1 as usize + WRITE_SLACK,
+            dst.len() >= plane * rgb.planes() + WRITE_SLACK,
             "destination size"
         );
         if width == 0 || height == 0 || out_size.0 == 0 || out_size.1 == 0 {
@@ -204,8 +256,12 @@ impl Scaler {
             full_range,
             out_width: out_size.0,
             out_height: out_size.1,
-            flags: filter.flags(),
-            out_format: sys::AVPixelFormat::AV_PIX_FMT_RGB24 as i32,
+            flags: if rgb == Pixels::Yuv16 {
+                sys::SWS_BILINEAR
+            } else {
+                filter.flags()
+            },
+            out_format: rgb.format() as i32,
         };
         if self.key != Some(key) {
             self.rebuild(key, src_format)?;
@@ -244,22 +300,18 @@ impl Scaler {
                 return Ok(());
             }
         }
-        let dst_planes = [
-            dst.as_mut_ptr(),
-            ptr::null_mut(),
-            ptr::null_mut(),
-            ptr::null_mut(),
-        ];
-        let dst_strides = [
-            c_int::try_from(stride).map_err(|_| av_error(sys::AVERROR_INVALIDDATA, "sws_scale"))?,
-            0,
-            0,
-            0,
-        ];
+        let mut dst_planes = [ptr::null_mut(); 4];
+        let mut dst_strides = [0; 4];
+        let row =
+            c_int::try_from(stride).map_err(|_| av_error(sys::AVERROR_INVALIDDATA, "sws_scale"))?;
+        for (p, chunk) in dst.chunks_mut(plane).take(rgb.planes()).enumerate() {
+            dst_planes[p] = chunk.as_mut_ptr();
+            dst_strides[p] = row;
+        }
         // SAFETY: the source planes point at the window's top-left in each plane, with the frame's strides and
-        // at least `height` rows below; the destination holds `out_size.1` rows `stride` bytes apart (each at
-        // least a row long) plus the slack swscale may overrun into (asserted above), and the context was built
-        // for exactly these sizes and format.
+        // at least `height` rows below; each destination plane holds `out_size.1` rows `stride` bytes apart
+        // (each at least a row long), the last followed by the slack swscale may overrun into (asserted above),
+        // and the context was built for exactly these sizes and format.
         let out_rows = unsafe {
             sys::sws_scale(
                 ctx,
@@ -289,6 +341,15 @@ impl Scaler {
         let (ow, oh) = (key.out_width as c_int, key.out_height as c_int);
         let old = self.ctx.map_or(ptr::null_mut(), NonNull::as_ptr);
         self.key = None;
+        if key.out_format == Pixels::Yuv16.format() as i32 {
+            // SAFETY: `old` is NULL or our previous context, freed here and not used again.
+            unsafe { sys::sws_freeContext(old) };
+            self.ctx = None;
+            self.ctx = Some(sited_context(&key, src_format)?);
+            self.simd = None;
+            self.key = Some(key);
+            return Ok(());
+        }
         // SAFETY: `old` is NULL or our previous context, which sws_getCachedContext frees or reuses. Bicubic
         // is the ffmpeg CLI's default; for a same-size conversion it keeps swscale's fast unscaled path.
         let ctx = unsafe {
@@ -318,7 +379,9 @@ impl Scaler {
             let src_table = sys::sws_getCoefficients(colorspace);
             let dst_table = sys::sws_getCoefficients(sys::SWS_CS_DEFAULT);
             // RGB output is full range; a YUV output keeps the input's range (no level change).
-            let yuv_out = key.out_format != sys::AVPixelFormat::AV_PIX_FMT_RGB24 as i32;
+            let yuv_out = ![Pixels::Eight, Pixels::Sixteen]
+                .iter()
+                .any(|rgb| rgb.format() as i32 == key.out_format);
             sys::sws_setColorspaceDetails(
                 ctx.as_ptr(),
                 src_table,
@@ -351,6 +414,64 @@ impl Scaler {
         self.key = Some(key);
         Ok(())
     }
+}
+
+/// A context for `key`'s conversion to [`Pixels::Yuv16`] whose source chroma is sited as `zscale` (zimg) reads
+/// 4:2:0 and 4:2:2 by default: left (`src_h_chr_pos` 0) and centred vertically (`src_v_chr_pos` 128), so that
+/// tone mapping starts from the samples the `ffmpeg` reference chain starts from. Same matrix and range out as
+/// in (no level change).
+fn sited_context(
+    key: &Key,
+    src_format: sys::AVPixelFormat,
+) -> Result<NonNull<sys::SwsContext>, AvError> {
+    // SAFETY: sws_alloc_context returns NULL or a fresh context that this function owns until it returns it.
+    let ctx = NonNull::new(unsafe { sys::sws_alloc_context() })
+        .ok_or_else(|| out_of_memory("sws_alloc_context"))?;
+    let raw = ctx.as_ptr();
+    let options: [(&std::ffi::CStr, i64); 10] = [
+        (c"srcw", i64::from(key.width)),
+        (c"srch", i64::from(key.height)),
+        (c"src_format", src_format as i64),
+        (c"dstw", i64::from(key.out_width)),
+        (c"dsth", i64::from(key.out_height)),
+        (c"dst_format", i64::from(key.out_format)),
+        (c"sws_flags", i64::from(key.flags)),
+        (c"src_h_chr_pos", 0),
+        (c"src_v_chr_pos", 128),
+        (c"src_range", i64::from(key.full_range)),
+    ];
+    let range = i64::from(key.full_range);
+    let mut status = 0;
+    for (name, value) in options.into_iter().chain([(c"dst_range", range)]) {
+        // SAFETY: `raw` is a valid context with swscale's AVClass; the names are its options.
+        status = unsafe { sys::av_opt_set_int(raw.cast(), name.as_ptr(), value, 0) };
+        if status < 0 {
+            break;
+        }
+    }
+    if status >= 0 {
+        // SAFETY: every option is set; sws_init_context initialises the context once.
+        status = unsafe { sys::sws_init_context(raw, ptr::null_mut(), ptr::null_mut()) };
+    }
+    if status < 0 {
+        // SAFETY: the context is ours, freed once.
+        unsafe { sys::sws_freeContext(raw) };
+        return Err(av_error(status, "sws_init_context"));
+    }
+    let table = sys_table(sws_colorspace(key.colorspace));
+    // SAFETY: `raw` is an initialised context; the table is swscale's static one.
+    unsafe {
+        let full = c_int::from(key.full_range);
+        sys::sws_setColorspaceDetails(raw, table, full, table, full, 0, 1 << 16, 1 << 16);
+    }
+    Ok(ctx)
+}
+
+/// swscale's coefficient table for a colour space (`SWS_CS_*`).
+fn sys_table(colorspace: c_int) -> *const c_int {
+    // SAFETY: sws_getCoefficients returns a static table for any colour space (the default one for values it
+    // does not know).
+    unsafe { sys::sws_getCoefficients(colorspace) }
 }
 
 /// Whether a same-size conversion of `frame` to RGB24 takes swscale's fast path (`ff_yuv2rgb_get_func_ptr`,
@@ -491,6 +612,7 @@ fn probe(
             (0, 0, W, H),
             (W, H),
             Filter::Bicubic,
+            Pixels::Eight,
             &mut want,
             row,
         )?;

@@ -188,13 +188,20 @@ pub enum DType {
     /// 8-bit levels 0-255 (default).
     #[default]
     U8,
-    /// 32-bit floats: the levels cast (0.0-255.0), then normalized if asked.
+    /// 16-bit levels 0-65535 (RGB48): for sources of more than 8 bits a sample, exactly the values of `ffmpeg
+    /// -pix_fmt rgb48le`; for 8-bit sources the 8-bit levels widened exactly (`level * 257`, so that
+    /// `u16 / 65535 == u8 / 255`). Not normalized.
+    U16,
+    /// 32-bit floats: the levels on the 0.0-255.0 scale, then normalized if asked. Sources of more than 8 bits a
+    /// sample keep their precision: the RGB48 level / 257 (the `U16` value on the 0-255 scale); 8-bit sources
+    /// give the 8-bit level.
     F32,
-    /// 32-bit floats scaled to [0, 1] (level / 255), then normalized if asked.
+    /// 32-bit floats scaled to [0, 1], then normalized if asked: the RGB48 level / 65535 for sources of more
+    /// than 8 bits a sample, the 8-bit level / 255 otherwise.
     F32Unit,
-    /// 16-bit floats ([`half::f16`](crate::f16)): the levels cast (0-255, exact), then normalized if asked.
+    /// 16-bit floats ([`half::f16`](crate::f16)): as [`DType::F32`], rounded to `f16`.
     F16,
-    /// 16-bit floats scaled to [0, 1], then normalized if asked.
+    /// 16-bit floats scaled to [0, 1]: as [`DType::F32Unit`], rounded to `f16`.
     F16Unit,
 }
 
@@ -203,9 +210,190 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::U8 => 1,
-            DType::F16 | DType::F16Unit => 2,
+            DType::U16 | DType::F16 | DType::F16Unit => 2,
             DType::F32 | DType::F32Unit => 4,
         }
+    }
+}
+
+/// The tone-mapping curve of [`ToneMap`], named as the `ffmpeg` `tonemap` filter names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToneMapOp {
+    /// John Hable's filmic curve (Uncharted 2): keeps detail in dark and bright parts.
+    Hable,
+    /// Möbius: exact below `param` (default 0.3), smoothly compressed above it.
+    Mobius,
+    /// Reinhard: `x / (x + p) * (peak + p) / peak`, with `p` from `param` (the local contrast, default 0.5).
+    Reinhard,
+    /// Hard clip at SDR white, after scaling by `param` (default 1).
+    Clip,
+}
+
+/// HDR to SDR, fused into the conversion: frames whose transfer is PQ (SMPTE ST 2084) or HLG (ARIB STD-B67) are
+/// linearised (the nominal peak luminance at 100 cd/m²), taken from their primaries (BT.2020) to BT.709,
+/// desaturated where brighter than `desat`, tone-mapped by `op` with the signal peak `peak`, and given the
+/// BT.709 display transfer (gamma 2.4), as the `ffmpeg` chain
+/// `zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=OP,zscale=t=bt709:m=bt709:r=tv` does.
+/// Frames of other transfers (SDR) are converted as without it.
+///
+/// Parsed from the `tonemap` filter's spelling, `OP[:peak=P][:desat=D][:param=X]`:
+///
+/// ```
+/// use framefeed::{ToneMap, ToneMapOp};
+/// let t: ToneMap = "hable".parse().unwrap();
+/// assert_eq!(t, ToneMap::new(ToneMapOp::Hable));
+/// let t: ToneMap = "mobius:peak=12:desat=0:param=0.4".parse().unwrap();
+/// assert_eq!((t.op(), t.peak(), t.desat(), t.param()), (ToneMapOp::Mobius, Some(12.0), 0.0, Some(0.4)));
+/// assert_eq!(t.to_string(), "mobius:peak=12:desat=0:param=0.4");
+/// assert!("filmic".parse::<ToneMap>().unwrap_err().contains("allowed: 'hable', 'mobius', 'reinhard', 'clip'"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToneMap {
+    pub(crate) op: ToneMapOp,
+    pub(crate) peak: Option<f32>,
+    pub(crate) desat: f32,
+    pub(crate) param: Option<f32>,
+}
+
+impl ToneMap {
+    /// The default desaturation strength (the `tonemap` filter's).
+    pub const DEFAULT_DESAT: f32 = 2.0;
+
+    /// Tone mapping by `op`, the peak read from each frame, desaturation 2, the curve's own parameter.
+    pub fn new(op: ToneMapOp) -> Self {
+        Self {
+            op,
+            peak: None,
+            desat: Self::DEFAULT_DESAT,
+            param: None,
+        }
+    }
+
+    /// The signal peak, in units of 100 cd/m² (10 = 1000 cd/m²). Default: each frame's MaxCLL, else its
+    /// mastering display's peak luminance (divided by 100), else 10, as the `tonemap` filter reads them after
+    /// `zscale` has linearised the frame.
+    pub fn with_peak(mut self, peak: f32) -> Self {
+        self.peak = Some(peak);
+        self
+    }
+
+    /// How strongly colours brighter than this (linear, units of 100 cd/m²) are pulled toward white, so that
+    /// tone mapping does not make them unnaturally saturated; 0 turns it off. Default 2.
+    pub fn with_desat(mut self, desat: f32) -> Self {
+        self.desat = desat;
+        self
+    }
+
+    /// The curve's parameter (Möbius: the linear part's end, default 0.3; Reinhard: the local contrast, default
+    /// 0.5; Clip: the scale, default 1; Hable: none).
+    pub fn with_param(mut self, param: f32) -> Self {
+        self.param = Some(param);
+        self
+    }
+
+    /// The curve.
+    pub fn op(&self) -> ToneMapOp {
+        self.op
+    }
+
+    /// The signal peak set, if any (else each frame's).
+    pub fn peak(&self) -> Option<f32> {
+        self.peak
+    }
+
+    /// The desaturation strength.
+    pub fn desat(&self) -> f32 {
+        self.desat
+    }
+
+    /// The curve's parameter set, if any.
+    pub fn param(&self) -> Option<f32> {
+        self.param
+    }
+
+    /// Checks the values, naming the first one out of range.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if let Some(peak) = self.peak {
+            if !(peak.is_finite() && (0.01..=100.0).contains(&peak)) {
+                return Err(format!(
+                    "tonemap peak is {peak}; allowed: 0.01 to 100 (units of 100 cd/m²)"
+                ));
+            }
+        }
+        if !(self.desat.is_finite() && (0.0..=100.0).contains(&self.desat)) {
+            return Err(format!(
+                "tonemap desat is {}; allowed: 0 to 100",
+                self.desat
+            ));
+        }
+        if let Some(param) = self.param {
+            let ok = match self.op {
+                ToneMapOp::Reinhard | ToneMapOp::Mobius => param > 0.0 && param < 1.0,
+                ToneMapOp::Clip => param > 0.0 && param <= 100.0,
+                ToneMapOp::Hable => false,
+            };
+            if !(param.is_finite() && ok) {
+                let allowed = match self.op {
+                    ToneMapOp::Reinhard | ToneMapOp::Mobius => "above 0 and below 1",
+                    ToneMapOp::Clip => "above 0, up to 100",
+                    ToneMapOp::Hable => "none (hable takes no param)",
+                };
+                return Err(format!(
+                    "tonemap param is {param} for {}; allowed: {allowed}",
+                    self.op
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for ToneMap {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut parts = s.split(':');
+        let op: ToneMapOp = parts.next().unwrap_or_default().parse()?;
+        let mut t = ToneMap::new(op);
+        for part in parts {
+            let (key, value) = part.split_once('=').ok_or_else(|| {
+                format!(
+                    "tonemap option '{part}' is not KEY=VALUE; allowed keys: peak, desat, param"
+                )
+            })?;
+            let number: f32 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("tonemap {key} is '{value}'; allowed: a number"))?;
+            t = match key.trim() {
+                "peak" => t.with_peak(number),
+                "desat" => t.with_desat(number),
+                "param" => t.with_param(number),
+                other => {
+                    return Err(format!(
+                        "tonemap option '{other}' is unknown; allowed keys: peak, desat, param"
+                    ))
+                }
+            };
+        }
+        t.validate()?;
+        Ok(t)
+    }
+}
+
+impl std::fmt::Display for ToneMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.op)?;
+        if let Some(peak) = self.peak {
+            write!(f, ":peak={peak}")?;
+        }
+        if self.desat != Self::DEFAULT_DESAT {
+            write!(f, ":desat={}", self.desat)?;
+        }
+        if let Some(param) = self.param {
+            write!(f, ":param={param}")?;
+        }
+        Ok(())
     }
 }
 
@@ -289,6 +477,7 @@ pub struct Transforms {
     pub(crate) normalize: Option<Normalize>,
     pub(crate) layout: Layout,
     pub(crate) seed: u64,
+    pub(crate) tonemap: Option<ToneMap>,
 }
 
 impl Transforms {
@@ -312,6 +501,12 @@ impl Transforms {
     /// Crop one window per sequence.
     pub fn crop(mut self, crop: Crop) -> Self {
         self.crop = Some(crop);
+        self
+    }
+
+    /// HDR to SDR for frames whose transfer is PQ or HLG (default: none, the transfer left as it is).
+    pub fn tonemap(mut self, tonemap: ToneMap) -> Self {
+        self.tonemap = Some(tonemap);
         self
     }
 
@@ -357,6 +552,7 @@ impl Transforms {
             && self.dtype == DType::U8
             && self.normalize.is_none()
             && self.layout == Layout::Fhwc
+            && self.tonemap.is_none()
     }
 
     /// Checks the values, naming the first one out of range.
@@ -406,11 +602,15 @@ impl Transforms {
                 }
             }
         }
+        if let Some(t) = &self.tonemap {
+            t.validate()?;
+        }
         if let Some(n) = &self.normalize {
-            if self.dtype == DType::U8 {
-                return Err(
-                    "normalize needs a float dtype (f32); allowed with: F32, F32Unit".into(),
-                );
+            if matches!(self.dtype, DType::U8 | DType::U16) {
+                return Err(format!(
+                    "normalize needs a float dtype, not {}; allowed with: float32, float32_unit, float16, float16_unit",
+                    self.dtype
+                ));
             }
             if n.std.iter().any(|s| *s == 0.0 || !s.is_finite())
                 || n.mean.iter().any(|m| !m.is_finite())
@@ -433,10 +633,17 @@ super::choice::choices!(Interpolation, "interpolation", [
 ]);
 super::choice::choices!(DType, "dtype", [
     DType::U8 => "uint8" | "u8",
+    DType::U16 => "uint16" | "u16",
     DType::F32 => "float32" | "f32",
     DType::F16 => "float16" | "f16",
     DType::F32Unit => "float32_unit" | "f32-unit" | "f32_unit",
     DType::F16Unit => "float16_unit" | "f16-unit" | "f16_unit",
+]);
+super::choice::choices!(ToneMapOp, "tonemap", [
+    ToneMapOp::Hable => "hable",
+    ToneMapOp::Mobius => "mobius",
+    ToneMapOp::Reinhard => "reinhard",
+    ToneMapOp::Clip => "clip",
 ]);
 super::choice::choices!(Layout, "layout", [
     Layout::Fhwc => "FHWC",
@@ -544,6 +751,8 @@ pub struct TransformOptions {
     pub layout: Option<Layout>,
     /// [`Transforms::seed`] (default 0).
     pub seed: Option<u64>,
+    /// [`Transforms::tonemap`] (default none).
+    pub tonemap: Option<ToneMap>,
 }
 
 impl TryFrom<TransformOptions> for Transforms {
@@ -575,6 +784,9 @@ impl TryFrom<TransformOptions> for Transforms {
         }
         if let Some((mean, std)) = o.normalize {
             t = t.normalize(mean, std);
+        }
+        if let Some(tonemap) = o.tonemap {
+            t = t.tonemap(tonemap);
         }
         Ok(t.interpolation(o.interpolation.unwrap_or_default())
             .dtype(o.dtype.unwrap_or_default())

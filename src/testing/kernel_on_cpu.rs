@@ -202,6 +202,11 @@ fn compare_file(
 fn values(bytes: &[u8], dtype: DType) -> Vec<f64> {
     match dtype {
         DType::U8 => bytes.iter().map(|&b| f64::from(b)).collect(),
+        // In 8-bit levels, as the other types' tolerances are.
+        DType::U16 => bytes
+            .chunks_exact(2)
+            .map(|c| f64::from(u16::from_ne_bytes([c[0], c[1]])) / 257.0)
+            .collect(),
         DType::F32 | DType::F32Unit => bytes
             .chunks_exact(4)
             .map(|c| f64::from(f32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
@@ -316,6 +321,61 @@ fn resize_and_padded_crop_match_the_cpu_backend_closely() {
             "{resize:?}: mean {mean} max {max}"
         );
     }
+}
+
+/// 16-bit output (P016 surfaces through the kernel's 16-bit levels) and floats from them, against the CPU
+/// backend's RGB48: plain, cropped in every layout, normalized, resized, and the exact widening of 8-bit
+/// surfaces.
+#[test]
+fn sixteen_bit_output_matches_the_cpu_backends_rgb48() {
+    let cases = [
+        (DType::U16, Layout::Fhwc, None, None),
+        (DType::U16, Layout::Cfhw, Some(Crop::new(30, 16)), None),
+        (DType::F32Unit, Layout::Fchw, Some(Crop::new(33, 17)), None),
+        (DType::F32, Layout::Fhwc, None, Some(Resize::Shorter(48))),
+        (DType::F32, Layout::Fhwc, None, Some(Resize::Shorter(32))),
+        (DType::F32, Layout::Fhwc, None, Some(Resize::Shorter(128))),
+        (
+            DType::U16,
+            Layout::Fhwc,
+            Some(Crop::new(50, 40)),
+            Some(Resize::Exact {
+                width: 70,
+                height: 50,
+            }),
+        ),
+    ];
+    for (dtype, layout, crop, resize) in cases {
+        let mut t = Transforms::default().dtype(dtype).layout(layout).seed(5);
+        if let Some(c) = crop {
+            t = t.crop(c.position(CropPosition::Random));
+        }
+        if let Some(r) = resize {
+            t = t.resize(r);
+        }
+        let level = match dtype {
+            DType::F32Unit => 1.0 / 255.0,
+            _ => 1.0,
+        };
+        for (name, size) in [
+            ("hevc_10bit.mp4", (96, 64)),
+            ("vp9_10bit_35x19.webm", (35, 19)),
+        ] {
+            let (mean, max) = compare(name, "yuv420p10le", size, BT601, &t);
+            let what = format!("{name} {dtype:?} {layout:?} {crop:?} {resize:?}");
+            // Measured: mean 0.19-0.35, max 1-6.3 levels (8-bit units): the kernel's float matrix against
+            // swscale's fixed point, and its resize filter against swscale's.
+            assert!(mean <= 0.5 * level, "{what}: mean {mean}");
+            assert!(max <= 8.0 * level + 1e-3, "{what}: max {max}");
+        }
+    }
+    // 8-bit surfaces as u16: the 8-bit levels widened, on both backends alike.
+    let t = Transforms::default().dtype(DType::U16);
+    let (mean, max) = compare("h264.mp4", "yuv420p", (96, 64), BT601, &t);
+    assert!(
+        mean <= 1.5 && max <= 8.0,
+        "8-bit as u16: mean {mean} max {max}"
+    );
 }
 
 /// Frames turned by their display matrix (every orientation; 8-bit at a width not a multiple of 8, and 10-bit):

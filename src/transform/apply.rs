@@ -7,12 +7,13 @@ use super::gpu::kernel_params;
 use super::host::HostConverter;
 use super::orient::Turner;
 use super::plan::Geometry;
+use super::tonemap::{is_hdr, ToneMapper};
 use super::write::{write_frame, HostOut, RgbView, SeqOut};
 use crate::decode::frame::FrameRef;
 use crate::error::VideoError;
-use crate::ffi::scale::Filter;
+use crate::ffi::scale::{Filter, Pixels};
 use crate::orientation::Orientation;
-use crate::settings::transforms::{Interpolation, Transforms, CHANNELS};
+use crate::settings::transforms::{DType, Interpolation, Transforms, CHANNELS};
 
 /// swscale's filter for an interpolation.
 fn filter(interpolation: Interpolation) -> Filter {
@@ -30,6 +31,7 @@ pub(crate) struct HostScratch {
     converter: HostConverter,
     buffer: Vec<u8>,
     turner: Turner,
+    tonemapper: ToneMapper,
 }
 
 impl HostScratch {
@@ -38,6 +40,7 @@ impl HostScratch {
             converter: HostConverter::new(),
             buffer: Vec::new(),
             turner: Turner::default(),
+            tonemapper: ToneMapper::default(),
         }
     }
 }
@@ -80,10 +83,23 @@ pub(crate) fn apply(
             ))
         }
     };
+    // HDR frames to tone-map are converted to 16-bit YUV 4:4:4, mapped, then written as RGB48.
+    let tonemap = transforms.tonemap.filter(|_| is_hdr(source));
+    let rgb = match tonemap {
+        Some(_) => Pixels::Yuv16,
+        None => depth(source.bit_depth(), transforms.dtype),
+    };
+    let tagged = source;
     let source = if orientation == Orientation::Upright {
         source
     } else {
-        host.turner.turn(source, orientation, &mut host.converter)?
+        let turn_as = if rgb == Pixels::Yuv16 {
+            Pixels::Sixteen
+        } else {
+            rgb
+        };
+        host.turner
+            .turn(source, orientation, turn_as, &mut host.converter)?
     };
     if transforms.is_identity() {
         let HostOut::U8(out) = out else {
@@ -91,7 +107,9 @@ pub(crate) fn apply(
         };
         let size = geometry.frame.0 * geometry.frame.1 * CHANNELS;
         // The rest of the region (and its slack) follows: swscale may overrun the frame's last row.
-        return Ok(host.converter.rgb(source, &mut out[f * size..])?);
+        return Ok(host
+            .converter
+            .rgb(source, Pixels::Eight, &mut out[f * size..])?);
     }
     let region = match geometry.visible() {
         None => None,
@@ -102,21 +120,47 @@ pub(crate) fn apply(
                 size,
                 filter(transforms.interpolation),
                 (v.x as u32, v.y as u32, v.w as u32, v.h as u32),
+                rgb,
                 &mut host.buffer,
             )?)
         }
         Some(v) => Some(host.converter.window_rgb(
             source,
             (v.x as u32, v.y as u32, v.w as u32, v.h as u32),
+            rgb,
             &mut host.buffer,
         )?),
     };
-    let view = region.map(|r| RgbView {
-        data: &host.buffer[r.offset..],
-        stride: r.stride,
-    });
+    let view = match (region, tonemap, geometry.visible()) {
+        (Some(r), Some(t), Some(v)) => {
+            let mapped = host
+                .tonemapper
+                .map(&t, tagged, &host.buffer, r, (v.w, v.h))?;
+            Some(RgbView {
+                data: mapped,
+                stride: v.w * 6,
+                rgb: Pixels::Sixteen,
+            })
+        }
+        (region, _, _) => region.map(|r| RgbView {
+            data: &host.buffer[r.offset..],
+            stride: r.stride,
+            rgb,
+        }),
+    };
     write_frame(out, frames, f, geometry, view, transforms);
     Ok(())
+}
+
+/// The RGB depth a frame of `bits` bits a sample is converted at for output of `dtype`: 16 bits when the
+/// source has more than 8 and the type keeps them (every type but `u8`), else 8 (an 8-bit source's `u16` output
+/// is its 8-bit levels widened exactly).
+fn depth(bits: u32, dtype: DType) -> Pixels {
+    if bits > 8 && dtype != DType::U8 {
+        Pixels::Sixteen
+    } else {
+        Pixels::Eight
+    }
 }
 
 /// A frame that cannot go where its batch lives, as the video's error.

@@ -9,7 +9,7 @@
 use super::resample::{Region, Resampler};
 use crate::error::AvError;
 use crate::ffi::frame::{AvFrame, Plane};
-use crate::ffi::scale::{chroma_alignment, takes_fast_path, Filter, Scaler, WRITE_SLACK};
+use crate::ffi::scale::{chroma_alignment, takes_fast_path, Filter, Pixels, Scaler, WRITE_SLACK};
 
 /// Where the requested window lies in a converted buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +18,8 @@ pub(crate) struct RgbRegion {
     pub(crate) offset: usize,
     /// Bytes per row.
     pub(crate) stride: usize,
+    /// Bytes from one plane to the next (planar YUV).
+    pub(crate) plane: usize,
 }
 
 /// A frame's converters on the CPU: one swscale context for the RGB conversion, one for the right-edge strip
@@ -49,11 +51,16 @@ impl HostConverter {
         }
     }
 
-    /// Converts `frame` to RGB24 rows of `width * 3` bytes written straight into `dst`, which must hold
-    /// `width * height * 3` bytes plus [`WRITE_SLACK`] spare ones (swscale's SIMD code may write into them).
-    pub(crate) fn rgb(&mut self, frame: &AvFrame, dst: &mut [u8]) -> Result<(), AvError> {
+    /// Converts `frame` to `rgb` rows of `width` pixels written straight into `dst`, which must hold
+    /// `width * height` pixels plus [`WRITE_SLACK`] spare bytes (swscale's SIMD code may write into them).
+    pub(crate) fn rgb(
+        &mut self,
+        frame: &AvFrame,
+        rgb: Pixels,
+        dst: &mut [u8],
+    ) -> Result<(), AvError> {
         let (width, height) = (frame.width(), frame.height());
-        let row = width as usize * 3;
+        let row = width as usize * rgb.pixel_bytes();
         assert!(
             dst.len() >= row * height as usize + WRITE_SLACK,
             "destination too small for the frame and the slack"
@@ -63,11 +70,12 @@ impl HostConverter {
             (0, 0, width, height),
             (width, height),
             Filter::Bicubic,
+            rgb,
             dst,
             row,
         )?;
         let Some((x0, strip_width, tail)) =
-            tail_strip(width).filter(|_| takes_fast_path(frame) && !self.scaler.wrote_whole_rows())
+            tail_strip(width).filter(|_| fast_path(frame, rgb) && !self.scaler.wrote_whole_rows())
         else {
             return Ok(());
         };
@@ -87,6 +95,7 @@ impl HostConverter {
             (x0, 0, strip_width, height),
             (strip_width, height),
             Filter::Bicubic,
+            rgb,
             &mut strip.rows,
             stride,
         )?;
@@ -101,54 +110,77 @@ impl HostConverter {
         Ok(())
     }
 
-    /// Converts the window `(x, y, w, h)` of `frame` to RGB24 in `out`, converting little more than that
+    /// Converts the window `(x, y, w, h)` of `frame` to `rgb` in `out`, converting little more than that
     /// window's pixels, with exactly the values a full-frame conversion gives them (see [`window_region`]).
     /// The returned region says where the asked window starts in `out`.
     pub(crate) fn window_rgb(
         &mut self,
         frame: &AvFrame,
         window: (u32, u32, u32, u32),
+        rgb: Pixels,
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
-        convert_window(&mut self.scaler, frame, window, out)
+        convert_window(&mut self.scaler, frame, window, rgb, out)
     }
 
     /// The window `(x, y, w, h)` of `frame` resized to `size` with `filter`, into `out`: the frame is resized
     /// in YUV, but only the part of the resized picture around the window (see [`grid_span`]), then that
-    /// window is converted as [`window_rgb`](Self::window_rgb) converts one.
+    /// window is converted as [`window_rgb`](Self::window_rgb) converts one. For [`Pixels::Sixteen`] the resized
+    /// picture keeps 16 bits a sample.
     pub(crate) fn resized_window_rgb(
         &mut self,
         frame: &AvFrame,
         size: (u32, u32),
         filter: Filter,
         window: (u32, u32, u32, u32),
+        rgb: Pixels,
         out: &mut Vec<u8>,
     ) -> Result<RgbRegion, AvError> {
-        if let Some(src) = frame.yuv_planes() {
+        if let Some(src) = frame.yuv_planes().filter(|_| rgb == Pixels::Eight) {
             return self.resampled_window_rgb(&src, frame, size, filter, window, out);
         }
         let (align_x, align_y) = chroma_alignment(frame);
         let (fw, fh) = (frame.width(), frame.height());
         let (x, y, w, h) = window;
-        let (ox0, ox1, sx0, sx1) = grid_span(fw, size.0, align_x, x, x + w);
-        let (oy0, oy1, sy0, sy1) = grid_span(fh, size.1, align_y, y, y + h);
+        // RGB48 takes swscale's scaled path, whose filters read further around the window than the fast path
+        // does, and swscale's filters at a span's edges are not always the whole picture's (4:2:2 to 4:2:0
+        // chroma): the whole picture is resized, so that a window is exactly the same pixels of the whole resized
+        // frame (the CLI's `scale`, byte for byte).
+        let ((ox0, ox1, sx0, sx1), (oy0, oy1, sy0, sy1)) = match rgb {
+            Pixels::Eight => (
+                grid_span(fw, size.0, align_x, (x, x + w), RESIZE_MARGIN),
+                grid_span(fh, size.1, align_y, (y, y + h), RESIZE_MARGIN),
+            ),
+            Pixels::Sixteen | Pixels::Yuv16 => ((0, size.0, 0, fw), (0, size.1, 0, fh)),
+        };
         let out_size = (ox1 - ox0, oy1 - oy0);
-        // An odd height gets one more row, a copy of the last (4:2:0 chroma already covers it): the RGB
-        // conversion then takes swscale's fast path (each chroma sample over 2x2 pixels) as for even heights,
-        // rather than its scaled path, whose chroma filter would depend on the span's height.
-        let picture = (out_size.0, out_size.1.next_multiple_of(2));
+        // For RGB24, an odd height gets one more row, a copy of the last (4:2:0 chroma already covers it): the
+        // RGB conversion then takes swscale's fast path (each chroma sample over 2x2 pixels) as for even
+        // heights, rather than its scaled path, whose chroma filter would depend on the span's height. RGB48
+        // always takes the scaled path: the picture keeps its height, as a whole resized picture would.
+        let picture = match rgb {
+            Pixels::Eight => (out_size.0, out_size.1.next_multiple_of(2)),
+            Pixels::Sixteen | Pixels::Yuv16 => out_size,
+        };
         let resized = self.resizer.resize_yuv(
             frame,
             (sx0, sy0, sx1 - sx0, sy1 - sy0),
             out_size,
             picture,
             filter,
+            rgb,
             &mut self.resized,
         )?;
         if picture.1 != out_size.1 {
             resized.copy_luma_row(out_size.1 - 1, out_size.1);
         }
-        convert_window(&mut self.scaler, resized, (x - ox0, y - oy0, w, h), out)
+        convert_window(
+            &mut self.scaler,
+            resized,
+            (x - ox0, y - oy0, w, h),
+            rgb,
+            out,
+        )
     }
 
     /// [`resized_window_rgb`](Self::resized_window_rgb) for an 8-bit planar YUV frame (its planes `src`):
@@ -166,8 +198,13 @@ impl HostConverter {
     ) -> Result<RgbRegion, AvError> {
         // An odd height gets one more row, a copy of the last (as in `resized_window_rgb`).
         let picture = (size.0, size.1.next_multiple_of(2));
-        let resized =
-            AvFrame::reuse_yuv420p_like(&mut self.resized, frame, picture, frame.full_range())?;
+        let resized = AvFrame::reuse_yuv420p_like(
+            &mut self.resized,
+            frame,
+            picture,
+            frame.full_range(),
+            false,
+        )?;
         let (x0, y0, rw, rh) = window_region(picture, 2, takes_fast_path(resized), window);
         let rows = y0..(y0 + rh).min(size.1);
         {
@@ -183,8 +220,13 @@ impl HostConverter {
         if y0 + rh > size.1 {
             resized.copy_luma_row(size.1 - 1, size.1);
         }
-        convert_window(&mut self.scaler, resized, window, out)
+        convert_window(&mut self.scaler, resized, window, Pixels::Eight, out)
     }
+}
+
+/// Whether a same-size conversion of `frame` to `rgb` takes swscale's fast path (8-bit output only).
+fn fast_path(frame: &AvFrame, rgb: Pixels) -> bool {
+    rgb == Pixels::Eight && takes_fast_path(frame)
 }
 
 /// [`HostConverter::window_rgb`] with a given converter.
@@ -192,6 +234,7 @@ fn convert_window(
     scaler: &mut Scaler,
     frame: &AvFrame,
     window: (u32, u32, u32, u32),
+    rgb: Pixels,
     out: &mut Vec<u8>,
 ) -> Result<RgbRegion, AvError> {
     let (x, y, w, h) = window;
@@ -201,20 +244,26 @@ fn convert_window(
         "window outside the frame"
     );
     let (_, align_y) = chroma_alignment(frame);
-    let (x0, y0, rw, rh) = window_region((fw, fh), align_y, takes_fast_path(frame), window);
-    let stride = padded_row(rw);
-    sized_with_slack(out, stride * rh as usize)?;
+    let (x0, y0, rw, rh) = window_region((fw, fh), align_y, fast_path(frame, rgb), window);
+    let stride = match rgb {
+        Pixels::Eight => padded_row(rw),
+        Pixels::Sixteen | Pixels::Yuv16 => rw as usize * rgb.pixel_bytes(),
+    };
+    let plane = stride * rh as usize;
+    sized_with_slack(out, plane * rgb.planes())?;
     scaler.convert(
         frame,
         (x0, y0, rw, rh),
         (rw, rh),
         Filter::Bicubic,
+        rgb,
         out,
         stride,
     )?;
     Ok(RgbRegion {
-        offset: (y - y0) as usize * stride + (x - x0) as usize * 3,
+        offset: (y - y0) as usize * stride + (x - x0) as usize * rgb.pixel_bytes(),
         stride,
+        plane,
     })
 }
 
@@ -256,6 +305,15 @@ fn window_region(
     if fh % 2 == 1 {
         (y0, y1) = (0, fh);
     }
+    // Chroma upscaled vertically (4:2:0 to RGB48, which always takes the scaled path) gets a shorter filter on
+    // planes of few rows: at least `MIN_ROWS` rows, so that the region's filter is the frame's.
+    if y1 - y0 < MIN_ROWS {
+        y1 = (y0 + MIN_ROWS).min(fh);
+        let step = align_y.max(2);
+        while y1 - y0 < MIN_ROWS && y0 > 0 {
+            y0 -= step.min(y0);
+        }
+    }
     while (x1 - x0) % 16 != (fw - x0) % 16 && x1 < fw {
         x1 += 1;
     }
@@ -291,10 +349,16 @@ fn gcd(a: u32, b: u32) -> u32 {
 }
 
 /// On one axis of a resize from `src` to `dst` pixels, the output span `[o0, o1)` covering `[lo, hi)` plus
-/// [`RESIZE_MARGIN`], both ends on the grid where source and output pixel edges meet (the source end on a
+/// `margin` pixels, both ends on the grid where source and output pixel edges meet (the source end on a
 /// multiple of the source's chroma `align`, the output end even, for the 4:2:0 output's chroma), and its source
 /// span `[s0, s1)`: the same scale, the same filter phases.
-fn grid_span(src: u32, dst: u32, align: u32, lo: u32, hi: u32) -> (u32, u32, u32, u32) {
+fn grid_span(
+    src: u32,
+    dst: u32,
+    align: u32,
+    (lo, hi): (u32, u32),
+    margin: u32,
+) -> (u32, u32, u32, u32) {
     let g = gcd(src, dst);
     let (src_step, dst_step) = (src / g, dst / g);
     // The smallest whole number of grid steps whose source length is a multiple of `align` and whose output
@@ -302,11 +366,15 @@ fn grid_span(src: u32, dst: u32, align: u32, lo: u32, hi: u32) -> (u32, u32, u32
     let (ks, kd) = (align / gcd(src_step, align), 2 / gcd(dst_step, 2));
     let k = ks * kd / gcd(ks, kd);
     let block = dst_step * k;
-    let o0 = lo.saturating_sub(RESIZE_MARGIN) / block * block;
-    let o1 = ((hi + RESIZE_MARGIN).div_ceil(block) * block).min(dst);
+    let o0 = lo.saturating_sub(margin) / block * block;
+    let o1 = ((hi + margin).div_ceil(block) * block).min(dst);
     let to_src = |o: u32| (u64::from(o) * u64::from(src) / u64::from(dst)) as u32;
     (o0, o1, to_src(o0), if o1 == dst { src } else { to_src(o1) })
 }
+
+/// The fewest rows a window's region has on swscale's scaled path (see [`window_region`]): swscale's vertical
+/// chroma filter of 4:2:0 input keeps its full 5 taps from 7 chroma rows up.
+const MIN_ROWS: u32 = 16;
 
 /// Pixels converted around a window on each side, so that chroma upsampling filters near the window's edges
 /// read the same neighbours as in a full-frame conversion.
@@ -355,15 +423,26 @@ mod tests {
         frame
     }
 
-    /// `frame` converted whole by swscale, every pixel written (rows padded as `convert_window` pads them):
-    /// the bytes and the stride.
-    fn swscale_whole(frame: &AvFrame) -> (Vec<u8>, usize) {
+    /// `frame` converted whole by swscale to `rgb`, every pixel written (rows padded as `convert_window` pads
+    /// them): the bytes and the stride.
+    fn swscale_whole(frame: &AvFrame, rgb: Pixels) -> (Vec<u8>, usize) {
         let (w, h) = (frame.width(), frame.height());
-        let stride = padded_row(w);
-        let mut out = vec![0; stride * h as usize + WRITE_SLACK];
+        let stride = match rgb {
+            Pixels::Eight => padded_row(w),
+            _ => w as usize * rgb.pixel_bytes(),
+        };
+        let mut out = vec![0; stride * h as usize * rgb.planes() + WRITE_SLACK];
         let size = (w, h);
         Scaler::swscale_only()
-            .convert(frame, (0, 0, w, h), size, Filter::Bicubic, &mut out, stride)
+            .convert(
+                frame,
+                (0, 0, w, h),
+                size,
+                Filter::Bicubic,
+                rgb,
+                &mut out,
+                stride,
+            )
             .unwrap();
         (out, stride)
     }
@@ -406,39 +485,53 @@ mod tests {
         whole: &[u8],
         whole_stride: usize,
         window: (u32, u32, u32, u32),
+        pixels: Pixels,
         what: &str,
     ) {
         let (x, y, w, h) = window;
-        let len = w as usize * 3;
-        for row in 0..h as usize {
-            let got = &out[region.offset + row * region.stride..][..len];
-            let want = &whole[(y as usize + row) * whole_stride + x as usize * 3..][..len];
-            assert!(got == want, "{what}, window {window:?}: row {row} differs");
+        let px = pixels.pixel_bytes();
+        let len = w as usize * px;
+        let whole_plane = whole.len().saturating_sub(WRITE_SLACK) / pixels.planes();
+        for p in 0..pixels.planes() {
+            for row in 0..h as usize {
+                let got = &out[region.offset + p * region.plane + row * region.stride..][..len];
+                let at = p * whole_plane + (y as usize + row) * whole_stride + x as usize * px;
+                let want = &whole[at..][..len];
+                assert!(
+                    got == want,
+                    "{what}, window {window:?}: plane {p} row {row} differs"
+                );
+            }
         }
     }
 
     /// A window converted alone (a region just wider than it, see `window_region`) has exactly the values of
     /// the whole frame converted by swscale: at every parity of its edges, in pictures of odd and even widths,
-    /// limited and full range, through the vector path and through swscale's own.
+    /// limited and full range, through the vector path and through swscale's own, to RGB24, to RGB48
+    /// (swscale's scaled path, its vertical chroma filter included) and to the tone mapper's YUV 4:4:4 (chroma
+    /// filtered both ways).
     #[test]
     fn a_window_converts_to_the_whole_frames_values_at_every_parity() {
-        for (w, h, full) in [
-            (455, 256, false),
-            (96, 64, true),
-            (35, 20, false),
-            (34, 2, true),
-        ] {
-            let frame = noise_frame(w, h, full);
-            let (whole, whole_stride) = swscale_whole(&frame);
-            for (name, mut scaler) in [
-                ("vector", Scaler::new()),
-                ("swscale", Scaler::swscale_only()),
+        for rgb in [Pixels::Eight, Pixels::Sixteen, Pixels::Yuv16] {
+            for (w, h, full) in [
+                (455, 256, false),
+                (96, 64, true),
+                (35, 20, false),
+                (34, 2, true),
             ] {
-                let mut out = Vec::new();
-                for window in windows(w, h) {
-                    let region = convert_window(&mut scaler, &frame, window, &mut out).unwrap();
-                    let what = format!("{w}x{h} through {name}");
-                    assert_window(&out, region, &whole, whole_stride, window, &what);
+                let frame = noise_frame(w, h, full);
+                let (whole, whole_stride) = swscale_whole(&frame, rgb);
+                for (name, mut scaler) in [
+                    ("vector", Scaler::new()),
+                    ("swscale", Scaler::swscale_only()),
+                ] {
+                    let mut out = Vec::new();
+                    for window in windows(w, h) {
+                        let region =
+                            convert_window(&mut scaler, &frame, window, rgb, &mut out).unwrap();
+                        let what = format!("{w}x{h} to {rgb:?} through {name}");
+                        assert_window(&out, region, &whole, whole_stride, window, rgb, &what);
+                    }
                 }
             }
         }
@@ -476,7 +569,15 @@ mod tests {
                         )
                         .unwrap();
                     let what = format!("{size:?}, swscale {swscale}");
-                    assert_window(&out, region, &whole, at.stride, window, &what);
+                    assert_window(
+                        &out,
+                        region,
+                        &whole,
+                        at.stride,
+                        window,
+                        Pixels::Eight,
+                        &what,
+                    );
                 }
             }
         }
@@ -502,7 +603,7 @@ mod tests {
         ) {
             let lo = ((dst - 1) as f64 * lo_frac) as u32;
             let hi = (lo + 1 + ((dst - lo - 1) as f64 * len_frac) as u32).min(dst);
-            let (o0, o1, s0, s1) = grid_span(src, dst, align, lo, hi);
+            let (o0, o1, s0, s1) = grid_span(src, dst, align, (lo, hi), RESIZE_MARGIN);
             prop_assert!(o0 <= lo.saturating_sub(RESIZE_MARGIN) && o1 >= (hi + RESIZE_MARGIN).min(dst));
             prop_assert!(o1 <= dst && s1 <= src && o0 < o1 && s0 < s1);
             // Same scale and phase: the span's ends map exactly onto source pixel edges.

@@ -12,11 +12,12 @@ pub(crate) mod host;
 mod orient;
 pub(crate) mod plan;
 mod resample;
+mod tonemap;
 pub(crate) mod write;
 
 pub use crate::settings::transforms::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, OutOfBoundsMode,
-    Resize, ResizeMode, TransformOptions, Transforms, CHANNELS,
+    Resize, ResizeMode, ToneMap, ToneMapOp, TransformOptions, Transforms, CHANNELS,
 };
 pub(crate) use apply::{apply, HostScratch};
 pub(crate) use orient::Orienter;

@@ -12,7 +12,7 @@ use super::host::HostConverter;
 use crate::decode::frame::FrameRef;
 use crate::error::{AvError, VideoError};
 use crate::ffi::frame::AvFrame;
-use crate::ffi::scale::WRITE_SLACK;
+use crate::ffi::scale::{Pixels, WRITE_SLACK};
 use crate::ffi::simd::filter_rows::prefetch_rows;
 use crate::ffi::simd::transpose::{self, Rows};
 use crate::info::StreamInfo;
@@ -76,12 +76,13 @@ pub(crate) struct Turner {
 
 impl Turner {
     /// `frame` shown per `orientation` (not [`Orientation::Upright`]): a picture of the shown size, in the
-    /// frame's own format where FFmpeg's filters turn it plane by plane, else in `rgb24` (converted by
-    /// `converter`, as the unturned frame would be).
+    /// frame's own format where FFmpeg's filters turn it plane by plane, else in `rgb24` or `rgb48le` (per
+    /// `rgb`, converted by `converter`, as the unturned frame would be).
     pub(crate) fn turn<'a>(
         &'a mut self,
         frame: &AvFrame,
         orientation: Orientation,
+        rgb: Pixels,
         converter: &mut HostConverter,
     ) -> Result<&'a AvFrame, VideoError> {
         let steps = orientation.steps();
@@ -111,7 +112,7 @@ impl Turner {
         }
         // Through RGB: the frame converted as it is, then its pixels turned.
         let (fw, fh) = (frame.width() as usize, frame.height() as usize);
-        let row = fw * 3;
+        let row = fw * rgb.pixel_bytes();
         let len = row * fh + WRITE_SLACK;
         self.rgb
             .try_reserve(len.saturating_sub(self.rgb.len()))
@@ -121,15 +122,16 @@ impl Turner {
                 message: format!("cannot allocate {len} bytes"),
             })?;
         self.rgb.resize(len, 0);
-        converter.rgb(frame, &mut self.rgb)?;
-        let upright = AvFrame::reuse_rgb24_like(&mut self.upright, frame, (w, h))?;
+        converter.rgb(frame, rgb, &mut self.rgb)?;
+        let upright = AvFrame::reuse_rgb_like(&mut self.upright, frame, (w, h), rgb.deep())?;
         let mut planes = upright.pixel_planes_mut()?;
         let d = planes.first_mut().ok_or_else(unturnable)?;
         let source = Source {
             data: &self.rgb,
             stride: row,
         };
-        turn_plane(source, d.data, d.stride, (d.width, d.height), 3, steps);
+        let pixel = rgb.pixel_bytes();
+        turn_plane(source, d.data, d.stride, (d.width, d.height), pixel, steps);
         Ok(upright)
     }
 }

@@ -9,14 +9,18 @@ use super::plan::Geometry;
 use crate::device::DeviceBuffer;
 use crate::error::VideoError;
 use crate::ffi::cuda::params::ConvertParams;
+use crate::ffi::scale::Pixels;
 use crate::ffi::simd::split_channels;
 use crate::settings::transforms::{DType, Layout, Transforms, CHANNELS};
 
-/// Packed RGB24 rows of the visible part of a window.
+/// Packed RGB rows of the visible part of a window: RGB24, or RGB48 (little-endian words) for sources of more
+/// than 8 bits a sample converted for an output type that keeps them.
 pub(crate) struct RgbView<'a> {
     pub(crate) data: &'a [u8],
     /// Bytes from one row to the next.
     pub(crate) stride: usize,
+    /// The pixels' depth.
+    pub(crate) rgb: Pixels,
 }
 
 /// A sequence's output buffer.
@@ -30,6 +34,7 @@ pub(crate) enum SeqOut<'a> {
 /// A sequence's output in host memory, as elements of its type.
 pub(crate) enum HostOut<'a> {
     U8(&'a mut [u8]),
+    U16(&'a mut [u16]),
     F32(&'a mut [f32]),
     F16(&'a mut [f16]),
 }
@@ -61,12 +66,19 @@ impl DeviceOut<'_> {
     }
 }
 
-/// Per-channel `level * scale + bias`, from the type and normalization.
+/// Per-channel `level * scale + bias` of 8-bit levels, from the type and normalization.
 pub(crate) fn affine(t: &Transforms) -> ([f32; CHANNELS], [f32; CHANNELS]) {
-    let unit = if matches!(t.dtype, DType::F32Unit | DType::F16Unit) {
-        1.0 / 255.0
-    } else {
-        1.0
+    affine_of(t, false)
+}
+
+/// [`affine`] of 8-bit levels, or of 16-bit ones (`deep`: `/ 65535` for the unit types, `/ 257` otherwise).
+pub(crate) fn affine_of(t: &Transforms, deep: bool) -> ([f32; CHANNELS], [f32; CHANNELS]) {
+    let unit_type = matches!(t.dtype, DType::F32Unit | DType::F16Unit);
+    let unit = match (unit_type, deep) {
+        (true, false) => 1.0 / 255.0,
+        (false, false) => 1.0,
+        (true, true) => 1.0 / 65535.0,
+        (false, true) => 1.0 / 257.0,
     };
     let mut scale = [unit; CHANNELS];
     let mut bias = [0.0; CHANNELS];
@@ -104,9 +116,11 @@ pub(crate) fn write_frame<'a>(
         Layout::Fhwc => (layout.index(dims, (f, 0, y, 0)) + c, CHANNELS),
         _ => (layout.index(dims, (f, c, y, 0)), 1),
     };
+    let rgb = src.as_ref().map_or(Pixels::Eight, |s| s.rgb);
     let src_row = |y: usize| -> Option<&'a [u8]> {
         let src = src.as_ref()?;
-        (y >= y0 && y < y1).then(|| &src.data[(y - y0) * src.stride..][..(x1 - x0) * CHANNELS])
+        (y >= y0 && y < y1)
+            .then(|| &src.data[(y - y0) * src.stride..][..(x1 - x0) * src.rgb.pixel_bytes()])
     };
     let rows = Rows {
         w,
@@ -117,8 +131,35 @@ pub(crate) fn write_frame<'a>(
         src_row,
         _marker: std::marker::PhantomData,
     };
-    match out {
-        HostOut::U8(out) => {
+    debug_assert!(rgb != Pixels::Yuv16, "views are RGB");
+    match (out, rgb) {
+        (HostOut::U8(out), Pixels::Sixteen) => {
+            // Tone-mapped frames: their 16-bit SDR levels rounded to 8 bits.
+            let fill = fill.map(|v| v.round().clamp(0.0, 255.0) as u8);
+            let narrow = |_: usize, v: u16| ((u32::from(v) * 255 + 32767) / 65535) as u8;
+            write_channels(out, &rows, fill, rgb, narrow, |_, v| v);
+        }
+        (HostOut::U16(out), rgb) => {
+            let fill = fill.map(|v| v.round().clamp(0.0, 65535.0) as u16);
+            write_channels(out, &rows, fill, rgb, |_, v| v, |_, v| u16::from(v) * 257);
+        }
+        (HostOut::F32(out), Pixels::Sixteen | Pixels::Yuv16) => {
+            let deep = deep_affine(t);
+            write_channels(out, &rows, fill, rgb, deep, |_, v| f32::from(v));
+        }
+        (HostOut::F16(out), Pixels::Sixteen | Pixels::Yuv16) => {
+            let deep = deep_affine(t);
+            let fill = fill.map(f16::from_f32);
+            write_channels(
+                out,
+                &rows,
+                fill,
+                rgb,
+                |c, v| f16::from_f32(deep(c, v)),
+                |_, v| f16::from_f32(f32::from(v)),
+            );
+        }
+        (HostOut::U8(out), _) => {
             let fill = fill.map(|v| v.round().clamp(0.0, 255.0) as u8);
             for y in 0..h {
                 let line = src_row(y);
@@ -163,8 +204,10 @@ pub(crate) fn write_frame<'a>(
                 }
             }
         }
-        HostOut::F32(out) => write_floats(out, |v| v, &rows, t, fill, split_channels::split_f32),
-        HostOut::F16(out) => write_floats(
+        (HostOut::F32(out), Pixels::Eight) => {
+            write_floats(out, |v| v, &rows, t, fill, split_channels::split_f32)
+        }
+        (HostOut::F16(out), Pixels::Eight) => write_floats(
             out,
             f16::from_f32,
             &rows,
@@ -178,6 +221,70 @@ pub(crate) fn write_frame<'a>(
                 }
             },
         ),
+    }
+}
+
+/// The float value of a 16-bit RGB48 level `v` for the type and normalization: `v / 65535` for the unit types,
+/// `v / 257` (the 0-255 scale) otherwise, each the correctly rounded `f32` quotient; then `(x - mean) / std`
+/// when normalizing.
+pub(crate) fn deep_affine(t: &Transforms) -> impl Fn(usize, u16) -> f32 + Copy {
+    let denominator = if matches!(t.dtype, DType::F32Unit | DType::F16Unit) {
+        65535.0f32
+    } else {
+        257.0
+    };
+    let normalize = t.normalize;
+    move |c: usize, v: u16| {
+        let x = f32::from(v) / denominator;
+        match &normalize {
+            Some(n) => (x - n.mean[c]) / n.std[c],
+            None => x,
+        }
+    }
+}
+
+/// Writes a frame channel by channel in any layout: the fill outside the visible span, and each visible
+/// pixel's channel through `deep` (a 16-bit level of an RGB48 view) or `eight` (an 8-bit level of an RGB24
+/// one).
+fn write_channels<'a, T: Copy, R, S>(
+    out: &mut [T],
+    rows: &Rows<'a, R, S>,
+    fill: [T; CHANNELS],
+    rgb: Pixels,
+    deep: impl Fn(usize, u16) -> T,
+    eight: impl Fn(usize, u8) -> T,
+) where
+    R: Fn(usize, usize) -> (usize, usize),
+    S: Fn(usize) -> Option<&'a [u8]>,
+{
+    let (w, x0, x1) = (rows.w, rows.x0, rows.x1);
+    for y in 0..rows.h {
+        let line = (rows.src_row)(y);
+        for c in 0..CHANNELS {
+            let (start, step) = (rows.row)(c, y);
+            let at = |x: usize| start + x * step;
+            let filled = match line {
+                Some(_) => (0..x0).chain(x1..w),
+                None => (0..w).chain(0..0),
+            };
+            for x in filled {
+                out[at(x)] = fill[c];
+            }
+            let Some(line) = line else { continue };
+            match rgb {
+                Pixels::Sixteen | Pixels::Yuv16 => {
+                    for (i, px) in line.chunks_exact(6).enumerate() {
+                        let v = u16::from_le_bytes([px[2 * c], px[2 * c + 1]]);
+                        out[at(x0 + i)] = deep(c, v);
+                    }
+                }
+                Pixels::Eight => {
+                    for (i, &v) in line.iter().skip(c).step_by(CHANNELS).enumerate() {
+                        out[at(x0 + i)] = eight(c, v);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -259,6 +366,7 @@ pub(crate) fn zero_frames(
     let plane = w * h;
     let mut zero = |range: std::ops::Range<usize>| match out {
         SeqOut::Host(HostOut::U8(o)) => o[range].fill(0),
+        SeqOut::Host(HostOut::U16(o)) => o[range].fill(0),
         SeqOut::Host(HostOut::F32(o)) => o[range].fill(0.0),
         SeqOut::Host(HostOut::F16(o)) => o[range].fill(f16::ZERO),
         SeqOut::Device(d) => {

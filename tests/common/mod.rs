@@ -286,6 +286,16 @@ pub fn encode_live_clip(path: &Path, source: &str, frames: u32, format: &str) {
 /// FFmpeg 5.1 and 7.1 both take: after a resolution change the CLI would otherwise scale every frame to the first
 /// size); no frame-rate conversion.
 pub fn ffmpeg_md5s(path: &Path, input: &[&str], filters: Option<&str>) -> Vec<String> {
+    ffmpeg_md5s_as(path, input, filters, "rgb24")
+}
+
+/// [`ffmpeg_md5s`] in the pixel format `pix_fmt` (`rgb48le`...).
+pub fn ffmpeg_md5s_as(
+    path: &Path,
+    input: &[&str],
+    filters: Option<&str>,
+    pix_fmt: &str,
+) -> Vec<String> {
     let mut cmd = Command::new("ffmpeg");
     cmd.args(["-v", "quiet", "-threads", "2"])
         .args(input)
@@ -303,7 +313,7 @@ pub fn ffmpeg_md5s(path: &Path, input: &[&str], filters: Option<&str>) -> Vec<St
         cmd.args(["-vf", vf]);
     }
     let out = cmd
-        .args(["-f", "framemd5", "-pix_fmt", "rgb24", "-"])
+        .args(["-f", "framemd5", "-pix_fmt", pix_fmt, "-"])
         .output()
         .expect("run ffmpeg");
     assert!(out.status.success(), "ffmpeg failed on {}", path.display());

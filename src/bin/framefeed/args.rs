@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use framefeed::{
     Config, CropPosition, DType, Device, LastSequencePolicy, Layout, Reconnect, RtspTransport,
-    Sampling, SamplingOptions, TransformOptions, Transforms, UrlOptions,
+    Sampling, SamplingOptions, ToneMap, TransformOptions, Transforms, UrlOptions,
 };
 
 use super::parse_bytes;
@@ -104,10 +104,17 @@ pub(crate) struct RunArgs {
     /// Resize frames so that their shorter side is S pixels (aspect ratio kept) before the crop.
     #[arg(long, value_name = "S")]
     pub(crate) resize_shorter: Option<u32>,
-    /// Output element type: uint8, float32 / float16 (levels cast to 0-255 floats) or float32_unit /
-    /// float16_unit (levels / 255); u8, f32, f16, f32-unit and f16-unit are the same.
+    /// Output element type: uint8, uint16 (RGB48: sources of more than 8 bits as `ffmpeg -pix_fmt rgb48le`
+    /// gives them, 8-bit ones widened exactly), float32 / float16 (0-255 floats) or float32_unit /
+    /// float16_unit (0-1); the floats of sources of more than 8 bits come from their 16-bit levels. u8, u16,
+    /// f32, f16, f32-unit and f16-unit are the same.
     #[arg(long, default_value_t = DType::default())]
     pub(crate) dtype: DType,
+    /// HDR to SDR for PQ and HLG frames, fused into the conversion, as the ffmpeg chain
+    /// `zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=OP,zscale=t=bt709:m=bt709:r=tv` does:
+    /// hable, mobius, reinhard or clip, with the filter's options (`hable:peak=10:desat=0`, `mobius:param=0.5`).
+    #[arg(long, value_name = "OP[:KEY=VALUE...]")]
+    pub(crate) tonemap: Option<ToneMap>,
     /// Per-channel normalization "M,M,M/S,S,S": (value - mean) / std, in the units of --dtype.
     #[arg(long, value_name = "MEAN/STD", value_parser = parse_normalize)]
     pub(crate) normalize: Option<([f32; 3], [f32; 3])>,
@@ -271,6 +278,7 @@ impl RunArgs {
             normalize: self.normalize,
             layout: Some(self.layout),
             seed: Some(self.seed),
+            tonemap: self.tonemap,
             ..Default::default()
         })
         .map_err(|e| e.to_string())

@@ -42,7 +42,7 @@ impl ConvertParams {
         let size = match self.dtype {
             0 => 1,
             1 => 4,
-            _ => 2,
+            _ => 2, // f16, u16
         };
         // Three channels (RGB) of `size` bytes per output pixel.
         self.frames as usize * self.out_w as usize * self.out_h as usize * 3 * size

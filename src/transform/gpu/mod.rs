@@ -7,7 +7,7 @@
 //! runs the kernel's own code compiled for the CPU, end to end).
 
 use super::plan::Geometry;
-use super::write::affine;
+use super::write::affine_of;
 use crate::decode::frame::{Colour, DeviceFrame};
 use crate::ffi::cuda::params::ConvertParams;
 use crate::orientation::Orientation;
@@ -48,6 +48,7 @@ fn dtype_code(d: DType) -> i32 {
         DType::U8 => 0,
         DType::F32 | DType::F32Unit => 1,
         DType::F16 | DType::F16Unit => 2,
+        DType::U16 => 3,
     }
 }
 
@@ -85,7 +86,9 @@ pub(crate) fn kernel_params(
 ) -> ConvertParams {
     {
         let (matrix, offset) = src.colour.matrix();
-        let (scale, bias) = affine(transforms);
+        // Deeper samples keep 16 bits for every type but u8 (the CPU backend's RGB48).
+        let deep = src.high_depth && transforms.dtype != DType::U8;
+        let (scale, bias) = affine_of(transforms, deep);
         let (out_w, out_h) = geometry.out();
         let (src_w, src_h) = orientation.displayed_size(src.width, src.height);
         ConvertParams {
@@ -116,8 +119,14 @@ pub(crate) fn kernel_params(
             frames: int(frames),
             frame_index: int(f),
             // As the CPU backend: swscale's fast path (8-bit 4:2:0 at an even height, once turned) repeats
-            // chroma; deeper samples and odd heights go through its scaled path, which interpolates.
-            chroma_cubic: i32::from(src.high_depth || src_h % 2 == 1),
+            // chroma; deeper samples and odd heights go through its scaled path, which interpolates. Resized
+            // frames are converted from 8-bit 4:2:0 padded to an even height (the fast path), except deeper
+            // samples for 16-bit output (RGB48: the scaled path).
+            chroma_cubic: i32::from(if geometry.resized {
+                deep
+            } else {
+                src.high_depth || src_h % 2 == 1
+            }),
             orient: orientation.code(),
             matrix,
             offset,

@@ -1,0 +1,424 @@
+//! HDR to SDR on the CPU path ([`ToneMap`]; the GPU twin is the kernel's): a window of a PQ or HLG frame,
+//! converted by swscale to 16-bit YUV 4:4:4 (chroma sited as `zscale` reads it: `ffi::scale::Pixels::Yuv16`),
+//! mapped pixel by pixel in `f32` to SDR BT.709 RGB as the `ffmpeg` chain
+//! `zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=OP,zscale=t=bt709:m=bt709:r=tv` does:
+//!
+//! 1. YUV to R'G'B' through the frame's matrix and range, unclipped (as zimg keeps values outside [0, 1]);
+//! 2. linear light, 1.0 = 100 cd/m² (`npl=100`): PQ's EOTF times 100; HLG's inverse OETF, then its OOTF as a
+//!    1.2 power per channel, times 10 (zimg's display-referred HLG, 1000 cd/m² peak);
+//! 3. the frame's primaries (BT.2020) to BT.709, in linear light, unclipped;
+//! 4. the `tonemap` filter: desaturation toward the luma (the frame's matrix's coefficients) of what is
+//!    brighter than `desat`, then the curve applied to the brightest channel and every channel scaled alike;
+//! 5. BT.709's display transfer (zimg's display-referred BT.709: the inverse of BT.1886's 2.4 power), clipped to
+//!    [0, 1], as 16-bit levels (the output types take them as any RGB48).
+//!
+//! The transfer functions are tables interpolated within each of their octaves (see [`Curve`]), so that a pixel
+//! costs a few multiplications rather than six powers.
+
+use super::host::RgbRegion;
+use crate::error::AvError;
+use crate::ffi::frame::AvFrame;
+use crate::settings::transforms::{ToneMap, ToneMapOp};
+
+/// `AVColorTransferCharacteristic` of PQ (SMPTE ST 2084).
+const TRC_PQ: i32 = 16;
+/// `AVColorTransferCharacteristic` of HLG (ARIB STD-B67).
+const TRC_HLG: i32 = 18;
+/// The signal peak when neither the setting nor the frame gives one (units of 100 cd/m²): what the `tonemap`
+/// filter assumes for a frame `zscale` has linearised.
+const DEFAULT_PEAK: f32 = 10.0;
+
+/// Whether `frame` is HDR by its transfer (PQ or HLG): the frames tone mapping changes.
+pub(crate) fn is_hdr(frame: &AvFrame) -> bool {
+    matches!(frame.transfer(), TRC_PQ | TRC_HLG)
+}
+
+/// What a mapping was planned for: the frame's tags and the peak.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Key {
+    transfer: i32,
+    colorspace: i32,
+    primaries: i32,
+    full_range: bool,
+    peak: f32,
+    tonemap: ToneMap,
+}
+
+/// A video's tone mapping, planned per [`Key`] and reused from frame to frame, with its output rows.
+#[derive(Default)]
+pub(crate) struct ToneMapper {
+    plan: Option<(Key, Plan)>,
+    out: Vec<u8>,
+}
+
+impl ToneMapper {
+    /// Maps the `w` x `h` window at `region` of `yuv` (three 16-bit planes, `Pixels::Yuv16`) of a frame tagged
+    /// as `frame` is to packed RGB48 rows of `w * 6` bytes: the SDR picture.
+    pub(crate) fn map(
+        &mut self,
+        tonemap: &ToneMap,
+        frame: &AvFrame,
+        yuv: &[u8],
+        region: RgbRegion,
+        (w, h): (usize, usize),
+    ) -> Result<&[u8], AvError> {
+        let key = Key {
+            transfer: frame.transfer(),
+            colorspace: frame.colorspace(),
+            primaries: frame.primaries(),
+            full_range: frame.full_range(),
+            peak: tonemap
+                .peak
+                .or_else(|| frame.signal_peak())
+                .unwrap_or(DEFAULT_PEAK),
+            tonemap: *tonemap,
+        };
+        if self.plan.as_ref().map(|(k, _)| *k) != Some(key) {
+            self.plan = Some((key, Plan::new(&key)));
+        }
+        let (_, plan) = self.plan.as_ref().expect("planned above");
+        let row = w * 6;
+        let len = row * h;
+        self.out
+            .try_reserve(len.saturating_sub(self.out.len()))
+            .map_err(|_| AvError {
+                operation: "allocating tone-mapped rows",
+                code: -libc::ENOMEM,
+                message: format!("cannot allocate {len} bytes"),
+            })?;
+        self.out.resize(len, 0);
+        for (y, out) in self.out.chunks_exact_mut(row).enumerate() {
+            let at = region.offset + y * region.stride;
+            let plane = |p: usize| &yuv[at + p * region.plane..][..w * 2];
+            let (ys, us, vs) = (plane(0), plane(1), plane(2));
+            for (x, px) in out.chunks_exact_mut(6).enumerate() {
+                let sample = |s: &[u8]| f32::from(u16::from_le_bytes([s[2 * x], s[2 * x + 1]]));
+                let rgb = plan.pixel(sample(ys), sample(us), sample(vs));
+                for (c, v) in rgb.into_iter().enumerate() {
+                    px[2 * c..2 * c + 2].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+        Ok(&self.out)
+    }
+}
+
+/// The per-pixel constants of one [`Key`].
+struct Plan {
+    /// `y = (Y - y_offset) * y_scale`, `c = (C - 32768) * c_scale` (16-bit samples).
+    y_offset: f32,
+    y_scale: f32,
+    c_scale: f32,
+    /// R' = y + rv v, G' = y - gu u - gv v, B' = y + bu u.
+    rv: f32,
+    gu: f32,
+    gv: f32,
+    bu: f32,
+    /// Linear light (1.0 = 100 cd/m²) of a non-linear value, and its scale.
+    eotf: Curve,
+    linear_scale: f32,
+    /// The primaries to BT.709, when they differ.
+    primaries: Option<[[f32; 3]; 3]>,
+    /// The luma coefficients for desaturation.
+    luma: [f32; 3],
+    desat: f32,
+    op: ToneMapOp,
+    /// The curve's parameter, as the `tonemap` filter holds it.
+    param: f32,
+    peak: f32,
+    /// `hable(peak)`.
+    hable_peak: f32,
+    /// BT.709's display transfer (inverse BT.1886) of a linear value in [0, 1].
+    oetf: Curve,
+}
+
+impl Plan {
+    fn new(key: &Key) -> Self {
+        let (kr, kb) = luma_coefficients(key.colorspace);
+        let kg = 1.0 - kr - kb;
+        let (y_offset, y_scale, c_scale) = if key.full_range {
+            (0.0, 1.0 / 65535.0, 1.0 / 65535.0)
+        } else {
+            (4096.0, 1.0 / (219.0 * 256.0), 1.0 / (224.0 * 256.0))
+        };
+        let (eotf, linear_scale): (fn(f32) -> f32, f32) = if key.transfer == TRC_HLG {
+            (hlg_eotf, 10.0)
+        } else {
+            (pq_eotf, 100.0)
+        };
+        let t = key.tonemap;
+        let param = match (t.op, t.param) {
+            (ToneMapOp::Reinhard, Some(p)) => (1.0 - p) / p,
+            (ToneMapOp::Mobius, None) => 0.3,
+            (_, Some(p)) => p,
+            (_, None) => 1.0,
+        };
+        Self {
+            y_offset,
+            y_scale,
+            c_scale,
+            rv: 2.0 * (1.0 - kr),
+            gu: 2.0 * kb * (1.0 - kb) / kg,
+            gv: 2.0 * kr * (1.0 - kr) / kg,
+            bu: 2.0 * (1.0 - kb),
+            eotf: Curve::new(eotf, -12, 1),
+            linear_scale,
+            primaries: to_bt709(key.primaries),
+            luma: [kr, kg, kb],
+            desat: t.desat,
+            op: t.op,
+            param,
+            peak: key.peak,
+            hable_peak: hable(key.peak),
+            oetf: Curve::new(bt1886_inverse, -20, 0),
+        }
+    }
+
+    /// One pixel's 16-bit Y, U, V samples to its 16-bit SDR R, G, B levels.
+    #[inline]
+    fn pixel(&self, y: f32, u: f32, v: f32) -> [u16; 3] {
+        let y = (y - self.y_offset) * self.y_scale;
+        let (u, v) = ((u - 32768.0) * self.c_scale, (v - 32768.0) * self.c_scale);
+        let nonlinear = [
+            y + self.rv * v,
+            y - self.gu * u - self.gv * v,
+            y + self.bu * u,
+        ];
+        let mut rgb = nonlinear.map(|e| self.eotf.eval(e) * self.linear_scale);
+        if let Some(m) = &self.primaries {
+            rgb = [0, 1, 2].map(|c| m[c][0] * rgb[0] + m[c][1] * rgb[1] + m[c][2] * rgb[2]);
+        }
+        if self.desat > 0.0 {
+            let luma = self.luma[0] * rgb[0] + self.luma[1] * rgb[1] + self.luma[2] * rgb[2];
+            let overbright = (luma - self.desat).max(1e-6) / luma.max(1e-6);
+            rgb = rgb.map(|c| c * (1.0 - overbright) + luma * overbright);
+        }
+        let sig = rgb[0].max(rgb[1]).max(rgb[2]).max(1e-6);
+        let mapped = match self.op {
+            ToneMapOp::Hable => hable(sig) / self.hable_peak,
+            ToneMapOp::Mobius => mobius(sig, self.param, self.peak),
+            ToneMapOp::Reinhard => sig / (sig + self.param) * (self.peak + self.param) / self.peak,
+            ToneMapOp::Clip => (sig * self.param).clamp(0.0, 1.0),
+        };
+        let k = mapped / sig;
+        rgb.map(|c| {
+            let v = self.oetf.eval(c * k).clamp(0.0, 1.0);
+            (v * 65535.0 + 0.5) as u16
+        })
+    }
+}
+
+/// The luma coefficients `(Kr, Kb)` of an `AVColorSpace` (BT.2020's for unspecified ones: HDR's matrix).
+fn luma_coefficients(colorspace: i32) -> (f32, f32) {
+    match colorspace {
+        1 => (0.2126, 0.0722),
+        4 => (0.30, 0.11),
+        5 | 6 => (0.299, 0.114),
+        7 => (0.212, 0.087),
+        _ => (0.2627, 0.0593),
+    }
+}
+
+/// The CIE xy of the red, green, blue primaries and the white point of an `AVColorPrimaries`, for those tone
+/// mapping converts from (BT.709 itself, BT.2020, Display P3).
+fn chromaticities(primaries: i32) -> Option<[(f64, f64); 4]> {
+    const D65: (f64, f64) = (0.3127, 0.3290);
+    match primaries {
+        1 => Some([(0.64, 0.33), (0.30, 0.60), (0.15, 0.06), D65]),
+        9 => Some([(0.708, 0.292), (0.170, 0.797), (0.131, 0.046), D65]),
+        12 => Some([(0.680, 0.320), (0.265, 0.690), (0.150, 0.060), D65]),
+        _ => None,
+    }
+}
+
+/// The RGB to XYZ matrix of a set of chromaticities.
+fn rgb_to_xyz(c: [(f64, f64); 4]) -> [[f64; 3]; 3] {
+    let xyz = |(x, y): (f64, f64)| [x / y, 1.0, (1.0 - x - y) / y];
+    let columns = [xyz(c[0]), xyz(c[1]), xyz(c[2])];
+    let p = [0, 1, 2].map(|r| [columns[0][r], columns[1][r], columns[2][r]]);
+    let s = solve(p, xyz(c[3]));
+    [0, 1, 2].map(|r| [p[r][0] * s[0], p[r][1] * s[1], p[r][2] * s[2]])
+}
+
+fn det(m: [[f64; 3]; 3]) -> f64 {
+    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+}
+
+/// `m x = b` by Cramer's rule (the matrices here are well conditioned).
+fn solve(m: [[f64; 3]; 3], b: [f64; 3]) -> [f64; 3] {
+    let d = det(m);
+    [0, 1, 2].map(|i| {
+        let mut mi = m;
+        for r in 0..3 {
+            mi[r][i] = b[r];
+        }
+        det(mi) / d
+    })
+}
+
+/// The linear-light matrix from `primaries` to BT.709's; `None` for BT.709 itself and for primaries it does not
+/// know (left as they are).
+fn to_bt709(primaries: i32) -> Option<[[f32; 3]; 3]> {
+    if primaries == 1 {
+        return None;
+    }
+    let from = rgb_to_xyz(chromaticities(primaries)?);
+    let to = rgb_to_xyz(chromaticities(1)?);
+    // BT.709 RGB = to^-1 from RGB: column j of the result solves `to x = from[.][j]`.
+    let columns = [0, 1, 2].map(|j| solve(to, [from[0][j], from[1][j], from[2][j]]));
+    Some([0, 1, 2].map(|r| [0, 1, 2].map(|j| columns[j][r] as f32)))
+}
+
+/// PQ's EOTF (SMPTE ST 2084), as a fraction of 10000 cd/m²; 0 for values at or below 0.
+fn pq_eotf(e: f32) -> f32 {
+    const M1: f32 = 0.159_301_76;
+    const M2: f32 = 78.84375;
+    const C1: f32 = 0.8359375;
+    const C2: f32 = 18.851_563;
+    const C3: f32 = 18.6875;
+    if e <= 0.0 {
+        return 0.0;
+    }
+    let p = e.powf(1.0 / M2);
+    let num = (p - C1).max(0.0);
+    let den = (C2 - C3 * p).max(f32::MIN_POSITIVE);
+    (num / den).powf(1.0 / M1)
+}
+
+/// HLG's inverse OETF (ARIB STD-B67) then a 1.2 power per channel (zimg's display-referred HLG), as a fraction
+/// of its 1000 cd/m² peak.
+fn hlg_eotf(e: f32) -> f32 {
+    const A: f32 = 0.178_832_77;
+    const B: f32 = 0.284_668_92;
+    const C: f32 = 0.559_910_7;
+    let e = e.max(0.0);
+    let scene = if e <= 0.5 {
+        e * e / 3.0
+    } else {
+        (((e - C) / A).exp() + B) / 12.0
+    };
+    scene.powf(1.2)
+}
+
+/// BT.1886's inverse (a 1/2.4 power), 0 below 0.
+fn bt1886_inverse(x: f32) -> f32 {
+    if x <= 0.0 {
+        0.0
+    } else {
+        x.powf(1.0 / 2.4)
+    }
+}
+
+/// John Hable's filmic curve, as the `tonemap` filter has it.
+fn hable(x: f32) -> f32 {
+    let (a, b, c, d, e, f) = (0.15, 0.50, 0.10, 0.20, 0.02, 0.30);
+    (x * (x * a + b * c) + d * e) / (x * (x * a + b) + d * f) - e / f
+}
+
+/// The Möbius curve through `(j, j)` reaching 1 at `peak`, as the `tonemap` filter has it.
+fn mobius(x: f32, j: f32, peak: f32) -> f32 {
+    if x <= j {
+        return x;
+    }
+    let a = -j * j * (peak - 1.0) / (j * j - 2.0 * j + peak);
+    let b = (j * j - 2.0 * j * peak + peak) / (peak - 1.0).max(1e-6);
+    (b * b + 2.0 * b * j + j * j) / (b - a) * (x + a) / (x + b)
+}
+
+/// A function tabulated over `[2^lo, 2^hi)`, 4096 entries an octave, read by interpolating linearly between
+/// the entries around `x` (within an octave a float's bits are linear in its value, so the entry is the
+/// bits' top and the weight their rest); outside the range the function itself.
+struct Curve {
+    f: fn(f32) -> f32,
+    table: Vec<f32>,
+    lo: f32,
+    hi: f32,
+    lo_bits: u32,
+}
+
+/// Mantissa bits below an entry (23 - log2 of the entries an octave).
+const CURVE_SHIFT: u32 = 11;
+
+impl Curve {
+    fn new(f: fn(f32) -> f32, lo: i32, hi: i32) -> Self {
+        let (lo, hi) = (2f32.powi(lo), 2f32.powi(hi));
+        let lo_bits = lo.to_bits();
+        let entries = ((hi.to_bits() - lo_bits) >> CURVE_SHIFT) as usize + 1;
+        let table = (0..entries)
+            .map(|i| f(f32::from_bits(lo_bits + ((i as u32) << CURVE_SHIFT))))
+            .collect();
+        Self {
+            f,
+            table,
+            lo,
+            hi,
+            lo_bits,
+        }
+    }
+
+    #[inline]
+    fn eval(&self, x: f32) -> f32 {
+        if !(x >= self.lo && x < self.hi) {
+            return (self.f)(x);
+        }
+        let bits = x.to_bits() - self.lo_bits;
+        let i = (bits >> CURVE_SHIFT) as usize;
+        let t = (bits & ((1 << CURVE_SHIFT) - 1)) as f32 * (1.0 / (1 << CURVE_SHIFT) as f32);
+        let (a, b) = (self.table[i], self.table[i + 1]);
+        a + (b - a) * t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bt2020_to_bt709_maps_white_to_white_and_is_the_known_matrix() {
+        let m = to_bt709(9).unwrap();
+        for row in m {
+            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        }
+        // BT.2087's matrix, rounded to four places.
+        let known = [
+            [1.6605, -0.5876, -0.0728],
+            [-0.1246, 1.1329, -0.0083],
+            [-0.0182, -0.1006, 1.1187],
+        ];
+        for (r, row) in m.iter().enumerate() {
+            for (c, v) in row.iter().enumerate() {
+                assert!((v - known[r][c]).abs() < 2e-4, "{r},{c}: {v}");
+            }
+        }
+        assert!(to_bt709(1).is_none() && to_bt709(2).is_none());
+    }
+
+    #[test]
+    fn transfer_functions_hit_their_anchor_points() {
+        // PQ: code 1.0 is 10000 cd/m², about 0.508 is 100 cd/m².
+        assert!((pq_eotf(1.0) - 1.0).abs() < 1e-5);
+        assert!((pq_eotf(0.508_078) * 10000.0 - 100.0).abs() < 0.1);
+        // HLG: 0.5 is a twelfth of the scene peak before the 1.2 power.
+        assert!((hlg_eotf(0.5) - (1.0f32 / 12.0).powf(1.2)).abs() < 1e-6);
+        assert!((hlg_eotf(1.0) - 1.0).abs() < 1e-5);
+        assert_eq!(bt1886_inverse(-1.0), 0.0);
+        // The curves: identity below Möbius's knee, clip at 1, Reinhard and Hable reach 1 at the peak.
+        assert_eq!(mobius(0.2, 0.3, 10.0), 0.2);
+        assert!((mobius(10.0, 0.3, 10.0) - 1.0).abs() < 1e-5);
+        assert!((hable(10.0) / hable(10.0) - 1.0).abs() < 1e-6);
+    }
+
+    proptest! {
+        #[test]
+        fn a_curve_is_within_ten_millionths_of_its_function(x in 0.0f32..2.0) {
+            for (f, lo, hi) in [(pq_eotf as fn(f32) -> f32, -12, 1), (hlg_eotf, -12, 1), (bt1886_inverse, -20, 0)] {
+                let curve = Curve::new(f, lo, hi);
+                let (got, want) = (curve.eval(x), f(x));
+                prop_assert!((got - want).abs() <= 1e-6 + want.abs() * 1e-5, "{x}: {got} vs {want}");
+            }
+        }
+    }
+}
