@@ -1,7 +1,8 @@
-"""High bit depth (issue 62): 4K 10-bit HEVC decoded to 8-bit RGB, to lossless RGB48 (`--dtype uint16`) and to
-floats from the 16-bit levels (`--dtype float32_unit`) by `framefeed run`, against the `ffmpeg` CLI doing the same
-(`-pix_fmt rgb24`, `-pix_fmt rgb48le`), side by side: every round runs each command once, in turn, so that the
-machine's drifting speed hits them alike. Prints the median wall time of each, frames/s, and the ratios.
+"""High bit depth (issue 62): 4K 10-bit HEVC decoded to 8-bit RGB, to lossless RGB48 (`--dtype uint16`), to
+floats from the 16-bit levels (`--dtype float32_unit`) and tone-mapped to SDR (`--tonemap hable`) by `framefeed
+run`, against the `ffmpeg` CLI doing the same (`-pix_fmt rgb24`, `-pix_fmt rgb48le`, the zscale/tonemap chain),
+side by side: every round runs each command once, in turn, so that the machine's drifting speed hits them alike.
+Prints the median wall time of each, frames/s, and the ratios.
 
     cargo build --release --features cli && python3 benches/high_bit_depth.py [ROUNDS]
 
@@ -23,6 +24,7 @@ CLIPS = ROOT / "target" / "bench-clips"
 CLIP = CLIPS / "4k_hevc10_pq.mp4"
 FRAMES = 48
 FRAMEFEED = ROOT / "target" / "release" / "framefeed"
+CHAIN = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=hable,zscale=t=bt709:m=bt709:r=tv"
 
 
 def make_clip() -> None:
@@ -39,13 +41,16 @@ def make_clip() -> None:
 
 def commands() -> list[tuple[str, list[str]]]:
     ff = [str(FRAMEFEED), "run", str(CLIP), "-L", "8", "-B", "2", "--threads", "2"]
-    cli = ["ffmpeg", "-v", "quiet", "-threads", "2", "-i", str(CLIP), "-f", "rawvideo", "-y", "/dev/null"]
+    cli = ["ffmpeg", "-v", "quiet", "-threads", "2", "-i", str(CLIP)]
+    sink = ["-f", "rawvideo", "-y", "/dev/null"]
     return [
         ("framefeed uint8", ff),
         ("framefeed uint16", ff + ["--dtype", "uint16"]),
         ("framefeed float32_unit", ff + ["--dtype", "float32_unit"]),
-        ("ffmpeg rgb24", cli[:-3] + ["-pix_fmt", "rgb24"] + cli[-3:]),
-        ("ffmpeg rgb48le", cli[:-3] + ["-pix_fmt", "rgb48le"] + cli[-3:]),
+        ("framefeed tonemap hable", ff + ["--tonemap", "hable"]),
+        ("ffmpeg rgb24", cli + ["-pix_fmt", "rgb24"] + sink),
+        ("ffmpeg rgb48le", cli + ["-pix_fmt", "rgb48le"] + sink),
+        ("ffmpeg zscale/tonemap hable", cli + ["-vf", CHAIN, "-pix_fmt", "rgb24"] + sink),
     ]
 
 
@@ -63,7 +68,11 @@ def main() -> None:
     print(f"{rounds} rounds, {FRAMES} frames of 3840x2160 10-bit HEVC, medians of wall time")
     print("| command | s | frames/s | vs framefeed uint8 | vs ffmpeg, same output |")
     print("|---|---|---|---|---|")
-    same = {"framefeed uint8": "ffmpeg rgb24", "framefeed uint16": "ffmpeg rgb48le"}
+    same = {
+        "framefeed uint8": "ffmpeg rgb24",
+        "framefeed uint16": "ffmpeg rgb48le",
+        "framefeed tonemap hable": "ffmpeg zscale/tonemap hable",
+    }
     for name, _ in runs:
         t = median[name]
         ref = same.get(name)

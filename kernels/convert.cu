@@ -48,6 +48,16 @@ struct ConvertParams {
     float fill[3];      // output values outside the frame (output units)
     float scale[3];     // float outputs: level * scale + bias (8-bit levels, or 16-bit ones when deep)
     float bias[3];
+    // HDR to SDR (src/transform/tonemap.rs, the CPU path, has the same steps and says where each comes from).
+    int tonemap;        // 0 none, 1 hable, 2 mobius, 3 reinhard, 4 clip
+    int hdr_transfer;   // 1 PQ, 2 HLG
+    float tm_param;     // the curve's parameter, as the tonemap filter holds it
+    float tm_peak;      // the signal peak, units of 100 cd/m2
+    float tm_desat;     // desaturation strength (0: none)
+    float tm_hable_peak; // hable(peak)
+    float tm_linear;    // linear light of the EOTF's 1.0 (100 for PQ, 10 for HLG)
+    float tm_primaries[9]; // linear RGB to BT.709 RGB, rows R, G, B
+    float tm_luma[3];   // luma coefficients for desaturation
 };
 
 FF_DEVICE float ff_abs(float v) { return v < 0.0f ? -v : v; }
@@ -190,6 +200,95 @@ FF_DEVICE float ff_chroma_scaled(const ConvertParams* p, int x, int y, int pic_w
     return sum;
 }
 
+// x to the power y for x > 0 (the device's fast base-2 exponential and logarithm; the host's libm).
+FF_DEVICE float ff_pow(float x, float y) {
+#ifdef __CUDA__
+    return __nvvm_ex2_approx_f(y * __nvvm_lg2_approx_f(x));
+#else
+    return __builtin_powf(x, y);
+#endif
+}
+
+FF_DEVICE float ff_exp(float x) {
+#ifdef __CUDA__
+    return __nvvm_ex2_approx_f(x * 1.4426950408889634f);
+#else
+    return __builtin_expf(x);
+#endif
+}
+
+// PQ's EOTF (fraction of 10000 cd/m2) and HLG's inverse OETF with its 1.2 OOTF (fraction of 1000 cd/m2).
+FF_DEVICE float ff_eotf(int transfer, float e) {
+    if (transfer == 2) {
+        e = ff_max(e, 0.0f);
+        float scene = e <= 0.5f ? e * e / 3.0f : (ff_exp((e - 0.55991073f) / 0.17883277f) + 0.28466892f) / 12.0f;
+        return scene > 0.0f ? ff_pow(scene, 1.2f) : 0.0f;
+    }
+    if (e <= 0.0f) return 0.0f;
+    float pw = ff_pow(e, 1.0f / 78.84375f);
+    float num = ff_max(pw - 0.8359375f, 0.0f);
+    float den = ff_max(18.8515625f - 18.6875f * pw, 1.17549435e-38f);
+    return num > 0.0f ? ff_pow(num / den, 1.0f / 0.1593017578125f) : 0.0f;
+}
+
+FF_DEVICE float ff_hable(float x) {
+    return (x * (x * 0.15f + 0.05f) + 0.004f) / (x * (x * 0.15f + 0.5f) + 0.06f) - 0.02f / 0.3f;
+}
+
+// Non-linear R'G'B' (BT.2100, unclipped) to SDR BT.709 levels in [0, 1]: linear light, BT.709 primaries,
+// desaturation, the curve on the brightest channel, BT.1886's inverse.
+FF_DEVICE void ff_tonemap(const ConvertParams* p, float* rgb) {
+    float lin[3], out[3];
+    for (int c = 0; c < 3; ++c) lin[c] = ff_eotf(p->hdr_transfer, rgb[c]) * p->tm_linear;
+    for (int c = 0; c < 3; ++c)
+        out[c] = p->tm_primaries[3 * c] * lin[0] + p->tm_primaries[3 * c + 1] * lin[1] + p->tm_primaries[3 * c + 2] * lin[2];
+    if (p->tm_desat > 0.0f) {
+        float luma = p->tm_luma[0] * out[0] + p->tm_luma[1] * out[1] + p->tm_luma[2] * out[2];
+        float over = ff_max(luma - p->tm_desat, 1e-6f) / ff_max(luma, 1e-6f);
+        for (int c = 0; c < 3; ++c) out[c] = out[c] * (1.0f - over) + luma * over;
+    }
+    float sig = ff_max(ff_max(ff_max(out[0], out[1]), out[2]), 1e-6f);
+    float mapped;
+    if (p->tonemap == 1) {
+        mapped = ff_hable(sig) / p->tm_hable_peak;
+    } else if (p->tonemap == 2) {
+        float j = p->tm_param, peak = p->tm_peak;
+        if (sig <= j) {
+            mapped = sig;
+        } else {
+            float a = -j * j * (peak - 1.0f) / (j * j - 2.0f * j + peak);
+            float b = (j * j - 2.0f * j * peak + peak) / ff_max(peak - 1.0f, 1e-6f);
+            mapped = (b * b + 2.0f * b * j + j * j) / (b - a) * (sig + a) / (sig + b);
+        }
+    } else if (p->tonemap == 3) {
+        mapped = sig / (sig + p->tm_param) * (p->tm_peak + p->tm_param) / p->tm_peak;
+    } else {
+        mapped = ff_min(ff_max(sig * p->tm_param, 0.0f), 1.0f);
+    }
+    float k = mapped / sig;
+    for (int c = 0; c < 3; ++c) {
+        float v = out[c] * k;
+        rgb[c] = v > 0.0f ? ff_min(ff_pow(v, 1.0f / 2.4f), 1.0f) : 0.0f;
+    }
+}
+
+// Chroma component `comp` at pixel (x, y) of a `pic_w` x `pic_h` picture whose chroma plane is `plane_w` x
+// `plane_h`, as the tone mapper's swscale conversion reads it (the way zscale does): sited left and centred
+// vertically, interpolated bilinearly.
+FF_DEVICE float ff_chroma_sited(const ConvertParams* p, int x, int y, int plane_w, int plane_h, int comp,
+                                int resized, int cw, int ch) {
+    float fx = (float)x * 0.5f, fy = ((float)y + 0.5f) * 0.5f - 0.5f;
+    float bx = ff_floor(fx), by = ff_floor(fy);
+    float ax = fx - bx, ay = fy - by;
+    int x0 = (int)bx, y0 = (int)by;
+    float s[2][2];
+    for (int j = 0; j < 2; ++j)
+        for (int i = 0; i < 2; ++i)
+            s[j][i] = ff_chroma_at(p, ff_clampi(x0 + i, 0, plane_w - 1), ff_clampi(y0 + j, 0, plane_h - 1), cw, ch,
+                                   comp, resized, plane_w, plane_h);
+    return (s[0][0] * (1.0f - ax) + s[0][1] * ax) * (1.0f - ay) + (s[1][0] * (1.0f - ax) + s[1][1] * ax) * ay;
+}
+
 // f32 to IEEE half bits, rounding to nearest even (no intrinsics, so that host and device agree).
 FF_DEVICE ff_u16 ff_f16_bits(float value) {
     union { float f; ff_u32 u; } v;
@@ -250,6 +349,38 @@ FF_DEVICE void ff_convert_pixel(const ConvertParams* p, int ox, int oy) {
     }
     int cw = (p->src_w + 1) / 2, ch = (p->src_h + 1) / 2;
     float y, u, v;
+    if (p->tonemap) {
+        int ow = p->resized ? (p->frame_w + 1) / 2 : cw, oh = p->resized ? (p->frame_h + 1) / 2 : ch;
+        if (!p->resized) {
+            y = ff_sample(p, p->luma, p->luma_pitch, rx, ry, p->src_w, p->src_h, 1, 0);
+        } else {
+            float sx = (float)p->src_w / (float)p->frame_w, sy = (float)p->src_h / (float)p->frame_h;
+            float lx = ((float)rx + 0.5f) * sx - 0.5f, ly = ((float)ry + 0.5f) * sy - 0.5f;
+            y = ff_resample(p, p->luma, p->luma_pitch, p->src_w, p->src_h, 1, 0, lx, ly, sx, sy);
+        }
+        u = ff_chroma_sited(p, rx, ry, ow, oh, 0, p->resized, cw, ch);
+        v = ff_chroma_sited(p, rx, ry, ow, oh, 1, p->resized, cw, ch);
+        // Normalised: y in [0, 1], chroma in [-0.5, 0.5] (8-bit level units in, as the matrix's offsets say).
+        int full = p->offset[0] == 0.0f;
+        float yn = full ? y / 255.0f : (y - 16.0f) / 219.0f;
+        float un = full ? (u - 128.0f) / 255.0f : (u - 128.0f) / 224.0f;
+        float vn = full ? (v - 128.0f) / 255.0f : (v - 128.0f) / 224.0f;
+        // The matrix is in 8-bit level units: its chroma columns are the coefficients times the chroma scale
+        // (255 / 224 for limited range, 1 for full).
+        float cs = full ? 1.0f : 255.0f / 224.0f;
+        float rgb[3];
+        for (int c = 0; c < 3; ++c) rgb[c] = yn + (p->matrix[3 * c + 1] * un + p->matrix[3 * c + 2] * vn) / cs;
+        ff_tonemap(p, rgb);
+        for (int c = 0; c < 3; ++c) {
+            float level = ff_floor(rgb[c] * 65535.0f + 0.5f);
+            if (p->dtype == 0) {
+                // As the CPU path narrows its 16-bit SDR levels.
+                level = (float)(((int)level * 255 + 32767) / 65535);
+            }
+            ff_store(p, c, ox, oy, level, 1);
+        }
+        return;
+    }
     if (!p->resized) {
         y = ff_sample(p, p->luma, p->luma_pitch, rx, ry, p->src_w, p->src_h, 1, 0);
         if (p->chroma_cubic) {

@@ -198,6 +198,12 @@ fn levels(output: &Output, s: &framefeed::Sequence<'_>, [f, h, w]: [usize; 3]) -
     };
     match output.dtype {
         DType::U8 => s.data().iter().map(|&v| f32::from(v)).collect(),
+        DType::U16 => s
+            .data_u16()
+            .expect("u16 output")
+            .iter()
+            .map(|&v| f32::from(v) / 257.0)
+            .collect(),
         _ => s
             .data_f32()
             .expect("the tests' float outputs are f32")
@@ -287,6 +293,30 @@ fn backends_agree_on_crop_normalize_and_layout() {
             &read_fixture("h264.mp4"),
             &Output::new(t, dtype, layout, std),
         );
+    }
+}
+
+#[test]
+fn backends_agree_on_sixteen_bit_output_and_tone_mapping() {
+    // Issue 62: P016 surfaces through the kernel at 16-bit levels, and HDR to SDR, against the CPU's RGB48 and
+    // tone mapper (both drivers: the direct one reads the peak from the container's HDR10 boxes, the hwaccel
+    // one from the frames).
+    for (dtype, layout) in [(DType::U16, Layout::Fhwc), (DType::F32Unit, Layout::Cfhw)] {
+        check_backends_agree(
+            &format!("hevc_10bit_146x144.mp4 {dtype:?}"),
+            &read_fixture("hevc_10bit_146x144.mp4"),
+            &Output::new(Transforms::default(), dtype, layout, [1.0; 3]),
+        );
+    }
+    for name in ["tonemap_pq_hevc10.mp4", "tonemap_hlg_hevc10.mp4"] {
+        for spec in ["hable", "mobius", "reinhard", "clip"] {
+            let t = Transforms::default().tonemap(spec.parse().unwrap());
+            check_backends_agree(
+                &format!("{name} tonemap {spec}"),
+                &read_fixture(name),
+                &Output::new(t, DType::U8, Layout::Fhwc, [1.0; 3]),
+            );
+        }
     }
 }
 

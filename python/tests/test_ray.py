@@ -505,3 +505,16 @@ def test_uint16_rows_of_a_ten_bit_video_are_its_rgb48_levels(cluster):
     for row, frames in zip(rows, want):
         np.testing.assert_array_equal(row["frames"], frames)
         assert (row["bit_depth"], row["dynamic_range"]) == (10, "pq")
+
+
+def test_tonemapped_rows_are_the_operators_sdr_frames(cluster):
+    """``tonemap="hable"`` (issue 62) on Ray: the rows hold the same SDR frames VideoInput gives."""
+    path = FIXTURES / "tonemap_pq_hevc10.mp4"
+    rows = rows_by_path(fr.read_videos([path], sequence_length=2, tonemap="hable"))[str(path)]
+    with ff.VideoInput(2, 1, tonemap="hable") as inp:
+        inp.feed(path.read_bytes())
+        inp.close()
+        want = [seq.numpy() for batch in inp for seq in batch]
+    assert len(rows) == len(want)
+    for row, frames in zip(rows, want):
+        np.testing.assert_array_equal(row["frames"], frames)

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, DevicePtr};
 
 use super::backend::{DecodeLoop, Decoder, FrameSink, Stop};
-use crate::decode::frame::{Colour, DeviceFrame, FrameRef};
+use crate::decode::frame::{Colour, DeviceFrame, FrameRef, Signal};
 use crate::demux::Demuxer;
 use crate::device::{cuda_error, GpuRuntime};
 use crate::error::{AvError, VideoError};
@@ -190,6 +190,11 @@ fn device_frame(frame: &AvFrame, width: usize, height: usize) -> Result<DeviceFr
             colorspace: frame.colorspace(),
             full_range: frame.color_range()
                 == ffmpeg_sys_next::AVColorRange::AVCOL_RANGE_JPEG as i32,
+        },
+        signal: Signal {
+            transfer: frame.transfer(),
+            primaries: frame.primaries(),
+            peak: frame.signal_peak(),
         },
     })
 }

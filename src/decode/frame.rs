@@ -65,6 +65,19 @@ pub(crate) struct DeviceFrame {
     /// 16-bit samples (P010/P016).
     pub(crate) high_depth: bool,
     pub(crate) colour: Colour,
+    /// What tone mapping needs to know of the signal.
+    pub(crate) signal: Signal,
+}
+
+/// A stream's transfer, primaries and HDR signal peak: what tone mapping reads (`transform::tonemap`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Signal {
+    /// `AVColorTransferCharacteristic` as an integer.
+    pub(crate) transfer: i32,
+    /// `AVColorPrimaries` as an integer.
+    pub(crate) primaries: i32,
+    /// The HDR10 signal peak (MaxCLL, else the mastering display's peak), units of 100 cd/m², if stated.
+    pub(crate) peak: Option<f32>,
 }
 
 /// A stream's colour matrix and range.

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
 
 use crate::decode::backend::{Clock, Decoder, FrameInfo, FrameSink, Stop};
-use crate::decode::frame::{Colour, DeviceFrame, FrameRef};
+use crate::decode::frame::{Colour, DeviceFrame, FrameRef, Signal};
 use crate::demux::Demuxer;
 use crate::device::{cuda_error, GpuRuntime};
 use crate::error::{AvError, VideoError};
@@ -149,6 +149,12 @@ impl Geometry {
             height: self.size.1,
             high_depth: self.high_depth,
             colour,
+            // The caller sets the sequence's (`State::signal`).
+            signal: Signal {
+                transfer: 2,
+                primaries: 2,
+                peak: None,
+            },
         }
     }
 }
@@ -177,6 +183,8 @@ struct State {
     /// The stream's colour as the demuxer's probe decoded it (`AVColorSpace`, full range); the sequence's own
     /// signal description where the container left it unspecified.
     container_colour: (i32, bool),
+    /// The container's transfer, primaries and HDR peak (the sequence's own transfer and primaries win).
+    container_signal: Signal,
     clock: Clock,
     /// Mapped pictures and the event after the kernel that reads each, oldest first.
     in_flight: VecDeque<(Mapped, CudaEvent)>,
@@ -255,6 +263,7 @@ impl NvcuvidDecoder {
                     space,
                     range == ffmpeg_sys_next::AVColorRange::AVCOL_RANGE_JPEG as i32,
                 ),
+                container_signal: stream_signal(stream),
                 clock: Clock::new(stream),
                 in_flight: VecDeque::new(),
                 discarded: Discarded::default(),
@@ -264,6 +273,40 @@ impl NvcuvidDecoder {
                 _gpu: gpu.clone(),
             },
         })
+    }
+}
+
+/// The transfer, primaries and HDR peak the container (or the codec parameters) give a stream, as
+/// [`StreamInfo`] names them.
+fn stream_signal(stream: &crate::info::StreamInfo) -> Signal {
+    use crate::info::DynamicRange;
+    let transfer = match stream.dynamic_range() {
+        DynamicRange::Pq => 16,
+        DynamicRange::Hlg => 18,
+        _ => 2,
+    };
+    let primaries = match stream.color_primaries.as_deref() {
+        Some("bt709") => 1,
+        Some("bt2020") => 9,
+        Some("smpte432") => 12,
+        _ => 2,
+    };
+    let peak = stream
+        .content_light
+        .map(|l| l.max_cll as f32)
+        .filter(|p| *p > 0.0)
+        .or_else(|| {
+            stream
+                .mastering_display
+                .and_then(|m| m.max_luminance)
+                .map(|l| l as f32)
+        })
+        .filter(|p| *p > 0.0)
+        .map(|p| p / 100.0);
+    Signal {
+        transfer,
+        primaries,
+        peak,
     }
 }
 
@@ -281,6 +324,19 @@ impl State {
                 space
             },
             full_range: full || self.format.full_range(),
+        }
+    }
+
+    /// The transfer and primaries of the current sequence (its signal description's, else the container's) and
+    /// the container's HDR peak.
+    fn signal(&self) -> Signal {
+        const UNSPECIFIED: i32 = 2;
+        let own = |v: u8| Some(i32::from(v)).filter(|v| *v != 0 && *v != UNSPECIFIED);
+        Signal {
+            transfer: own(self.format.transfer_characteristics)
+                .unwrap_or(self.container_signal.transfer),
+            primaries: own(self.format.color_primaries).unwrap_or(self.container_signal.primaries),
+            peak: self.container_signal.peak,
         }
     }
 
@@ -366,7 +422,8 @@ impl State {
         let mapped = decoder
             .map(display, progressive, self.stream.cu_stream().cast())
             .map_err(cuvid)?;
-        let frame = geometry.device_frame(mapped, self.colour());
+        let mut frame = geometry.device_frame(mapped, self.colour());
+        frame.signal = self.signal();
         let ts = (display.timestamp != NO_TIMESTAMP).then_some(display.timestamp);
         let info = FrameInfo {
             width: geometry.size.0,

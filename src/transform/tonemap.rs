@@ -16,6 +16,7 @@
 //! costs a few multiplications rather than six powers.
 
 use super::host::RgbRegion;
+use crate::decode::frame::Signal;
 use crate::error::AvError;
 use crate::ffi::frame::AvFrame;
 use crate::settings::transforms::{ToneMap, ToneMapOp};
@@ -147,12 +148,7 @@ impl Plan {
             (pq_eotf, 100.0)
         };
         let t = key.tonemap;
-        let param = match (t.op, t.param) {
-            (ToneMapOp::Reinhard, Some(p)) => (1.0 - p) / p,
-            (ToneMapOp::Mobius, None) => 0.3,
-            (_, Some(p)) => p,
-            (_, None) => 1.0,
-        };
+        let param = curve_param(&t);
         Self {
             y_offset,
             y_scale,
@@ -205,6 +201,74 @@ impl Plan {
             let v = self.oetf.eval(c * k).clamp(0.0, 1.0);
             (v * 65535.0 + 0.5) as u16
         })
+    }
+}
+
+/// The curve's parameter as the `tonemap` filter holds it: Reinhard's contrast `p` as `(1 - p) / p`, Möbius's
+/// knee 0.3 by default, otherwise the value given or 1.
+fn curve_param(t: &ToneMap) -> f32 {
+    match (t.op, t.param) {
+        (ToneMapOp::Reinhard, Some(p)) => (1.0 - p) / p,
+        (ToneMapOp::Mobius, None) => 0.3,
+        (_, Some(p)) => p,
+        (_, None) => 1.0,
+    }
+}
+
+/// Tone mapping's constants for the CUDA kernel (its `ConvertParams` fields, `kernels/convert.cu`), for a
+/// stream of `signal` and matrix `colorspace`: `None` when the stream is not HDR (PQ or HLG).
+pub(crate) struct KernelToneMap {
+    pub(crate) op: i32,
+    pub(crate) transfer: i32,
+    pub(crate) param: f32,
+    pub(crate) peak: f32,
+    pub(crate) desat: f32,
+    pub(crate) hable_peak: f32,
+    pub(crate) linear: f32,
+    pub(crate) primaries: [f32; 9],
+    pub(crate) luma: [f32; 3],
+}
+
+impl KernelToneMap {
+    pub(crate) fn new(t: &ToneMap, signal: &Signal, colorspace: i32) -> Option<Self> {
+        let (transfer, linear) = match signal.transfer {
+            TRC_PQ => (1, 100.0),
+            TRC_HLG => (2, 10.0),
+            _ => return None,
+        };
+        let peak = t.peak.or(signal.peak).unwrap_or(DEFAULT_PEAK);
+        let m = to_bt709(signal.primaries).unwrap_or([
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+        ]);
+        let (kr, kb) = luma_coefficients(colorspace);
+        Some(Self {
+            op: match t.op {
+                ToneMapOp::Hable => 1,
+                ToneMapOp::Mobius => 2,
+                ToneMapOp::Reinhard => 3,
+                ToneMapOp::Clip => 4,
+            },
+            transfer,
+            param: curve_param(t),
+            peak,
+            desat: t.desat,
+            hable_peak: hable(peak),
+            linear,
+            primaries: [
+                m[0][0], m[0][1], m[0][2], m[1][0], m[1][1], m[1][2], m[2][0], m[2][1], m[2][2],
+            ],
+            luma: [kr, 1.0 - kr - kb, kb],
+        })
+    }
+}
+
+/// The tone mapping's matrix for a stream's `colorspace`: its own, BT.2020's when unspecified (HDR's).
+pub(crate) fn hdr_colorspace(colorspace: i32) -> i32 {
+    match colorspace {
+        0 | 2 => 9,
+        other => other,
     }
 }
 

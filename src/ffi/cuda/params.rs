@@ -34,6 +34,15 @@ pub(crate) struct ConvertParams {
     pub(crate) fill: [f32; 3],
     pub(crate) scale: [f32; 3],
     pub(crate) bias: [f32; 3],
+    pub(crate) tonemap: i32,
+    pub(crate) hdr_transfer: i32,
+    pub(crate) tm_param: f32,
+    pub(crate) tm_peak: f32,
+    pub(crate) tm_desat: f32,
+    pub(crate) tm_hable_peak: f32,
+    pub(crate) tm_linear: f32,
+    pub(crate) tm_primaries: [f32; 9],
+    pub(crate) tm_luma: [f32; 3],
 }
 
 impl ConvertParams {
@@ -55,11 +64,12 @@ mod tests {
 
     #[test]
     fn block_size_matches_the_kernels() {
-        // 3 addresses (24 bytes), 19 ints (76), 21 floats (84): 184, as the PTX declares it.
-        assert_eq!(std::mem::size_of::<ConvertParams>(), 184);
+        // 3 addresses (24 bytes), 21 ints (84), 38 floats (152): 260, then padding to the 8-byte alignment:
+        // 264, as the PTX declares it.
+        assert_eq!(std::mem::size_of::<ConvertParams>(), 264);
         let ptx = include_str!("../../../kernels/convert.ptx");
         assert!(
-            ptx.contains(".param .align 8 .b8 framefeed_convert_param_0[184]"),
+            ptx.contains(".param .align 8 .b8 framefeed_convert_param_0[264]"),
             "the PTX's parameter block differs from ConvertParams: regenerate it (kernels/build.sh)"
         );
     }

@@ -7,6 +7,7 @@
 //! runs the kernel's own code compiled for the CPU, end to end).
 
 use super::plan::Geometry;
+use super::tonemap::{hdr_colorspace, KernelToneMap};
 use super::write::affine_of;
 use crate::decode::frame::{Colour, DeviceFrame};
 use crate::ffi::cuda::params::ConvertParams;
@@ -85,10 +86,33 @@ pub(crate) fn kernel_params(
     frames: usize,
 ) -> ConvertParams {
     {
-        let (matrix, offset) = src.colour.matrix();
+        // HDR frames to tone-map: their matrix BT.2020's when unspecified, and 16-bit SDR levels out (as the
+        // CPU backend's tone mapper gives them).
+        let tonemap = transforms.tonemap.and_then(|t| {
+            KernelToneMap::new(&t, &src.signal, hdr_colorspace(src.colour.colorspace))
+        });
+        let colour = match &tonemap {
+            Some(_) => Colour {
+                colorspace: hdr_colorspace(src.colour.colorspace),
+                ..src.colour
+            },
+            None => src.colour,
+        };
+        let (matrix, offset) = colour.matrix();
         // Deeper samples keep 16 bits for every type but u8 (the CPU backend's RGB48).
         let deep = src.high_depth && transforms.dtype != DType::U8;
-        let (scale, bias) = affine_of(transforms, deep);
+        let (scale, bias) = affine_of(transforms, deep || tonemap.is_some());
+        let tm = tonemap.unwrap_or(KernelToneMap {
+            op: 0,
+            transfer: 0,
+            param: 0.0,
+            peak: 0.0,
+            desat: 0.0,
+            hable_peak: 0.0,
+            linear: 0.0,
+            primaries: [0.0; 9],
+            luma: [0.0; 3],
+        });
         let (out_w, out_h) = geometry.out();
         let (src_w, src_h) = orientation.displayed_size(src.width, src.height);
         ConvertParams {
@@ -133,6 +157,15 @@ pub(crate) fn kernel_params(
             fill: geometry.fill,
             scale,
             bias,
+            tonemap: tm.op,
+            hdr_transfer: tm.transfer,
+            tm_param: tm.param,
+            tm_peak: tm.peak,
+            tm_desat: tm.desat,
+            tm_hable_peak: tm.hable_peak,
+            tm_linear: tm.linear,
+            tm_primaries: tm.primaries,
+            tm_luma: tm.luma,
         }
     }
 }
