@@ -288,3 +288,35 @@ fn every_sequence_and_json_line_carries_its_videos_colour() {
     assert_eq!(seen, [3, 8]);
     assert!(packed, "a batch held both videos");
 }
+
+#[test]
+fn hdr10_metadata_only_in_the_streams_sei_is_reported_by_the_sequences() {
+    // The container states no mastering display or light levels (what `probe` reads, decoding nothing); the
+    // HEVC stream's SEI messages do, and the decoder hands them over with the frames: the sequences report them.
+    let path = fixture("hdr_pq_sei_only.mkv");
+    let probed = framefeed::probe(framefeed::Encoded::file(&path).unwrap()).unwrap();
+    let stream = probed
+        .streams
+        .iter()
+        .find(|s| s.kind == MediaKind::Video)
+        .unwrap();
+    assert_eq!(
+        (stream.mastering_display, stream.content_light),
+        (None, None)
+    );
+    let input = framefeed::VideoInput::new(Config::new(2, 1)).unwrap();
+    input
+        .feed(framefeed::Encoded::file(&path).unwrap())
+        .unwrap();
+    input.close();
+    let batch = input.next_batch().unwrap().unwrap();
+    let color = batch.sequences()[0].color().clone();
+    assert_eq!(color.dynamic_range(), DynamicRange::Pq);
+    let light = color.content_light.expect("MaxCLL from the SEI");
+    assert_eq!((light.max_cll, light.max_fall), (2000, 300));
+    let mastering = color
+        .mastering_display
+        .expect("the mastering display from the SEI");
+    assert_eq!(mastering.max_luminance, Some(2000.0));
+    assert_eq!(mastering.min_luminance, Some(0.01));
+}

@@ -15,7 +15,7 @@ use crate::assembly::pool::BufferPool;
 use crate::device::{DecodedOn, GpuRuntime};
 use crate::error::VideoError;
 use crate::ffi::scale::WRITE_SLACK;
-use crate::info::ColorInfo;
+use crate::info::{ColorInfo, ContentLight, DynamicRange, MasteringDisplay};
 use crate::orientation::Orientation;
 use crate::settings::config::{batch_bytes, LastSequencePolicy};
 use crate::settings::transforms::{DType, Layout, Transforms, CHANNELS};
@@ -159,6 +159,31 @@ impl Assembler {
     /// The current video's colour (its stream's), which its sequences carry.
     pub(crate) fn set_color(&mut self, color: ColorInfo) {
         self.color = Arc::new(color);
+    }
+
+    /// Whether the current video is HDR and its colour lacks HDR10 static metadata a frame may carry.
+    pub(crate) fn wants_hdr_metadata(&self) -> bool {
+        self.color.dynamic_range() != DynamicRange::Sdr
+            && (self.color.mastering_display.is_none() || self.color.content_light.is_none())
+    }
+
+    /// Completes the current video's colour with the HDR10 static metadata a frame carries where its stream's
+    /// container did not state it (HEVC's SEI messages): the sequences from this frame on report it.
+    pub(crate) fn fill_hdr_metadata(
+        &mut self,
+        (mastering, light): (Option<MasteringDisplay>, Option<ContentLight>),
+    ) {
+        let missing_mastering = self.color.mastering_display.is_none() && mastering.is_some();
+        let missing_light = self.color.content_light.is_none() && light.is_some();
+        if missing_mastering || missing_light {
+            let color = Arc::make_mut(&mut self.color);
+            if missing_mastering {
+                color.mastering_display = mastering;
+            }
+            if missing_light {
+                color.content_light = light;
+            }
+        }
     }
 
     /// The operator's GPU (batches of videos decoded by NVDEC are built in its memory).

@@ -42,6 +42,20 @@ impl<'a> FrameRef<'a> {
         }
     }
 
+    /// The HDR10 static metadata the decoder attached to the picture (a host frame's side data, from the
+    /// stream's SEI messages); none for a picture in GPU memory.
+    pub(crate) fn hdr_metadata(
+        &self,
+    ) -> (
+        Option<crate::info::MasteringDisplay>,
+        Option<crate::info::ContentLight>,
+    ) {
+        match self {
+            FrameRef::Host(frame) => frame.hdr_metadata(),
+            FrameRef::Device(_) => (None, None),
+        }
+    }
+
     /// The picture's width and height.
     pub(crate) fn size(&self) -> (usize, usize) {
         match self {

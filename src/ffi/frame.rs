@@ -618,6 +618,23 @@ impl AvFrame {
             .map(|l| (l / 100.0) as f32)
     }
 
+    /// The HDR10 static metadata the decoder attached to this frame (from the stream's SEI messages, for
+    /// HEVC): its mastering display and content light levels, each when present.
+    pub(crate) fn hdr_metadata(
+        &self,
+    ) -> (
+        Option<crate::info::MasteringDisplay>,
+        Option<crate::info::ContentLight>,
+    ) {
+        use super::format::{content_light_from, mastering_display_from};
+        (
+            self.side_data(sys::AVFrameSideDataType::AV_FRAME_DATA_MASTERING_DISPLAY_METADATA)
+                .and_then(|d| mastering_display_from(&d)),
+            self.side_data(sys::AVFrameSideDataType::AV_FRAME_DATA_CONTENT_LIGHT_LEVEL)
+                .and_then(|d| content_light_from(&d)),
+        )
+    }
+
     /// A copy of the frame's side data of `kind`, if it has some.
     fn side_data(&self, kind: sys::AVFrameSideDataType) -> Option<Vec<u8>> {
         // SAFETY: av_frame_get_side_data reads the frame's side data list and returns NULL or an entry the frame

@@ -174,6 +174,9 @@ impl Worker {
         check_frame_size(w as u32, h as u32, &self.config).map_err(Stop::Video)?;
         let (width, height) = at.orientation.displayed_size(w, h);
         let transforms = &self.config.transforms;
+        if asm.wants_hdr_metadata() {
+            asm.fill_hdr_metadata(frame.hdr_metadata());
+        }
         asm.push_frame(
             width,
             height,
