@@ -277,7 +277,7 @@ impl NvcuvidDecoder {
 }
 
 /// The transfer, primaries and HDR peak the container (or the codec parameters) give a stream, as
-/// [`StreamInfo`] names them.
+/// [`StreamInfo`](crate::info::StreamInfo) names them.
 fn stream_signal(stream: &crate::info::StreamInfo) -> Signal {
     use crate::info::DynamicRange;
     let transfer = match stream.dynamic_range() {

@@ -184,7 +184,7 @@ impl Plan {
 
     /// One row: 16-bit Y, U, V samples (little-endian bytes) to packed little-endian 16-bit SDR R, G, B levels
     /// in `out`. In passes over the row, so that the arithmetic ones are vector code and the table lookups tight
-    /// loops; the same steps as [`pixel`](Self::pixel) (the tests' reference).
+    /// loops (the steps are the module's, in its order).
     fn row(&self, [ys, us, vs]: [&[u8]; 3], out: &mut [u8], s: &mut RowScratch) {
         let n = s.r.len();
         let sample = |b: &[u8], i: usize| f32::from(u16::from_le_bytes([b[2 * i], b[2 * i + 1]]));
