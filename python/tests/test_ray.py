@@ -492,15 +492,20 @@ def test_a_corrupt_gop_fails_only_its_segment(cluster, tmp_path):
         assert f"segment of frames {start} to {end}" in e["error"], e["error"]
 
 
+def operator_sequences(path: pathlib.Path, length: int, **keywords) -> list:
+    """Every sequence of `path` as VideoInput gives it, as arrays."""
+    with ff.VideoInput(length, 1, **keywords) as inp:
+        inp.feed(path.read_bytes())
+        inp.close()
+        return [seq.numpy() for batch in inp for seq in batch]
+
+
 def test_uint16_rows_of_a_ten_bit_video_are_its_rgb48_levels(cluster):
     """``dtype="uint16"`` (issue 62): the rows of a 10-bit HDR file are uint16, the same levels VideoInput gives, and
     say the video's bit depth and dynamic range."""
     path = FIXTURES / "hdr_pq_hevc10.mp4"
     rows = rows_by_path(fr.read_videos([path], sequence_length=4, dtype="uint16"))[str(path)]
-    with ff.VideoInput(4, 1, dtype="uint16") as inp:
-        inp.feed(path.read_bytes())
-        inp.close()
-        want = [seq.numpy() for batch in inp for seq in batch]
+    want = operator_sequences(path, 4, dtype="uint16")
     assert [r["frames"].dtype for r in rows] == [np.uint16] * len(want)
     for row, frames in zip(rows, want):
         np.testing.assert_array_equal(row["frames"], frames)
@@ -511,10 +516,7 @@ def test_tonemapped_rows_are_the_operators_sdr_frames(cluster):
     """``tonemap="hable"`` (issue 62) on Ray: the rows hold the same SDR frames VideoInput gives."""
     path = FIXTURES / "tonemap_pq_hevc10.mp4"
     rows = rows_by_path(fr.read_videos([path], sequence_length=2, tonemap="hable"))[str(path)]
-    with ff.VideoInput(2, 1, tonemap="hable") as inp:
-        inp.feed(path.read_bytes())
-        inp.close()
-        want = [seq.numpy() for batch in inp for seq in batch]
+    want = operator_sequences(path, 2, tonemap="hable")
     assert len(rows) == len(want)
     for row, frames in zip(rows, want):
         np.testing.assert_array_equal(row["frames"], frames)

@@ -191,11 +191,7 @@ fn device_frame(frame: &AvFrame, width: usize, height: usize) -> Result<DeviceFr
             full_range: frame.color_range()
                 == ffmpeg_sys_next::AVColorRange::AVCOL_RANGE_JPEG as i32,
         },
-        signal: Signal {
-            transfer: frame.transfer(),
-            primaries: frame.primaries(),
-            peak: frame.signal_peak(),
-        },
+        signal: Signal::of(frame),
     })
 }
 

@@ -94,6 +94,28 @@ pub(crate) struct Signal {
     pub(crate) peak: Option<f32>,
 }
 
+impl Signal {
+    /// What a decoded frame says of itself: its transfer and primaries tags and the HDR10 peak of its side data.
+    pub(crate) fn of(frame: &AvFrame) -> Self {
+        Self {
+            transfer: frame.transfer(),
+            primaries: frame.primaries(),
+            peak: frame.signal_peak(),
+        }
+    }
+}
+
+/// Untagged (neither PQ nor HLG: never tone-mapped), until a decoder's stream says more.
+impl Default for Signal {
+    fn default() -> Self {
+        Self {
+            transfer: 2,
+            primaries: 2,
+            peak: None,
+        }
+    }
+}
+
 /// A stream's colour matrix and range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Colour {

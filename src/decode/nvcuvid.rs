@@ -150,11 +150,7 @@ impl Geometry {
             high_depth: self.high_depth,
             colour,
             // The caller sets the sequence's (`State::signal`).
-            signal: Signal {
-                transfer: 2,
-                primaries: 2,
-                peak: None,
-            },
+            signal: Signal::default(),
         }
     }
 }

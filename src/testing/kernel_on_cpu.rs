@@ -122,17 +122,12 @@ fn compare_file(
     limit: usize,
     orientation: Orientation,
 ) -> (f64, f64) {
-    // Untagged: never tone-mapped.
-    let signal = Signal {
-        transfer: 2,
-        primaries: 2,
-        peak: None,
-    };
+    let untagged = (colour, Signal::default());
     compare_signal(
         path,
         pix_fmt,
         size,
-        (colour, signal),
+        untagged,
         transforms,
         limit,
         orientation,

@@ -39,14 +39,12 @@ const PARALLEL_PIXELS: usize = 1 << 18;
 /// The most bands a window is mapped in.
 const MAX_BANDS: usize = 8;
 
-/// What a mapping was planned for: the frame's tags and the peak.
+/// What a mapping was planned for: the frame's signal, matrix and range, and the setting.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Key {
-    transfer: i32,
+    signal: Signal,
     colorspace: i32,
-    primaries: i32,
     full_range: bool,
-    peak: f32,
     tonemap: ToneMap,
 }
 
@@ -69,18 +67,19 @@ impl ToneMapper {
         (w, h): (usize, usize),
     ) -> Result<&[u8], AvError> {
         let key = Key {
-            transfer: frame.transfer(),
+            signal: Signal::of(frame),
             colorspace: frame.colorspace(),
-            primaries: frame.primaries(),
             full_range: frame.full_range(),
-            peak: tonemap
-                .peak
-                .or_else(|| frame.signal_peak())
-                .unwrap_or(DEFAULT_PEAK),
             tonemap: *tonemap,
         };
         if self.plan.as_ref().map(|(k, _)| *k) != Some(key) {
-            self.plan = Some((key, Plan::new(&key)));
+            let constants =
+                Constants::new(tonemap, &key.signal, key.colorspace).ok_or_else(|| AvError {
+                    operation: "tone mapping",
+                    code: -libc::EINVAL,
+                    message: "the frame is neither PQ nor HLG".into(),
+                })?;
+            self.plan = Some((key, Plan::new(&constants, key.full_range)));
         }
         let (_, plan) = self.plan.as_ref().expect("planned above");
         let row = w * 6;
@@ -137,8 +136,8 @@ struct Plan {
     /// Linear light (1.0 = 100 cd/m²) of a non-linear value, and its scale.
     eotf: Curve,
     linear_scale: f32,
-    /// The primaries to BT.709, when they differ.
-    primaries: Option<[[f32; 3]; 3]>,
+    /// The primaries to BT.709.
+    primaries: [[f32; 3]; 3],
     /// The luma coefficients for desaturation.
     luma: [f32; 3],
     desat: f32,
@@ -149,21 +148,14 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(key: &Key) -> Self {
-        let (kr, kb) = luma_coefficients(key.colorspace);
-        let kg = 1.0 - kr - kb;
-        let (y_offset, y_scale, c_scale) = if key.full_range {
+    fn new(c: &Constants, full_range: bool) -> Self {
+        let [kr, kg, kb] = c.luma;
+        let (y_offset, y_scale, c_scale) = if full_range {
             (0.0, 1.0 / 65535.0, 1.0 / 65535.0)
         } else {
             (4096.0, 1.0 / (219.0 * 256.0), 1.0 / (224.0 * 256.0))
         };
-        let (eotf, linear_scale): (fn(f32) -> f32, f32) = if key.transfer == TRC_HLG {
-            (hlg_eotf, 10.0)
-        } else {
-            (pq_eotf, 100.0)
-        };
-        let t = key.tonemap;
-        let param = curve_param(&t);
+        let eotf: fn(f32) -> f32 = if c.hlg { hlg_eotf } else { pq_eotf };
         Self {
             y_offset,
             y_scale,
@@ -173,11 +165,11 @@ impl Plan {
             gv: 2.0 * kr * (1.0 - kr) / kg,
             bu: 2.0 * (1.0 - kb),
             eotf: Curve::new(eotf, -12, 1),
-            linear_scale,
-            primaries: to_bt709(key.primaries),
-            luma: [kr, kg, kb],
-            desat: t.desat,
-            gain: Curve::new(gain(t.op, param, key.peak), -20, 8),
+            linear_scale: c.linear,
+            primaries: c.primaries,
+            luma: c.luma,
+            desat: c.desat,
+            gain: Curve::new(gain(c.op, c.param, c.peak), -20, 8),
             oetf: Curve::new(bt1886_inverse, -24, 0),
         }
     }
@@ -204,9 +196,7 @@ impl Plan {
                 *x = self.eotf.clamped(*x) * scale;
             }
         }
-        let m = self
-            .primaries
-            .unwrap_or([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+        let m = self.primaries;
         let (desat, luma_k) = (self.desat, self.luma);
         for i in 0..n {
             let (r0, g0, b0) = (s.r[i], s.g[i], s.b[i]);
@@ -254,50 +244,48 @@ fn curve_param(t: &ToneMap) -> f32 {
     }
 }
 
-/// Tone mapping's constants for the CUDA kernel (its `ConvertParams` fields, `kernels/convert.cu`), for a
-/// stream of `signal` and matrix `colorspace`: `None` when the stream is not HDR (PQ or HLG).
-pub(crate) struct KernelToneMap {
-    pub(crate) op: i32,
-    pub(crate) transfer: i32,
+/// What tone mapping a stream takes, worked out once from the setting and the stream's signal and matrix: the
+/// CPU path's [`Plan`] and the CUDA kernel's parameter block (`transform::gpu`) both start from it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Constants {
+    pub(crate) op: ToneMapOp,
+    /// HLG (else PQ).
+    pub(crate) hlg: bool,
+    /// The curve's parameter, as the `tonemap` filter holds it ([`curve_param`]).
     pub(crate) param: f32,
+    /// The signal peak: the setting's, else the stream's, else [`DEFAULT_PEAK`].
     pub(crate) peak: f32,
     pub(crate) desat: f32,
-    pub(crate) hable_peak: f32,
+    /// Linear light of the EOTF's 1.0, with 1.0 = 100 cd/m²: 100 for PQ, 10 for HLG.
     pub(crate) linear: f32,
-    pub(crate) primaries: [f32; 9],
+    /// Linear RGB of the stream's primaries to BT.709's (the identity for BT.709 and unknown ones).
+    pub(crate) primaries: [[f32; 3]; 3],
+    /// The luma coefficients (Kr, Kg, Kb) of the matrix: for YUV to R'G'B' and for desaturation.
     pub(crate) luma: [f32; 3],
 }
 
-impl KernelToneMap {
+impl Constants {
+    /// For a stream of `signal` and matrix `colorspace` (BT.2020's when unspecified); `None` when the stream is
+    /// not HDR (PQ or HLG).
     pub(crate) fn new(t: &ToneMap, signal: &Signal, colorspace: i32) -> Option<Self> {
-        let (transfer, linear) = match signal.transfer {
-            TRC_PQ => (1, 100.0),
-            TRC_HLG => (2, 10.0),
+        let (hlg, linear) = match signal.transfer {
+            TRC_PQ => (false, 100.0),
+            TRC_HLG => (true, 10.0),
             _ => return None,
         };
-        let peak = t.peak.or(signal.peak).unwrap_or(DEFAULT_PEAK);
-        let m = to_bt709(signal.primaries).unwrap_or([
-            [1.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [0.0, 0.0, 1.0],
-        ]);
         let (kr, kb) = luma_coefficients(colorspace);
         Some(Self {
-            op: match t.op {
-                ToneMapOp::Hable => 1,
-                ToneMapOp::Mobius => 2,
-                ToneMapOp::Reinhard => 3,
-                ToneMapOp::Clip => 4,
-            },
-            transfer,
+            op: t.op,
+            hlg,
             param: curve_param(t),
-            peak,
+            peak: t.peak.or(signal.peak).unwrap_or(DEFAULT_PEAK),
             desat: t.desat,
-            hable_peak: hable(peak),
             linear,
-            primaries: [
-                m[0][0], m[0][1], m[0][2], m[1][0], m[1][1], m[1][2], m[2][0], m[2][1], m[2][2],
-            ],
+            primaries: to_bt709(signal.primaries).unwrap_or([
+                [1.0, 0.0, 0.0],
+                [0.0, 1.0, 0.0],
+                [0.0, 0.0, 1.0],
+            ]),
             luma: [kr, 1.0 - kr - kb, kb],
         })
     }
@@ -443,7 +431,7 @@ fn bt1886_inverse(x: f32) -> f32 {
 }
 
 /// John Hable's filmic curve, as the `tonemap` filter has it.
-fn hable(x: f32) -> f32 {
+pub(crate) fn hable(x: f32) -> f32 {
     let (a, b, c, d, e, f) = (0.15, 0.50, 0.10, 0.20, 0.02, 0.30);
     (x * (x * a + b * c) + d * e) / (x * (x * a + b) + d * f) - e / f
 }

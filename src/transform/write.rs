@@ -263,13 +263,7 @@ fn write_channels<'a, T: Copy, R, S>(
         for c in 0..CHANNELS {
             let (start, step) = (rows.row)(c, y);
             let at = |x: usize| start + x * step;
-            let filled = match line {
-                Some(_) => (0..x0).chain(x1..w),
-                None => (0..w).chain(0..0),
-            };
-            for x in filled {
-                out[at(x)] = fill[c];
-            }
+            fill_outside(out, (start, step), (w, x0, x1), line.is_some(), fill[c]);
             let Some(line) = line else { continue };
             match rgb {
                 Pixels::Sixteen | Pixels::Yuv16 => {
@@ -285,6 +279,25 @@ fn write_channels<'a, T: Copy, R, S>(
                 }
             }
         }
+    }
+}
+
+/// Writes `fill` into one channel's row (starting at `start`, pixels `step` apart) of `w` pixels: outside the
+/// visible span `[x0, x1)` when the row is `visible`, everywhere otherwise.
+fn fill_outside<T: Copy>(
+    out: &mut [T],
+    (start, step): (usize, usize),
+    (w, x0, x1): (usize, usize, usize),
+    visible: bool,
+    fill: T,
+) {
+    let filled = if visible {
+        (0..x0).chain(x1..w)
+    } else {
+        (0..w).chain(0..0)
+    };
+    for x in filled {
+        out[start + x * step] = fill;
     }
 }
 
@@ -321,15 +334,8 @@ fn write_floats<'a, T: Copy, R, S>(
     for y in 0..rows.h {
         let line = (rows.src_row)(y);
         let starts: [(usize, usize); CHANNELS] = std::array::from_fn(|c| (rows.row)(c, y));
-        for (c, &(start, step)) in starts.iter().enumerate() {
-            let at = |x: usize| start + x * step;
-            let filled = match line {
-                Some(_) => (0..x0).chain(x1..w),
-                None => (0..w).chain(0..0),
-            };
-            for x in filled {
-                out[at(x)] = fill[c];
-            }
+        for (c, &row) in starts.iter().enumerate() {
+            fill_outside(out, row, (w, x0, x1), line.is_some(), fill[c]);
         }
         let Some(line) = line else { continue };
         if starts[0].1 == 1 {

@@ -7,12 +7,12 @@
 //! runs the kernel's own code compiled for the CPU, end to end).
 
 use super::plan::Geometry;
-use super::tonemap::{hdr_colorspace, KernelToneMap};
+use super::tonemap::{hable, hdr_colorspace, Constants};
 use super::write::affine_of;
 use crate::decode::frame::{Colour, DeviceFrame};
 use crate::ffi::cuda::params::ConvertParams;
 use crate::orientation::Orientation;
-use crate::settings::transforms::{DType, Interpolation, Layout, Transforms};
+use crate::settings::transforms::{DType, Interpolation, Layout, ToneMapOp, Transforms};
 
 impl Colour {
     /// The luma weights (Kr, Kb) of the matrix, with the same choices as the CPU path's swscale: BT.601 when
@@ -88,9 +88,9 @@ pub(crate) fn kernel_params(
     {
         // HDR frames to tone-map: their matrix BT.2020's when unspecified, and 16-bit SDR levels out (as the
         // CPU backend's tone mapper gives them).
-        let tonemap = transforms.tonemap.and_then(|t| {
-            KernelToneMap::new(&t, &src.signal, hdr_colorspace(src.colour.colorspace))
-        });
+        let tonemap = transforms
+            .tonemap
+            .and_then(|t| Constants::new(&t, &src.signal, hdr_colorspace(src.colour.colorspace)));
         let colour = match &tonemap {
             Some(_) => Colour {
                 colorspace: hdr_colorspace(src.colour.colorspace),
@@ -102,17 +102,6 @@ pub(crate) fn kernel_params(
         // Deeper samples keep 16 bits for every type but u8 (the CPU backend's RGB48).
         let deep = src.high_depth && transforms.dtype != DType::U8;
         let (scale, bias) = affine_of(transforms, deep || tonemap.is_some());
-        let tm = tonemap.unwrap_or(KernelToneMap {
-            op: 0,
-            transfer: 0,
-            param: 0.0,
-            peak: 0.0,
-            desat: 0.0,
-            hable_peak: 0.0,
-            linear: 0.0,
-            primaries: [0.0; 9],
-            luma: [0.0; 3],
-        });
         let (out_w, out_h) = geometry.out();
         let (src_w, src_h) = orientation.displayed_size(src.width, src.height);
         ConvertParams {
@@ -157,15 +146,25 @@ pub(crate) fn kernel_params(
             fill: geometry.fill,
             scale,
             bias,
-            tonemap: tm.op,
-            hdr_transfer: tm.transfer,
-            tm_param: tm.param,
-            tm_peak: tm.peak,
-            tm_desat: tm.desat,
-            tm_hable_peak: tm.hable_peak,
-            tm_linear: tm.linear,
-            tm_primaries: tm.primaries,
-            tm_luma: tm.luma,
+            tonemap: tonemap.map_or(0, |c| match c.op {
+                ToneMapOp::Hable => 1,
+                ToneMapOp::Mobius => 2,
+                ToneMapOp::Reinhard => 3,
+                ToneMapOp::Clip => 4,
+            }),
+            hdr_transfer: tonemap.map_or(0, |c| if c.hlg { 2 } else { 1 }),
+            tm_param: tonemap.map_or(0.0, |c| c.param),
+            tm_peak: tonemap.map_or(0.0, |c| c.peak),
+            tm_desat: tonemap.map_or(0.0, |c| c.desat),
+            tm_hable_peak: tonemap.map_or(0.0, |c| hable(c.peak)),
+            tm_linear: tonemap.map_or(0.0, |c| c.linear),
+            tm_primaries: tonemap.map_or([0.0; 9], |c| {
+                let m = c.primaries;
+                [
+                    m[0][0], m[0][1], m[0][2], m[1][0], m[1][1], m[1][2], m[2][0], m[2][1], m[2][2],
+                ]
+            }),
+            tm_luma: tonemap.map_or([0.0; 3], |c| c.luma),
         }
     }
 }
