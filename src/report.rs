@@ -1,6 +1,7 @@
 //! Batches and errors as JSON objects: one shape for the CLI's `--json` lines and the ingest server's response
 //! lines (feature `json`).
 
+use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -8,9 +9,10 @@ use crate::assembly::batch::{Batch, Sequence};
 use crate::error::{Error, VideoError};
 use crate::info::{ColorInfo, MasteringDisplay};
 use crate::video::VideoRef;
-use crate::{DecodedOn, Orientation};
+use crate::{DecodedOn, Layout, Orientation};
 
-/// A batch as a JSON object: `video`, `label`, `batch` (index within the video), `last`, and `sequences`, each
+/// A batch as a JSON object: `video`, `label`, `batch` (index within the video), `last`, `dtype` (the output
+/// type's name), and `sequences`, each
 /// with `shape` (in the configured layout, (F,H,W,C) by default), `valid_frames`, `first_frame`, `pts`
 /// (seconds, per real frame), where there is damage `damaged` (the display indices of damaged frames), `holes`
 /// (`{"index", "pts"}` of display indices with no picture) and on a video's last sequence `ended_early` (why
@@ -44,6 +46,9 @@ pub struct BatchLine {
     pub batch: u64,
     /// Whether it is the video's last batch.
     pub last: bool,
+    /// The output type's name ([`DType`](crate::DType): `uint8`, `uint16`, `float32`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
     /// Its sequences.
     pub sequences: Vec<SequenceLine>,
     /// A break of a pulled source before this batch's frames.
@@ -93,6 +98,9 @@ pub struct SequenceLine {
     /// On a video's last sequence: why reading stopped before the end of its data, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_early: Option<String>,
+    /// The MD5 of each real frame's bytes, when asked for ([`BatchLine::with_md5`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub md5: Vec<String>,
     /// In a packed batch: the sequence's video.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<u64>,
@@ -249,6 +257,7 @@ impl BatchLine {
                     })
                     .collect(),
                 ended_early: seq.ended_early().map(str::to_owned),
+                md5: Vec::new(),
                 video: packed.then(|| seq.video().id.0),
                 label: packed.then(|| seq.video().label.as_ref().map(|l| l.to_string())),
             })
@@ -258,6 +267,7 @@ impl BatchLine {
             label: batch.label().map(|l| l.to_string()),
             batch: batch.index(),
             last: batch.is_last(),
+            dtype: Some(batch.dtype().to_string()),
             sequences,
             // A source pulled by URL dropped and was reopened before this batch's frames.
             gap: batch.gap().map(|gap| GapLine {
@@ -277,6 +287,35 @@ impl BatchLine {
             }),
             latency_ms: None,
         }
+    }
+}
+
+impl BatchLine {
+    /// This line with each sequence's `md5`: the MD5 of each real frame's bytes as [`Frame::data`] gives them
+    /// (for [`Layout::Cfhw`], of its three planes one after the other), so `uint16` output hashes the
+    /// little-endian RGB48 that `ffmpeg -pix_fmt rgb48le` writes. `batch` is the batch the line was made of; one
+    /// in GPU memory gets no sums (take [`Batch::to_host`] first).
+    ///
+    /// [`Frame::data`]: crate::Frame::data
+    pub fn with_md5(mut self, batch: &Batch) -> Self {
+        if batch.is_on_gpu() {
+            return self;
+        }
+        for (line, seq) in self.sequences.iter_mut().zip(batch.sequences()) {
+            line.md5 = seq
+                .frames()
+                .map(|frame| {
+                    let mut md5 = Md5::new();
+                    if batch.layout() == Layout::Cfhw {
+                        (0..3).for_each(|c| md5.update(frame.plane(c)));
+                    } else {
+                        md5.update(frame.data());
+                    }
+                    format!("{:x}", md5.finalize())
+                })
+                .collect();
+        }
+        self
     }
 }
 

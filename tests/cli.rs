@@ -82,7 +82,11 @@ fn json_lines_follow_the_documented_shape() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, ["video", "label", "batch", "last", "sequences"]);
+    assert_eq!(
+        keys,
+        ["video", "label", "batch", "last", "dtype", "sequences"]
+    );
+    assert_eq!(first["dtype"], "uint8");
     let seq = &first["sequences"][1];
     assert_eq!(seq["shape"], serde_json::json!([5, 64, 96, 3]));
     assert_eq!(seq["valid_frames"], 5);

@@ -161,22 +161,32 @@ impl Assembler {
         self.color = Arc::new(color);
     }
 
-    /// Whether the current video is HDR and its colour lacks HDR10 static metadata a frame may carry.
-    pub(crate) fn wants_hdr_metadata(&self) -> bool {
-        self.color.dynamic_range() != DynamicRange::Sdr
-            && (self.color.mastering_display.is_none() || self.color.content_light.is_none())
+    /// Whether the current video's colour lacks what a frame may tell: its bit depth (a live stream probed
+    /// without decoders does not know it), or, for an HDR video, HDR10 static metadata.
+    pub(crate) fn wants_frame_color(&self) -> bool {
+        self.color.bit_depth.is_none()
+            || (self.color.dynamic_range() != DynamicRange::Sdr
+                && (self.color.mastering_display.is_none() || self.color.content_light.is_none()))
     }
 
-    /// Completes the current video's colour with the HDR10 static metadata a frame carries where its stream's
-    /// container did not state it (HEVC's SEI messages): the sequences from this frame on report it.
-    pub(crate) fn fill_hdr_metadata(
+    /// Completes the current video's colour with what a frame tells where its stream did not: the bit depth
+    /// of its pixel format, and the HDR10 static metadata it carries (HEVC's SEI messages). The sequences from
+    /// this frame on report it.
+    pub(crate) fn fill_frame_color(
         &mut self,
+        bit_depth: Option<u32>,
         (mastering, light): (Option<MasteringDisplay>, Option<ContentLight>),
     ) {
-        let missing_mastering = self.color.mastering_display.is_none() && mastering.is_some();
-        let missing_light = self.color.content_light.is_none() && light.is_some();
-        if missing_mastering || missing_light {
+        let missing_depth = self.color.bit_depth.is_none() && bit_depth.is_some();
+        let hdr = self.color.dynamic_range() != DynamicRange::Sdr;
+        let missing_mastering =
+            hdr && self.color.mastering_display.is_none() && mastering.is_some();
+        let missing_light = hdr && self.color.content_light.is_none() && light.is_some();
+        if missing_depth || missing_mastering || missing_light {
             let color = Arc::make_mut(&mut self.color);
+            if missing_depth {
+                color.bit_depth = bit_depth;
+            }
             if missing_mastering {
                 color.mastering_display = mastering;
             }

@@ -56,6 +56,15 @@ impl<'a> FrameRef<'a> {
         }
     }
 
+    /// Bits per sample of a host picture (its pixel format's); `None` for a picture in GPU memory, which takes
+    /// its stream's.
+    pub(crate) fn bit_depth(&self) -> Option<u32> {
+        match self {
+            FrameRef::Host(frame) => Some(frame.bit_depth()),
+            FrameRef::Device(_) => None,
+        }
+    }
+
     /// The picture's width and height.
     pub(crate) fn size(&self) -> (usize, usize) {
         match self {

@@ -174,8 +174,8 @@ impl Worker {
         check_frame_size(w as u32, h as u32, &self.config).map_err(Stop::Video)?;
         let (width, height) = at.orientation.displayed_size(w, h);
         let transforms = &self.config.transforms;
-        if asm.wants_hdr_metadata() {
-            asm.fill_hdr_metadata(frame.hdr_metadata());
+        if asm.wants_frame_color() {
+            asm.fill_frame_color(frame.bit_depth(), frame.hdr_metadata());
         }
         asm.push_frame(
             width,

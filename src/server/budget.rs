@@ -11,12 +11,50 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// Frames the decoder may hold besides the output (reference frames and frames in flight), counted at 3 bytes
-/// a pixel (10-bit 4:2:0 and 8-bit 4:4:4 both are): H.264 and HEVC keep at most 16 reference frames, and at
-/// 1080p their levels allow 4 to 6.
+use crate::settings::transforms::{DType, Transforms, CHANNELS};
+
+/// Frames the decoder may hold besides the output (reference frames and frames in flight), counted at
+/// [`DECODER_BYTES_PER_PIXEL`]: H.264 and HEVC keep at most 16 reference frames, and at 1080p their levels
+/// allow 4 to 6.
 pub(crate) const DECODER_FRAMES: u64 = 16;
-/// Bytes per output pixel of the service's output (8-bit RGB).
-const OUTPUT_BYTES_PER_PIXEL: u64 = 3;
+/// Bytes a pixel of a decoded frame: 10-bit 4:2:0 and 8-bit 4:4:4 both take 3.
+const DECODER_BYTES_PER_PIXEL: u64 = 3;
+
+/// What one output pixel costs: its bytes in a batch, and the conversion's scratch a pixel of the frame being
+/// converted. At 8 bits the scratch (a window, a turned picture: at most 6 bytes a pixel) is within the
+/// decoder's share, which counts 16 frames where 1080p levels keep 4 to 6, so it counts 0; at 16 bits (a
+/// window and a turned picture in RGB48, or the tone mapper's 16-bit YUV window and its mapped RGB48) it is 12.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PixelCost {
+    /// Bytes a pixel of a batch: three samples of the output type.
+    pub(crate) output: u64,
+    /// Bytes a pixel of conversion scratch, held once per upload.
+    pub(crate) scratch: u64,
+}
+
+impl PixelCost {
+    /// 8-bit RGB output with no 16-bit conversion.
+    pub(crate) const RGB8: PixelCost = PixelCost {
+        output: 3,
+        scratch: 0,
+    };
+
+    /// The cost of `transforms`' output: their type's size three times, and 16-bit scratch for every type but
+    /// `uint8` (which deeper sources are converted at) or with tone mapping.
+    pub(crate) fn of(transforms: &Transforms) -> Self {
+        let dtype = transforms.dtype;
+        let deep = dtype != DType::U8 || transforms.tonemap.is_some();
+        PixelCost {
+            output: dtype.size() as u64 * CHANNELS as u64,
+            scratch: if deep { 12 } else { Self::RGB8.scratch },
+        }
+    }
+
+    /// Bytes a pixel of one upload's frames besides its batches: the decoder's frames and the scratch.
+    fn held(&self) -> u64 {
+        DECODER_FRAMES * DECODER_BYTES_PER_PIXEL + self.scratch
+    }
+}
 
 /// What one upload's settings need, independent of its frame size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +67,8 @@ pub(crate) struct UploadShape {
     /// index at the end, the buffer holding the whole upload (which takes the buffered chunks over), whichever
     /// is larger.
     pub(crate) fixed_bytes: u64,
+    /// What a pixel of output costs (the output type's size, the conversion's scratch).
+    pub(crate) pixel: PixelCost,
 }
 
 impl UploadShape {
@@ -37,28 +77,27 @@ impl UploadShape {
         let batch = self
             .frames_per_batch
             .checked_mul(pixels)?
-            .checked_mul(OUTPUT_BYTES_PER_PIXEL)?;
-        let decoder = DECODER_FRAMES
-            .checked_mul(pixels)?
-            .checked_mul(OUTPUT_BYTES_PER_PIXEL)?;
+            .checked_mul(self.pixel.output)?;
+        let held = pixels.checked_mul(self.pixel.held())?;
         batch
             .checked_mul(self.batches_in_flight)?
-            .checked_add(decoder)?
+            .checked_add(held)?
             .checked_add(self.fixed_bytes)
     }
 
     /// The `max_batch_bytes` that keeps [`need`](Self::need) within `ceiling` for every frame size: a batch of
-    /// `b` bytes has `b / (3 * frames_per_batch)` pixels a frame, so the need is
-    /// `b * (in_flight + DECODER_FRAMES / frames_per_batch) + fixed`. `None` when even a one-pixel frame does not
-    /// fit: such settings can never be served.
+    /// `b` bytes has `p = b / (output * frames_per_batch)` pixels a frame, so the need is
+    /// `b * in_flight + p * held + fixed`, and the largest `b` is
+    /// `room * output * frames / (in_flight * output * frames + held)`. `None` when even a one-pixel frame does
+    /// not fit: such settings can never be served.
     pub(crate) fn max_batch_bytes(&self, ceiling: u64) -> Option<u64> {
         if self.need(1)? > ceiling {
             return None;
         }
         let room = u128::from(ceiling - self.fixed_bytes);
-        let frames = u128::from(self.frames_per_batch);
+        let frames = u128::from(self.frames_per_batch) * u128::from(self.pixel.output);
         let per_batch = room * frames
-            / (u128::from(self.batches_in_flight) * frames + u128::from(DECODER_FRAMES));
+            / (u128::from(self.batches_in_flight) * frames + u128::from(self.pixel.held()));
         Some(u64::try_from(per_batch).unwrap_or(u64::MAX))
     }
 
@@ -69,8 +108,8 @@ impl UploadShape {
         let per_pixel = self
             .frames_per_batch
             .saturating_mul(self.batches_in_flight)
-            .saturating_add(DECODER_FRAMES)
-            .saturating_mul(OUTPUT_BYTES_PER_PIXEL);
+            .saturating_mul(self.pixel.output)
+            .saturating_add(self.pixel.held());
         ceiling.saturating_sub(self.fixed_bytes) / per_pixel.max(1)
     }
 }
@@ -215,6 +254,7 @@ mod tests {
         frames_per_batch: 16,
         batches_in_flight: 3,
         fixed_bytes: 8 << 20,
+        pixel: PixelCost::RGB8,
     };
 
     #[test]
@@ -224,6 +264,15 @@ mod tests {
         assert_eq!(
             SHAPE.need(pixels),
             Some(3 * 16 * pixels * 3 + 16 * pixels * 3 + (8 << 20))
+        );
+        // In uint16 the batches double and 12 bytes a pixel of scratch are added.
+        let deep = UploadShape {
+            pixel: PixelCost::of(&Transforms::new().dtype(DType::U16)),
+            ..SHAPE
+        };
+        assert_eq!(
+            deep.need(pixels),
+            Some(3 * 16 * pixels * 6 + 16 * pixels * 3 + pixels * 12 + (8 << 20))
         );
         assert_eq!(SHAPE.need(u64::MAX / 2), None);
     }
@@ -235,6 +284,42 @@ mod tests {
         assert!(SHAPE.need(pixels).unwrap() <= ceiling);
         assert!(SHAPE.need(pixels + 1).unwrap() > ceiling);
         assert_eq!(SHAPE.max_pixels(SHAPE.fixed_bytes), 0);
+    }
+
+    #[test]
+    fn wider_types_and_tone_mapping_cost_their_bytes() {
+        let cost = |t: Transforms| PixelCost::of(&t);
+        assert_eq!(cost(Transforms::new()), PixelCost::RGB8);
+        assert_eq!(
+            cost(Transforms::new().dtype(DType::U16)),
+            PixelCost {
+                output: 6,
+                scratch: 12
+            }
+        );
+        assert_eq!(
+            cost(Transforms::new().dtype(DType::F32)),
+            PixelCost {
+                output: 12,
+                scratch: 12
+            }
+        );
+        let mapped = Transforms::new().tonemap(crate::ToneMap::new(crate::ToneMapOp::Hable));
+        assert_eq!(
+            cost(mapped),
+            PixelCost {
+                output: 3,
+                scratch: 12
+            }
+        );
+        // float32 output fits a quarter of the frames uint8 does, near enough (the decoder's share is fixed).
+        let wide = UploadShape {
+            pixel: cost(Transforms::new().dtype(DType::F32)),
+            ..SHAPE
+        };
+        let ceiling = 512 << 20;
+        assert!(wide.max_pixels(ceiling) * 3 < SHAPE.max_pixels(ceiling));
+        assert!(wide.need(1920 * 1080).unwrap() > SHAPE.need(1920 * 1080).unwrap() * 3);
     }
 
     #[test]
@@ -253,11 +338,17 @@ mod tests {
         #[test]
         fn the_derived_batch_limit_keeps_every_video_within_the_ceiling(
             frames in 1u64..10_000, in_flight in 1u64..70, fixed in 0u64..(1 << 30),
-            ceiling in 0u64..(64 << 30), pixels in 1u64..(1 << 28),
+            ceiling in 0u64..(64 << 30), pixels in 1u64..(1 << 28), dtype in 0usize..6, tonemap: bool,
         ) {
-            let shape = UploadShape { frames_per_batch: frames, batches_in_flight: in_flight, fixed_bytes: fixed };
+            let dtype = <DType as crate::Choice>::NAMES[dtype].parse::<DType>().unwrap();
+            let mut transforms = Transforms::new().dtype(dtype);
+            if tonemap {
+                transforms = transforms.tonemap(crate::ToneMap::new(crate::ToneMapOp::Hable));
+            }
+            let pixel = PixelCost::of(&transforms);
+            let shape = UploadShape { frames_per_batch: frames, batches_in_flight: in_flight, fixed_bytes: fixed, pixel };
             if let Some(limit) = shape.max_batch_bytes(ceiling) {
-                let batch = frames * pixels * 3;
+                let batch = frames * pixels * pixel.output;
                 if batch <= limit {
                     prop_assert!(shape.need(pixels).unwrap() <= ceiling);
                 }

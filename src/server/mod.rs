@@ -14,7 +14,8 @@
 //! ```
 //!
 //! Routes:
-//! - `POST /videos?sequence_length=L&batch_size=B&policy=pad|partial`: the body is the video (MPEG-TS,
+//! - `POST /videos?sequence_length=L&batch_size=B&policy=pad|partial` (and the sampling, `dtype`, `tonemap`,
+//!   `md5=true` for each frame's MD5 on the lines): the body is the video (MPEG-TS,
 //!   fragmented or faststart MP4, Matroska/WebM, raw H.264/HEVC, read live; an MP4 with its index at the end
 //!   is buffered within the upload's budget, or refused with `--moov-at-end fail`). The response (200,
 //!   `application/x-ndjson`) has one line per batch (the fields of `framefeed run --json`), an

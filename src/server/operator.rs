@@ -2,11 +2,15 @@
 //! JSON), the configuration it gives sized to the per-upload memory budget, and the reservation trimmed to the
 //! video's real need.
 
-use super::budget::{Short, UploadShape};
+use serde_json::Value;
+
+use super::budget::{PixelCost, Short, UploadShape};
 use super::config::{ADMISSION_BYTES, LIVE_BUFFER_BYTES};
 use super::errors::ApiError;
 use super::service::{Service, Slot};
+use crate::assembly::batch::Batch;
 use crate::error_code::ErrorCode;
+use crate::report;
 use crate::settings::config::{limits, Config, LastSequencePolicy, MoovAtEnd};
 use crate::settings::sampling::Sampling;
 use crate::transform::Transforms;
@@ -30,6 +34,8 @@ pub(crate) struct BatchSettings {
     pub(crate) autorotate: bool,
     /// Fail the video at its first damage ([`Config::strict`]).
     pub(crate) strict: bool,
+    /// Each sequence's line carries the MD5 of each frame's bytes (`report::BatchLine::with_md5`).
+    pub(crate) md5: bool,
 }
 
 impl Default for BatchSettings {
@@ -42,6 +48,7 @@ impl Default for BatchSettings {
             sampling: Sampling::new(),
             autorotate: true,
             strict: false,
+            md5: false,
         }
     }
 }
@@ -91,6 +98,7 @@ pub(crate) fn operator_config(
         frames_per_batch: (length as u64).saturating_mul(batch as u64),
         batches_in_flight: BATCHES_IN_FLIGHT,
         fixed_bytes: server.held_bytes(moov_bytes),
+        pixel: PixelCost::of(&settings.transforms),
     };
     let budget = server.max_upload_memory;
     let Some(max_batch_bytes) = shape.max_batch_bytes(budget) else {
@@ -154,4 +162,11 @@ pub(crate) fn settle_reservation(
     memory.grow_to(need)?;
     memory.shrink_to(need);
     Ok(())
+}
+
+/// A batch's response line ([`report::BatchLine`]), with each frame's MD5 when the client asked for them.
+pub(crate) fn batch_line(batch: &Batch, md5: bool) -> Value {
+    let line = report::BatchLine::of(batch);
+    let line = if md5 { line.with_md5(batch) } else { line };
+    serde_json::to_value(line).unwrap_or(Value::Null)
 }

@@ -30,7 +30,7 @@ use crate::settings::config::LastSequencePolicy;
 use crate::settings::sampling::{ClipPolicy, ClipSampler};
 use crate::settings::seconds::seconds_setting;
 use crate::settings::url::RtspTransport;
-use crate::transform::CropPosition;
+use crate::transform::{CropPosition, DType, ToneMap};
 
 /// How one field's value is read: from `Raw` (a query value's text, or a body field's JSON value) to
 /// `Value`, or the message that follows the field's name when the value is not allowed.
@@ -283,6 +283,9 @@ pub(crate) struct UploadParams {
     pub(crate) seed: Option<Field<Seed>>,
     pub(crate) autorotate: Option<Field<Flag>>,
     pub(crate) strict: Option<Field<Flag>>,
+    pub(crate) dtype: Option<Field<Choice<DType>>>,
+    pub(crate) tonemap: Option<Field<Choice<ToneMap>>>,
+    pub(crate) md5: Option<Field<Flag>>,
 }
 
 /// The longest `GET /streams/{id}/batches?wait=S` waits for a stream that does not exist yet, in seconds.
@@ -358,6 +361,9 @@ pub(crate) struct StreamBody {
     pub(crate) low_latency: Option<Field<Bool>>,
     pub(crate) autorotate: Option<Field<Bool>>,
     pub(crate) strict: Option<Field<Bool>>,
+    pub(crate) dtype: Option<Field<Choice<DType>>>,
+    pub(crate) tonemap: Option<Field<Choice<ToneMap>>>,
+    pub(crate) md5: Option<Field<Bool>>,
 }
 
 impl<R: Rule> std::fmt::Debug for Field<R> {
@@ -529,6 +535,11 @@ mod tests {
             err("detach=yes"),
             "detach must be 'true' or 'false', got 'yes'"
         );
+        assert!(err("dtype=int8").starts_with("dtype is 'int8'; allowed: 'uint8', 'uint16'"));
+        assert_eq!(
+            err("tonemap=hable:param=0.5"),
+            "tonemap param is 0.5 for hable; allowed: none (hable takes no param)"
+        );
         assert_eq!(
             parse_query::<ConsumeParams>("wait=61").unwrap_err().message,
             "wait must be 0 to 60 seconds, got '61'"
@@ -537,7 +548,15 @@ mod tests {
             parse_query::<ConsumeParams>("x=1").unwrap_err().message,
             "unknown query parameter 'x'; allowed: wait"
         );
-        let ok = parse_query::<UploadParams>("sequence_length=8&indices=1,%202&detach=1").unwrap();
+        let ok = parse_query::<UploadParams>(
+            "sequence_length=8&indices=1,%202&detach=1&dtype=float16&tonemap=clip%3Aparam%3D2",
+        )
+        .unwrap();
+        assert_eq!(value(ok.dtype), Some(DType::F16));
+        assert_eq!(
+            value(ok.tonemap).map(|t| t.to_string()).as_deref(),
+            Some("clip:param=2")
+        );
         assert_eq!(value(ok.sequence_length), Some(8));
         assert_eq!(value(ok.indices), Some(vec![1, 2]));
         assert_eq!(value(ok.detach), Some(true));

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use super::budget::UploadShape;
 use super::errors::{describe, error_line, ApiError, CutReason};
 use super::fanout::{check_id, Stream};
-use super::operator::{operator_config, settle_reservation, BatchSettings};
+use super::operator::{batch_line, operator_config, settle_reservation, BatchSettings};
 use super::requests::{value, ConsumeParams, JsonBody, Params, StreamBody};
 use super::service::{RequestCtx, Service, Slot};
 use crate::error::Error;
@@ -41,6 +41,8 @@ pub(crate) struct Decoding {
     pub(crate) input: VideoInput,
     pub(crate) slot: Slot,
     pub(crate) shape: UploadShape,
+    /// Lines carry each frame's MD5.
+    pub(crate) md5: bool,
     #[allow(clippy::type_complexity)]
     pub(crate) upload: Option<(
         tokio::task::JoinHandle<()>,
@@ -57,6 +59,7 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
         input,
         slot,
         shape,
+        md5,
         upload,
     } = decoding;
     let input = Arc::new(input);
@@ -92,11 +95,10 @@ pub(crate) async fn pump(service: Arc<Service>, stream: Arc<Stream>, decoding: D
                 let mut damage = report::DamageCount::default();
                 damage.add(&batch);
                 let latency = batch.latency().map(|d| d.as_secs_f64() * 1000.0);
-                let line = report::BatchLine {
-                    latency_ms: latency,
-                    ..report::BatchLine::of(&batch)
-                };
-                let line = serde_json::to_value(line).unwrap_or(Value::Null);
+                let mut line = batch_line(&batch, md5);
+                if let Some(ms) = latency {
+                    line["latency_ms"] = json!(ms);
+                }
                 drop(batch);
                 metrics.frames.inc_by(frames);
                 metrics.batches.inc();
@@ -186,12 +188,17 @@ impl StreamRequest {
         if let Some(strict) = value(body.strict) {
             settings.strict = strict;
         }
+        if let Some(md5) = value(body.md5) {
+            settings.md5 = md5;
+        }
         let transforms = Transforms::try_from(TransformOptions {
             resize: value(body.resize),
             resize_shorter: value(body.resize_shorter).map(|side| side as u32),
             crop: value(body.crop),
             crop_pos: value(body.crop_pos),
             seed: value(body.seed),
+            dtype: value(body.dtype),
+            tonemap: value(body.tonemap),
             ..Default::default()
         })
         .map_err(|e| bad(e.into_reason()))?;
@@ -315,6 +322,7 @@ async fn start(
             input,
             slot,
             shape,
+            md5: request.settings.md5,
             upload: None,
         },
     ));
@@ -407,9 +415,16 @@ mod tests {
         let ok = request(json!({
             "url": "rtsp://cam/1", "id": "cam-1", "sequence_length": 8, "batch_size": 2,
             "policy": "pad", "resize": [320, 240], "crop": [224, 224], "crop_pos": "random",
-            "open_timeout": 2.5, "read_timeout": 1, "reconnect": 0, "rtsp_transport": "udp"
+            "open_timeout": 2.5, "read_timeout": 1, "reconnect": 0, "rtsp_transport": "udp",
+            "dtype": "uint16", "tonemap": "mobius:param=0.4", "md5": true
         }))
         .unwrap();
+        assert_eq!(ok.settings.transforms.dtype, crate::DType::U16);
+        assert_eq!(
+            ok.settings.transforms.tonemap,
+            Some(crate::ToneMap::new(crate::ToneMapOp::Mobius).with_param(0.4))
+        );
+        assert!(ok.settings.md5);
         assert_eq!(ok.settings.sequence_length, 8);
         assert_eq!(ok.settings.batch_size, 2);
         assert_eq!(ok.id.as_deref(), Some("cam-1"));
@@ -442,6 +457,19 @@ mod tests {
                 json!({"url": "rtsp://h/", "rtsp_transport": "http"}),
                 "rtsp_transport",
             ),
+            (
+                json!({"url": "rtsp://h/", "dtype": "int8"}),
+                "dtype is 'int8'",
+            ),
+            (
+                json!({"url": "rtsp://h/", "dtype": 16}),
+                "dtype must be a string",
+            ),
+            (
+                json!({"url": "rtsp://h/", "tonemap": "clip:param=0"}),
+                "tonemap param is 0 for clip",
+            ),
+            (json!({"url": "rtsp://h/", "md5": "yes"}), "md5 must be"),
             (
                 json!({"url": "rtsp://h/", "low_latency": false}),
                 "cannot be turned off",

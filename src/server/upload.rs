@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use super::budget::{Short, UploadShape};
 use super::config::ADMISSION_BYTES;
 use super::errors::{describe, ApiError, CutReason};
-use super::operator::{known_need, operator_config, settle_reservation, BatchSettings};
+use super::operator::{batch_line, known_need, operator_config, settle_reservation, BatchSettings};
 use super::rate::RateRule;
 use super::requests::{value, Params, UploadParams};
 use super::service::{RequestCtx, Service, Slot, SlotMemory};
@@ -31,7 +31,7 @@ use crate::operator::handle::VideoInput;
 use crate::report;
 use crate::settings::sampling::{Sampling, SamplingOptions};
 use crate::source::live::LiveVideo;
-use crate::transform::Transforms;
+use crate::transform::{TransformOptions, Transforms};
 
 /// After an upload fails, at most this much more of its body is read (and discarded), for at most
 /// [`DRAIN_TIME`], so that the client, still sending, reads the response with the error instead of seeing the
@@ -57,7 +57,10 @@ pub(crate) struct UploadQuery {
 /// `last_sequence_policy` (or `policy`: `partial`, the default, or `pad`), `detach` (`true`/`false`), and with
 /// `detach=true` `id` and `label`; `autorotate` (`true`, the default: frames turned by the video's display
 /// matrix; `false`: as coded); `strict` (`false`, the default: damaged frames and holes are reported on the
-/// lines and the video goes on; `true` or `1`: the video fails at its first damage); the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as
+/// lines and the video goes on; `true` or `1`: the video fails at its first damage); `dtype` (`uint8`, the
+/// default, `uint16`, `float32`...: what the frames are converted to, and what the upload's memory budget
+/// counts), `tonemap` (`hable`, `mobius:param=0.5`...: HDR frames mapped to SDR), `md5` (`true`: each
+/// sequence's line carries the MD5 of each frame's bytes in that type); the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as
 /// `I,J,K`; `clips` with `clip_sampler`, `clip_policy` and `seed`, which make the upload decoded whole), checked with the
 /// operator's config.
 pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError> {
@@ -81,6 +84,12 @@ pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError
     if sampling.clips.is_none() && sampling.clip_policy.is_some() {
         return Err(bad("clip_policy is for uploads with clips"));
     }
+    let transforms = Transforms::try_from(TransformOptions {
+        dtype: value(params.dtype),
+        tonemap: value(params.tonemap),
+        ..Default::default()
+    })
+    .map_err(|e| bad(&e.into_reason()))?;
     let detach = value(params.detach).unwrap_or(false);
     if !detach && (params.id.is_some() || params.label.is_some()) {
         return Err(bad("id and label are for detach=true uploads"));
@@ -92,10 +101,11 @@ pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError
             policy: value(params.last_sequence_policy)
                 .or(value(params.policy))
                 .unwrap_or(defaults.policy),
-            transforms: Transforms::new(),
+            transforms,
             sampling: Sampling::from(sampling),
             autorotate: value(params.autorotate).unwrap_or(defaults.autorotate),
             strict: value(params.strict).unwrap_or(defaults.strict),
+            md5: value(params.md5).unwrap_or(defaults.md5),
         },
         detach,
         id: params.id,
@@ -125,6 +135,7 @@ async fn start(
     body: Body,
 ) -> Result<Response, ApiError> {
     let parsed = upload_query(params)?;
+    let md5 = parsed.settings.md5;
     let (config, shape) = operator_config(&parsed.settings, &service)?;
     // Almost nothing until the body says what the video needs (`receive` grows it).
     let slot = service
@@ -191,6 +202,7 @@ async fn start(
                 input,
                 slot,
                 shape,
+                md5,
                 upload: Some((upload, received, cut)),
             },
         ));
@@ -212,6 +224,7 @@ async fn start(
         damage: report::DamageCount::default(),
         errors: Vec::new(),
         done: false,
+        md5,
     };
     let lines = futures_util::stream::unfold(progress, |mut p| async move {
         let line = p.next_line().await?;
@@ -430,6 +443,8 @@ struct Progress {
     damage: report::DamageCount,
     errors: Vec<Value>,
     done: bool,
+    /// Lines carry each frame's MD5.
+    md5: bool,
 }
 
 impl Progress {
@@ -467,7 +482,7 @@ impl Progress {
                 self.damage.add(&batch);
                 metrics.frames.inc_by(frames);
                 metrics.batches.inc();
-                report::batch_json(&batch)
+                batch_line(&batch, self.md5)
             }
             Ok(None) => {
                 self.done = true;

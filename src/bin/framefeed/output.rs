@@ -1,10 +1,9 @@
 //! The output writers of `framefeed run`: a batch as its JSON line (with MD5s of its frames when asked), and
 //! the peak memory for the summary.
 
-use md5::{Digest, Md5};
 use serde_json::{json, Value};
 
-use framefeed::{Batch, Layout};
+use framefeed::Batch;
 
 /// The process's peak resident memory in MiB (Linux's VmHWM), when the system tells.
 pub(crate) fn peak_rss_mib() -> Option<f64> {
@@ -15,32 +14,14 @@ pub(crate) fn peak_rss_mib() -> Option<f64> {
 }
 
 pub(crate) fn batch_json(batch: &Batch, md5: bool, pulled: bool) -> Value {
-    let mut line = framefeed::report::batch_json(batch);
+    let mut line = framefeed::report::BatchLine::of(batch);
+    if md5 {
+        line = line.with_md5(batch);
+    }
+    let mut line = serde_json::to_value(line).unwrap_or(Value::Null);
     if pulled {
         // Sources pulled by URL: how far behind the source this batch was handed over.
         line["latency_ms"] = json!(batch.latency().map(|d| d.as_secs_f64() * 1000.0));
-    }
-    if md5 {
-        for (seq, value) in batch.sequences().iter().zip(
-            line["sequences"]
-                .as_array_mut()
-                .expect("sequences array")
-                .iter_mut(),
-        ) {
-            let sums: Vec<String> = seq
-                .frames()
-                .map(|f| {
-                    let mut md5 = Md5::new();
-                    if batch.layout() == Layout::Cfhw {
-                        (0..3).for_each(|c| md5.update(f.plane(c)));
-                    } else {
-                        md5.update(f.data());
-                    }
-                    format!("{:x}", md5.finalize())
-                })
-                .collect();
-            value["md5"] = json!(sums);
-        }
     }
     line
 }
