@@ -71,7 +71,7 @@ mount --bind "$APT_CACHE" "$ROOT/var/cache/apt/archives"
 mount --bind -o ro "$TOOLCHAIN" "$ROOT/opt/rust"
 mount --bind "$REGISTRY" "$ROOT/opt/cargo/registry"
 in_root apt-get install -y -q --no-install-recommends libavcodec-dev libavformat-dev libavutil-dev \
-  libswscale-dev libclang-dev clang pkg-config ffmpeg gcc libc6-dev >/dev/null
+  libswscale-dev libswresample-dev libclang-dev clang pkg-config ffmpeg gcc libc6-dev >/dev/null
 in_root ffmpeg -hide_banner -version | sed -n 1p
 in_root sh -c 'cd /src/main && cargo test --locked --test conformance --test clip_sampling --test random_access \
   --test containers --test cli --test damaged_videos --test colour_metadata'

@@ -9,7 +9,7 @@
 # It builds, from the sources Debian 12's archive serves (`apt-get source`, checked against the archive's signed
 # index), the parts of FFmpeg framefeed uses and dav1d (FFmpeg's AV1 decoder of choice), as static libraries, and
 # links them into framefeed._framefeed with NVDEC (loaded at run time, as always). Only decoders, demuxers,
-# parsers, bitstream filters, swscale and FFmpeg's own network protocols (http, tcp, udp, rtp, rtsp, rtmp, hls):
+# parsers, bitstream filters, swscale, swresample and FFmpeg's own network protocols (http, tcp, udp, rtp, rtsp, rtmp, hls):
 # no encoders, no filters, no devices, nothing autodetected (no X11, VA-API, zlib, TLS or GPU runtime libraries),
 # no GPL or non-free part, so the whole is LGPL 2.1+ (FFmpeg) with BSD-2 (dav1d) and MIT/Apache-2.0 (framefeed).
 # Each architecture's own assembly is in: x86's (nasm), or Arm's NEON (FFmpeg's and dav1d's).
@@ -52,13 +52,12 @@ SUITE=bookworm
 FFMPEG_CONFIGURE=(
   --disable-shared --enable-static --enable-pic
   --disable-programs --disable-doc --disable-autodetect --disable-everything
-  --disable-avdevice --disable-avfilter --disable-swresample --disable-postproc
+  --disable-avdevice --disable-avfilter --disable-postproc
   --enable-network --enable-libdav1d
   --enable-decoder=h264,hevc,vp8,vp9,libdav1d,mpeg4,mpeg2video,mpeg1video,h263,mjpeg,prores,dnxhd,theora,vc1
   --enable-decoder=wmv1,wmv2,wmv3,msmpeg4v1,msmpeg4v2,msmpeg4v3,rawvideo,ffv1
-  # Audio decoders only so that the demuxer can finish reading a stream's parameters, as it does with the
-  # system's FFmpeg (framefeed skips audio packets).
-  --enable-decoder=aac,aac_latm,mp3float,mp2float,vorbis,ac3,eac3,flac,alac,'pcm*'
+  # Audio decoders for the audio beside the frames (`Config::audio`, resampled by libswresample, built too).
+  --enable-decoder=aac,aac_latm,mp3float,mp2float,vorbis,opus,ac3,eac3,flac,alac,'pcm*'
   --enable-demuxers --enable-parsers --enable-bsfs
   --enable-protocol=file,http,tcp,udp,rtp,hls,crypto,rtmp
 )

@@ -134,6 +134,7 @@ mod video;
 
 pub use assembly::batch::{Batch, CropWindow, Frame, Gap, Hole, Sequence};
 pub use assembly::outline::BatchOutline;
+pub use decode::audio::AudioClip;
 pub use demux::{ffmpeg_build, probe};
 pub use device::{cuda_status, DecodedOn, Device};
 pub use error::{AvError, Error, Result, TryFeedError, VideoError};
@@ -154,6 +155,7 @@ pub use operator::polling::Batches;
 pub use orientation::{display_rotation, Orientation};
 pub use reader::{Frames, VideoMetadata, VideoReader};
 pub use sample::segments::segments;
+pub use settings::audio::Audio;
 pub use settings::choice::Choice;
 pub use settings::config::{
     limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,

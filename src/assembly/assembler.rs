@@ -396,6 +396,7 @@ impl Assembler {
                 video: self.video.clone(),
                 ends_video: false,
                 error_follows: false,
+                audio: None,
             });
         }
         let region = l * b.frame_bytes(dtype);
@@ -442,6 +443,16 @@ impl Assembler {
         emit: &mut impl FnMut(Batch) -> Result<(), E>,
     ) -> Result<Finished, E> {
         self.end_video(emit, true, false)
+    }
+
+    /// The sequences not emitted yet: the held batch's and the one being built's.
+    pub(crate) fn pending_sequences(&mut self) -> impl Iterator<Item = &mut SequenceMeta> {
+        let held = self.held.iter_mut().flat_map(|b| b.sequences.iter_mut());
+        held.chain(
+            self.building
+                .iter_mut()
+                .flat_map(|b| b.sequences.iter_mut()),
+        )
     }
 
     /// Ends the current video: its open sequence is closed per the policy and its last sequence is marked as

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::assembly::pool::{BufferPool, PooledBuffer};
+use crate::decode::audio::AudioClip;
 use crate::device::{DecodedOn, DeviceBuffer};
 use crate::info::ColorInfo;
 use crate::orientation::Orientation;
@@ -47,6 +48,8 @@ pub(crate) struct SequenceMeta {
     pub(crate) ends_video: bool,
     /// The video's error follows its last sequence (the error, not the batch, ends the video).
     pub(crate) error_follows: bool,
+    /// The audio played while its frames are shown, when the operator decodes audio.
+    pub(crate) audio: Option<Arc<AudioClip>>,
 }
 
 /// A batch's storage: a pooled host buffer, or a pooled device buffer (which carries its GPU runtime; none can
@@ -518,6 +521,13 @@ impl<'a> Sequence<'a> {
     /// values).
     pub fn color(&self) -> &ColorInfo {
         &self.meta.color
+    }
+
+    /// The audio played while its frames are shown, from its first frame's start to its last frame's end, when
+    /// the operator decodes audio ([`Config::audio`](crate::Config::audio)): empty for a video without audio
+    /// (or whose audio cannot be read); `None` when audio is off, and for a live video or a URL.
+    pub fn audio(&self) -> Option<&'a AudioClip> {
+        self.meta.audio.as_deref()
     }
 
     /// The size `(width, height)` frames were resized to before the crop, when a resize is configured.

@@ -7,6 +7,7 @@
 //! `damage` marks the damaged pictures (concealed, or decoded after damage in their GOP), by one rule for every
 //! door.
 
+pub(crate) mod audio;
 mod backend;
 pub(crate) mod cpu;
 pub(crate) mod damage;

@@ -155,6 +155,43 @@ impl Demuxer {
         Ok(this)
     }
 
+    /// A demuxer over the whole video `data` reading only an audio stream: `stream` when it is one, else the one
+    /// FFmpeg picks for the video stream `video` (as the `ffmpeg` CLI does); `Ok(None)` when there is none.
+    pub(crate) fn open_audio(
+        data: Whole,
+        config: &Config,
+        video: usize,
+        stream: Option<usize>,
+    ) -> Result<Option<Self>, VideoError> {
+        let probe = ProbeOptions {
+            header_only: false,
+            ..Self::probe(config, Demuxers::Any)
+        };
+        let mut format = FormatContext::open_io(MemoryIo::new(data.clone())?, probe)
+            .map_err(VideoError::NotAVideo)?;
+        let info = format.info();
+        let index = match stream {
+            Some(index) => info
+                .streams
+                .get(index)
+                .filter(|s| s.kind == MediaKind::Audio)
+                .map(|s| s.index),
+            None => format.best_audio_stream(video),
+        };
+        let Some(index) = index else {
+            return Ok(None);
+        };
+        format.keep_only_stream(index);
+        Ok(Some(Self {
+            format,
+            stream: info.streams[index].clone(),
+            whole: Some(data),
+            reads: None,
+            limits: FrameLimits::of(config),
+            read_ahead: std::collections::VecDeque::new(),
+        }))
+    }
+
     /// Like [`open`](Self::open), reading a live stream as its bytes arrive. An MP4 stream comes through the
     /// box gate (`mp4::live`, which checks each box's claims before the demuxer sees it, and keeps what the
     /// demuxer may go back to) and is read by the MOV demuxer only; any other stream never by it.

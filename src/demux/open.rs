@@ -77,6 +77,14 @@ impl Opened {
         matches!(self.origin, Origin::Whole(..))
     }
 
+    /// The whole video's bytes or file, when it is one (a second reader, the audio's, opens them again).
+    pub(crate) fn whole(&self) -> Option<&Whole> {
+        match &self.origin {
+            Origin::Whole(data, _) => Some(data),
+            Origin::Live(_) | Origin::Url { .. } => None,
+        }
+    }
+
     /// Who its file is, when it is a whole file.
     pub(crate) fn file_identity(&self) -> Option<FileIdentity> {
         match &self.origin {

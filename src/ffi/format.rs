@@ -531,6 +531,23 @@ impl FormatContext {
     }
 
     /// Tells the demuxer to drop every stream but `keep` (saves reading audio and subtitles into packets).
+    /// The audio stream FFmpeg's own choice takes (`av_find_best_stream`, as the `ffmpeg` CLI picks one),
+    /// preferring one related to stream `related` (the video); `None` when there is none.
+    pub(crate) fn best_audio_stream(&self, related: usize) -> Option<usize> {
+        // SAFETY: the context is open; with no decoder requested, only the streams' parameters are read.
+        let ret = unsafe {
+            sys::av_find_best_stream(
+                self.ctx.as_ptr(),
+                sys::AVMediaType::AVMEDIA_TYPE_AUDIO,
+                -1,
+                related as c_int,
+                ptr::null_mut(),
+                0,
+            )
+        };
+        usize::try_from(ret).ok()
+    }
+
     pub(crate) fn keep_only_stream(&mut self, keep: usize) {
         for i in 0..self.stream_count() {
             let discard = if i == keep {

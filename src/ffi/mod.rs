@@ -18,6 +18,7 @@ pub(crate) mod log;
 pub(crate) mod packet;
 pub(crate) mod parser;
 pub(crate) mod protocol;
+pub(crate) mod resample;
 pub(crate) mod scale;
 pub(crate) mod simd;
 pub(crate) mod version;

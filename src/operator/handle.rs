@@ -70,6 +70,7 @@ impl VideoInput {
             packer: Default::default(),
             gpu: gpu.clone(),
             indexes: Default::default(),
+            audio: Default::default(),
         };
         let handle = std::thread::Builder::new()
             .name("framefeed-decode".into())

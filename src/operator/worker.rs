@@ -34,9 +34,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 
 use crate::assembly::assembler::{Assembler, Finished, FrameAt};
+use crate::assembly::audio::VideoAudio;
 use crate::assembly::batch::{Batch, BatchData};
 use crate::assembly::batch::{Gap, Hole};
 use crate::assembly::pool::BufferPool;
+use crate::decode::audio::AudioTrack;
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
 use crate::decode::{damage, nvdec_support, open_nvdec, Decoder, FrameInfo, FrameSink, Stop};
@@ -86,6 +88,8 @@ pub(crate) struct Worker {
     pub(crate) gpu: Option<Arc<GpuRuntime>>,
     /// The last file a sampled video indexed, kept for the next video from that file (its next segment).
     pub(crate) indexes: IndexCache,
+    /// The audio of the video being decoded, when the operator decodes audio and the video is whole.
+    pub(crate) audio: RefCell<Option<VideoAudio>>,
 }
 
 impl Worker {
@@ -110,7 +114,10 @@ impl Worker {
         self.shared.wake_all();
     }
 
-    pub(super) fn send_batch(&self, batch: Batch) -> Result<(), Shutdown> {
+    pub(super) fn send_batch(&self, mut batch: Batch) -> Result<(), Shutdown> {
+        if let Some(audio) = self.audio.borrow_mut().as_mut() {
+            audio.attach(&mut batch.sequences);
+        }
         let ended = batch.videos_ended();
         let batch = match self.upload(batch) {
             Ok(batch) => batch,
@@ -243,6 +250,17 @@ impl Worker {
             Ok(opened) => opened,
             Err(failure) => return self.failed(&video, failure),
         };
+        *self.audio.borrow_mut() = self.config.audio.and_then(|_| {
+            let whole = opened.whole()?;
+            let stream = opened.demuxer.stream();
+            let track = AudioTrack::open(whole, &self.config, stream.index);
+            Some(VideoAudio::new(
+                video.id,
+                track,
+                stream.fps(),
+                stream.seconds_per_unit(),
+            ))
+        });
         if !self.config.probe_decoders {
             // Untrusted input: the frame size its parameter sets give is checked before a decoder sees them.
             if let Err(error) = self.check_parsed_frame_size(&mut opened) {
@@ -355,6 +373,10 @@ impl Worker {
         // video's sequences (or the input's close).
         let error_follows = error.is_some();
         let flush = !pack || error_follows;
+        // The video's sequences a packed batch keeps get their audio now, while its track is open.
+        if let Some(audio) = self.audio.borrow_mut().as_mut() {
+            audio.attach(asm.pending_sequences());
+        }
         let delivered = asm.end_video(&mut |batch| self.send_batch(batch), flush, error_follows)?;
         if pack {
             *self.packer.borrow_mut() = Some(asm);

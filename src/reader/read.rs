@@ -341,6 +341,7 @@ impl Reading {
                         video: self.video.clone(),
                         ends_video: false,
                         error_follows: false,
+                        audio: None,
                     }],
                     decoded_on,
                     gap: None,

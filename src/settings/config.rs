@@ -119,6 +119,8 @@ pub struct Config {
     /// FFmpeg's probe (`avformat_find_stream_info`) may open decoders (the default); off with
     /// [`Config::probe_without_decoders`].
     pub(crate) probe_decoders: bool,
+    /// Each sequence's audio, when asked for.
+    pub(crate) audio: Option<crate::settings::audio::Audio>,
 }
 
 /// Bytes of a batch of `max_batch_size` sequences of `sequence_length` frames of `frame` pixels: `None` when the
@@ -213,6 +215,7 @@ impl Config {
             nvdec_driver: NvdecDriver::Direct,
             sampling: crate::settings::sampling::Sampling::default(),
             probe_decoders: true,
+            audio: None,
         }
     }
 
@@ -422,6 +425,14 @@ impl Config {
         self
     }
 
+    /// Each sequence carries the audio played while its frames are shown ([`Sequence::audio`](crate::Sequence::audio)),
+    /// decoded and resampled per `audio` (default: none). Videos read whole (files, buffers) have it; a live
+    /// video's or a URL's sequences have none yet.
+    pub fn audio(mut self, audio: crate::settings::audio::Audio) -> Self {
+        self.audio = Some(audio);
+        self
+    }
+
     /// Which video stream to decode (default [`StreamSelection::Best`]).
     pub fn stream(mut self, stream: StreamSelection) -> Self {
         self.stream = stream;
@@ -498,6 +509,9 @@ impl Config {
         )?;
         range("max_batch_size", self.max_batch_size, 1, MAX_BATCH_SIZE)?;
         self.sampling.validate()?;
+        if let Some(audio) = &self.audio {
+            audio.validate()?;
+        }
         range(
             "decoder_threads",
             self.decoder_threads,

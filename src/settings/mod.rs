@@ -5,6 +5,7 @@
 //! ends (the CLI, the service, Python) parse settings through the same `FromStr`/`Display` of these types, so a
 //! setting has one name and one message everywhere.
 
+pub(crate) mod audio;
 #[macro_use]
 pub(crate) mod choice;
 pub(crate) mod config;

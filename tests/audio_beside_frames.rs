@@ -1,0 +1,313 @@
+//! Audio beside the frames (issue 63): each sequence carries the samples played from its first frame's start to
+//! its last frame's end, equal (to the bit, they come from the same decoder and resampler) to that span of the
+//! `ffmpeg` CLI's decode of the whole stream (`ffmpeg -i FILE -vn [-ac N] [-ar R] -f f32le -`, whose sample 0
+//! plays at the stream's first decoded frame), on AAC, MP3, Opus, FLAC and PCM in MP4, MPEG-TS, WebM, Matroska
+//! and MOV files made here, one of them with its audio starting after its video; a video without audio gets
+//! empty audio and its frames.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{ffmpeg_stdout, skip_without_ffmpeg};
+use framefeed::{Audio, AudioClip, Config, Encoded, VideoInput};
+
+/// 2 s of `testsrc2` at 30 fps with a two-tone stereo sine at 44.1 kHz, muxed as `name` with the codec
+/// arguments `args`; `delay` seconds of the video pass before the audio starts.
+fn clip(dir: &Path, name: &str, args: &[&str], delay: Option<&str>) -> PathBuf {
+    let path = dir.join(name);
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("testsrc2=size=96x64:rate=30");
+    if let Some(delay) = delay {
+        cmd.args(["-itsoffset", delay]);
+    }
+    let status = cmd
+        .args(["-f", "lavfi", "-i"])
+        .arg("aevalsrc=0.5*sin(2*PI*440*t)|0.3*sin(2*PI*660*t+1):s=44100")
+        .args(["-t", "2", "-pix_fmt", "yuv420p"])
+        .args(args)
+        .arg(&path)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success(), "ffmpeg could not make {name}");
+    path
+}
+
+/// The CLI's decode of the whole audio stream, packed `f32`, with `-ac`/`-ar` when given.
+fn reference(path: &Path, channels: Option<u32>, rate: Option<u32>) -> Vec<f32> {
+    let mut tail: Vec<String> = vec!["-vn".into()];
+    if let Some(c) = channels {
+        tail.extend(["-ac".into(), c.to_string()]);
+    }
+    if let Some(r) = rate {
+        tail.extend(["-ar".into(), r.to_string()]);
+    }
+    tail.extend(["-f".into(), "f32le".into(), "-".into()]);
+    let tail: Vec<&str> = tail.iter().map(String::as_str).collect();
+    ffmpeg_stdout(path, &tail)
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// The first line of ffprobe's `entries` for the first stream of `kind` (`a` or `v`).
+fn probe(path: &Path, kind: &str, entries: &str) -> String {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", &format!("{kind}:0")])
+        .args(["-show_entries", entries, "-of", "csv=p=0"])
+        .arg(path)
+        .output()
+        .expect("run ffprobe");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .trim_end_matches(',')
+        .to_owned()
+}
+
+/// Seconds a timestamp unit of the first stream of `kind`.
+fn tick(path: &Path, kind: &str) -> f64 {
+    let base = probe(path, kind, "stream=time_base");
+    let (num, den) = base.split_once('/').expect("a time base");
+    num.parse::<f64>().unwrap() / den.parse::<f64>().unwrap()
+}
+
+/// When the audio stream's first decoded frame plays (ffprobe's decode).
+fn audio_start(path: &Path) -> f64 {
+    let ts: f64 = probe(path, "a", "frame=best_effort_timestamp")
+        .parse()
+        .expect("a first audio frame");
+    ts * tick(path, "a")
+}
+
+/// Every sequence's frame times and audio, in order.
+fn sequences(path: &Path, audio: Audio, length: usize) -> Vec<(Vec<f64>, AudioClip)> {
+    let input = VideoInput::new(Config::new(length, 2).audio(audio)).unwrap();
+    input.feed(Encoded::file(path).unwrap()).unwrap();
+    input.close();
+    let mut out = Vec::new();
+    for batch in input.iter() {
+        let batch = batch.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for seq in batch.sequences() {
+            let clip = seq.audio().expect("audio was asked for").clone();
+            out.push((seq.pts().to_vec(), clip));
+        }
+    }
+    out
+}
+
+/// Checks each sequence's audio against the CLI's samples: its first sample is the one playing at its first
+/// frame (or the stream's first, when the audio starts later), its last the one before its last frame's end,
+/// and the values are the CLI's.
+fn check(name: &str, path: &Path, channels: Option<u32>, rate: Option<u32>, native: u32) {
+    let want = reference(path, channels, rate);
+    check_against(name, path, channels, rate, native, &want);
+}
+
+/// [`check`] against the samples `want` (packed, sample 0 at the audio's first frame).
+fn check_against(
+    name: &str,
+    path: &Path,
+    channels: Option<u32>,
+    rate: Option<u32>,
+    native: u32,
+    want: &[f32],
+) {
+    let mut audio = Audio::new();
+    if let Some(c) = channels {
+        audio = audio.channels(c);
+    }
+    if let Some(r) = rate {
+        audio = audio.sample_rate(r);
+    }
+    let first = audio_start(path);
+    let seqs = sequences(path, audio, 7);
+    let out_rate = f64::from(rate.unwrap_or(native));
+    let c = seqs[0].1.channels() as usize;
+    assert_eq!(c, channels.unwrap_or(2) as usize, "{name}: channels");
+    assert_eq!(f64::from(seqs[0].1.sample_rate()), out_rate, "{name}: rate");
+    let total = want.len() / c;
+    let video_tick = tick(path, "v");
+    let mut covered = None;
+    for (i, (pts, clip)) in seqs.iter().enumerate() {
+        let index = |t: f64| (((t - first) * out_rate).round().max(0.0) as usize).min(total);
+        // A sequence's sound starts where the one before's ended (or at its first frame), and ends a frame
+        // period (on the video's timestamp grid: 33 ms in Matroska) after its last frame starts.
+        let period = (1.0 / 30.0 / video_tick).round() * video_tick;
+        let from = covered.unwrap_or(index(pts[0]));
+        let to = index(pts.last().unwrap() + period);
+        assert_eq!(clip.samples(), to - from, "{name} sequence {i}: samples");
+        let at = first + from as f64 / out_rate;
+        assert!(
+            (clip.pts_seconds() - at).abs() < 1e-9,
+            "{name} sequence {i}: {} vs {at}",
+            clip.pts_seconds()
+        );
+        for ch in 0..c {
+            let theirs: Vec<f32> = want[from * c..to * c]
+                .iter()
+                .skip(ch)
+                .step_by(c)
+                .copied()
+                .collect();
+            let ours = clip.channel(ch);
+            let worst = ours
+                .iter()
+                .zip(&theirs)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(
+                worst <= 1e-6,
+                "{name} sequence {i} channel {ch}: off by {worst}"
+            );
+        }
+        covered = Some(to);
+    }
+    // The 2 s of frames carry (nearly) 2 s of sound, where the audio plays throughout.
+    let carried: usize = seqs.iter().map(|(_, a)| a.samples()).sum();
+    if !name.contains("late") {
+        assert!(
+            carried as f64 >= 1.95 * out_rate,
+            "{name}: {carried} samples of {total}"
+        );
+    }
+}
+
+#[test]
+fn each_sequence_carries_the_clis_samples_of_its_span() {
+    if skip_without_ffmpeg("the audio conformance test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let h264 = ["-c:v", "libx264", "-preset", "ultrafast"];
+    let cases: Vec<(&str, Vec<&str>, u32)> = vec![
+        ("aac.mp4", [&h264[..], &["-c:a", "aac"]].concat(), 44_100),
+        (
+            "mp3.ts",
+            [&h264[..], &["-c:a", "libmp3lame"]].concat(),
+            44_100,
+        ),
+        ("flac.mkv", [&h264[..], &["-c:a", "flac"]].concat(), 44_100),
+        (
+            "pcm.mov",
+            [&h264[..], &["-c:a", "pcm_s16le"]].concat(),
+            44_100,
+        ),
+        (
+            "opus.webm",
+            vec!["-c:v", "libvpx", "-deadline", "realtime", "-c:a", "libopus"],
+            48_000,
+        ),
+    ];
+    for (name, args, native) in &cases {
+        let path = clip(dir.path(), name, args, None);
+        check(name, &path, None, None, *native);
+        check(name, &path, Some(1), Some(16_000), *native);
+    }
+}
+
+#[test]
+fn audio_that_starts_late_begins_at_its_first_sample() {
+    if skip_without_ffmpeg("the audio conformance test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"];
+    let path = clip(dir.path(), "late.mp4", &args, Some("0.5"));
+    check("late.mp4", &path, None, None, 44_100);
+    let seqs = sequences(&path, Audio::new(), 7);
+    // The first sequence (0 to 0.23 s) has no sound; the one that holds 0.5 s starts its sound there.
+    assert!(seqs[0].1.is_empty(), "{:?}", seqs[0].1.samples());
+    let holding = seqs
+        .iter()
+        .find(|(pts, _)| pts[0] <= 0.5 && *pts.last().unwrap() >= 0.5)
+        .unwrap();
+    assert!((holding.1.pts_seconds() - audio_start(&path)).abs() < 1e-9);
+}
+
+#[test]
+fn a_video_without_audio_gives_empty_audio_and_its_frames() {
+    if skip_without_ffmpeg("the audio conformance test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("silent.mp4");
+    common::ffmpeg(&[
+        "-v",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=30",
+        "-t",
+        "1",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        path.to_str().unwrap(),
+    ]);
+    let seqs = sequences(&path, Audio::new(), 8);
+    assert_eq!(seqs.iter().map(|(p, _)| p.len()).sum::<usize>(), 30);
+    assert!(seqs.iter().all(|(_, a)| a.is_empty() && a.channels() == 0));
+    // Without audio asked for, sequences carry none.
+    let input = VideoInput::new(Config::new(8, 1)).unwrap();
+    input.feed(Encoded::file(&path).unwrap()).unwrap();
+    input.close();
+    assert!(input
+        .iter()
+        .all(|b| b.unwrap().sequences()[0].audio().is_none()));
+}
+
+#[test]
+fn a_hole_in_the_audio_stays_silent_and_the_sound_after_it_keeps_its_place() {
+    if skip_without_ffmpeg("the audio conformance test") {
+        return;
+    }
+    // 0.4 s of the sound taken out, its timestamps kept: the AAC stream jumps from 0.8 s to 1.2 s.
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-af",
+        "aselect='not(between(t,0.8,1.2))'",
+        "-c:a",
+        "aac",
+    ];
+    let path = clip(dir.path(), "hole.mkv", &args, None);
+    // The CLI's decode closes the hole up; placed by its frames' times (ffprobe's), with silence where a
+    // frame starts over 0.1 s after the one before ends, it is what the sequences must carry.
+    let closed = reference(&path, None, None);
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "a:0", "-show_entries"])
+        .args(["frame=best_effort_timestamp,nb_samples", "-of", "csv=p=0"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let (tick, first) = (tick(&path, "a"), audio_start(&path));
+    let mut placed: Vec<f32> = Vec::new();
+    let mut taken = 0;
+    let mut holes = 0;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut fields = line.trim_end_matches(',').split(',');
+        let ts: f64 = fields.next().unwrap().parse().unwrap();
+        let n: usize = fields.next().unwrap().parse().unwrap();
+        let at = ((ts * tick - first) * 44_100.0).round() as usize;
+        if at > placed.len() / 2 + 4410 {
+            placed.resize(at * 2, 0.0);
+            holes += 1;
+        }
+        placed.extend_from_slice(&closed[taken..taken + n * 2]);
+        taken += n * 2;
+    }
+    assert_eq!(holes, 1, "the fixture has one hole");
+    check_against("hole.mkv", &path, None, None, 44_100, &placed);
+}
