@@ -101,6 +101,9 @@ pub struct SequenceLine {
     /// The MD5 of each real frame's bytes, when asked for ([`BatchLine::with_md5`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub md5: Vec<String>,
+    /// Its audio, when the operator decodes audio ([`Sequence::audio`](crate::Sequence::audio)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<AudioLine>,
     /// In a packed batch: the sequence's video.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<u64>,
@@ -111,6 +114,24 @@ pub struct SequenceLine {
         deserialize_with = "present"
     )]
     pub label: Option<Option<String>>,
+}
+
+/// A sequence's audio in a [`SequenceLine`] ([`AudioClip`](crate::AudioClip)): `shape` (channels, samples),
+/// `pts` and `duration` in seconds, `sample_rate`, and with [`BatchLine::with_md5`] the MD5 of its samples'
+/// little-endian `f32` bytes, channel after channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AudioLine {
+    /// Channels, samples.
+    pub shape: [usize; 2],
+    /// When its first sample plays.
+    pub pts: f64,
+    /// How long it plays.
+    pub duration: f64,
+    /// Samples a second.
+    pub sample_rate: u32,
+    /// The MD5 of its samples, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md5: Option<String>,
 }
 
 /// A video's colour in a [`SequenceLine`] ([`ColorInfo`]): its parts FFmpeg names (`bt2020`, `smpte2084`,
@@ -258,6 +279,13 @@ impl BatchLine {
                     .collect(),
                 ended_early: seq.ended_early().map(str::to_owned),
                 md5: Vec::new(),
+                audio: seq.audio().map(|a| AudioLine {
+                    shape: [a.channels() as usize, a.samples()],
+                    pts: a.pts_seconds(),
+                    duration: a.duration_seconds(),
+                    sample_rate: a.sample_rate(),
+                    md5: None,
+                }),
                 video: packed.then(|| seq.video().id.0),
                 label: packed.then(|| seq.video().label.as_ref().map(|l| l.to_string())),
             })
@@ -291,7 +319,7 @@ impl BatchLine {
 }
 
 impl BatchLine {
-    /// This line with each sequence's `md5`: the MD5 of each real frame's bytes as [`Frame::data`] gives them
+    /// This line with each sequence's `md5` (and its audio's): the MD5 of each real frame's bytes as [`Frame::data`] gives them
     /// (for [`Layout::Cfhw`], of its three planes one after the other), so `uint16` output hashes the
     /// little-endian RGB48 that `ffmpeg -pix_fmt rgb48le` writes. `batch` is the batch the line was made of; one
     /// in GPU memory gets no sums (take [`Batch::to_host`] first).
@@ -314,6 +342,14 @@ impl BatchLine {
                     format!("{:x}", md5.finalize())
                 })
                 .collect();
+            if let (Some(line), Some(audio)) = (&mut line.audio, seq.audio()) {
+                let mut md5 = Md5::new();
+                audio
+                    .data()
+                    .iter()
+                    .for_each(|s| md5.update(s.to_le_bytes()));
+                line.md5 = Some(format!("{:x}", md5.finalize()));
+            }
         }
         self
     }

@@ -311,3 +311,49 @@ fn a_hole_in_the_audio_stays_silent_and_the_sound_after_it_keeps_its_place() {
     assert_eq!(holes, 1, "the fixture has one hole");
     check_against("hole.mkv", &path, None, None, 44_100, &placed);
 }
+
+#[test]
+fn the_clis_json_lines_carry_each_sequences_audio_and_its_md5() {
+    if skip_without_ffmpeg("the CLI's audio test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"];
+    let path = clip(dir.path(), "cli.mp4", &args, None);
+    let out = Command::new(env!("CARGO_BIN_EXE_framefeed"))
+        .args(["run", "-L", "10", "-B", "2", "--json", "--md5", "--audio"])
+        .args(["--audio-rate", "16000", "--audio-channels", "1"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = reference(&path, Some(1), Some(16_000));
+    let first = audio_start(&path);
+    let mut carried = 0;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let line: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(seqs) = line["sequences"].as_array() else {
+            continue;
+        };
+        for seq in seqs {
+            let audio = &seq["audio"];
+            assert_eq!(audio["sample_rate"], 16_000, "{audio}");
+            assert_eq!(audio["shape"][0], 1);
+            let n = audio["shape"][1].as_u64().unwrap() as usize;
+            let from = ((audio["pts"].as_f64().unwrap() - first) * 16_000.0).round() as usize;
+            assert_eq!(from, carried, "contiguous");
+            let bytes: Vec<u8> = want[from..from + n]
+                .iter()
+                .flat_map(|s| s.to_le_bytes())
+                .collect();
+            assert_eq!(audio["md5"], common::md5_hex(&bytes), "{audio}");
+            assert!((audio["duration"].as_f64().unwrap() - n as f64 / 16_000.0).abs() < 1e-9);
+            carried += n;
+        }
+    }
+    assert!(carried >= 31_000, "{carried} samples carried");
+}

@@ -49,6 +49,7 @@ from .types import (
 from ._framefeed import (
     ERROR_CODES,
     SAMPLE_MP4,
+    AudioSamples,
     Batch,
     CameraEnded,
     FileList,
@@ -76,6 +77,7 @@ __all__ = [
     "LiveVideo",
     "Batch",
     "Sequence",
+    "AudioSamples",
     "FileList",
     "Mux",
     "MuxBatch",
@@ -164,7 +166,11 @@ class VideoInput(_NativeVideoInput):
             start: Optional[float] = None,
             end: Optional[float] = None,
             indices: Optional[List[int]] = None,
-    ) -> "VideoInput": ...
+            audio: bool = False,
+            audio_sample_rate: Optional[int] = None,
+            audio_channels: Optional[int] = None,
+            audio_stream: Optional[int] = None,
+        ) -> "VideoInput": ...
 
     else:
 

@@ -40,6 +40,7 @@ __all__ = [
     "FileList",
     "Batch",
     "Sequence",
+    "AudioSamples",
     "Mux",
     "MuxBatch",
     "MuxEntry",
@@ -80,6 +81,24 @@ def redact_url(url: str) -> str:
     """``url`` without its credentials, as framefeed labels and logs URLs."""
 
 @final
+class AudioSamples:
+    """Audio samples (TorchCodec's ``AudioSamples`` fields): ``data`` float32 of shape (channels, samples) in
+    [-1, 1], ``pts_seconds`` when the first plays, ``duration_seconds``, ``sample_rate``. Empty (shape (0, 0),
+    rate 0) for a video without audio."""
+
+    @property
+    def data(self) -> Any: ...
+    @property
+    def pts_seconds(self) -> float: ...
+    @property
+    def duration_seconds(self) -> float: ...
+    @property
+    def sample_rate(self) -> int: ...
+    @property
+    def num_channels(self) -> int: ...
+    def __len__(self) -> int: ...
+
+@final
 class Sequence:
     """One sequence of a batch."""
 
@@ -95,6 +114,10 @@ class Sequence:
     def indices(self) -> List[int]: ...
     @property
     def pts(self) -> List[float]: ...
+    @property
+    def audio(self) -> Optional[AudioSamples]:
+        """With ``audio=True``: the samples played while its frames are shown (empty without audio); else
+        ``None`` (and for a live video or a URL)."""
     @property
     def damaged(self) -> List[bool]:
         """Whether each real frame is damaged (concealed, or decoded from damaged data)."""
@@ -260,6 +283,10 @@ class VideoInput:
         start: Optional[float] = None,
         end: Optional[float] = None,
         indices: Optional[List[int]] = None,
+        audio: bool = False,
+        audio_sample_rate: Optional[int] = None,
+        audio_channels: Optional[int] = None,
+        audio_stream: Optional[int] = None,
     ) -> Self: ...
     def feed(
         self,

@@ -233,3 +233,7 @@ class CameraSettings(TypedDict, total=False):
     start: Optional[float]
     end: Optional[float]
     indices: Optional[List[int]]
+    audio: bool
+    audio_sample_rate: Optional[int]
+    audio_channels: Optional[int]
+    audio_stream: Optional[int]

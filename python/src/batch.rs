@@ -405,6 +405,16 @@ impl PySequence {
         self.batch.sequence(self.index).pts().to_vec()
     }
 
+    /// The audio played while its frames are shown (`AudioSamples`), with `audio=True`: empty for a video
+    /// without audio; `None` without `audio=True`, and for a live video or a URL.
+    #[getter]
+    fn audio(&self) -> Option<crate::audio::PyAudioSamples> {
+        self.batch
+            .sequence(self.index)
+            .audio()
+            .map(|clip| crate::audio::PyAudioSamples { clip: clip.clone() })
+    }
+
     /// Whether each real frame is damaged: concealed by the decoder, or decoded from damaged data. A frame not
     /// damaged is the same picture in every door and the `ffmpeg` CLI's at its time.
     #[getter]

@@ -47,6 +47,42 @@ pub(crate) struct Settings<'py> {
     pub(crate) live_buffer_bytes: Option<usize>,
     pub(crate) stall_timeout: Option<f64>,
     pub(crate) sampling: SamplingArgs<'py>,
+    /// `audio=True` with `audio_sample_rate` and `audio_channels`.
+    pub(crate) audio: AudioArgs,
+}
+
+/// The audio keywords: `audio`, `audio_sample_rate`, `audio_channels`, `audio_stream`.
+#[derive(Default)]
+pub(crate) struct AudioArgs {
+    pub(crate) audio: bool,
+    pub(crate) sample_rate: Option<u32>,
+    pub(crate) channels: Option<u32>,
+    pub(crate) stream: Option<usize>,
+}
+
+impl AudioArgs {
+    /// The audio setting, or `None` without `audio=True` (its other keywords then refused).
+    pub(crate) fn audio(&self) -> PyResult<Option<framefeed::Audio>> {
+        if !self.audio {
+            if self.sample_rate.is_some() || self.channels.is_some() || self.stream.is_some() {
+                return Err(bad(
+                    "audio_sample_rate, audio_channels and audio_stream need audio=True".into(),
+                ));
+            }
+            return Ok(None);
+        }
+        let mut audio = framefeed::Audio::new();
+        if let Some(rate) = self.sample_rate {
+            audio = audio.sample_rate(rate);
+        }
+        if let Some(channels) = self.channels {
+            audio = audio.channels(channels);
+        }
+        if let Some(stream) = self.stream {
+            audio = audio.stream(stream);
+        }
+        Ok(Some(audio))
+    }
 }
 
 /// The sampling keywords of `VideoInput(...)` (the seed is `seed`, shared with random crops).
@@ -170,6 +206,9 @@ impl Settings<'_> {
             .strict(self.strict)
             .transforms(self.transforms()?)
             .sampling(self.sampling.sampling(self.seed)?);
+        if let Some(audio) = self.audio.audio()? {
+            config = config.audio(audio);
+        }
         if let Some((videos, bytes)) = self.max_queued {
             config = config.max_queued(videos, bytes);
         }

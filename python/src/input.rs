@@ -15,7 +15,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::aio::{self, LiveSlot};
 use crate::batch::PyBatch;
-use crate::config::{choice, Rgb, SamplingArgs, Settings};
+use crate::config::{choice, AudioArgs, Rgb, SamplingArgs, Settings};
 use crate::errors::{to_py, IntoPyResult};
 
 /// The bytes of a fed buffer, without copying when it is `bytes` or another read-only, C-contiguous buffer
@@ -130,7 +130,8 @@ impl PyVideoInput {
         fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, tonemap=None, layout="FHWC", pack=false,
         huge_pages=false, autorotate=true, strict=false, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
         live_buffer_bytes=None, stall_timeout=None, stride=None, step=None, clips=None, clip_sampler="random",
-        clip_policy="cut", fps=None, start=None, end=None, indices=None
+        clip_policy="cut", fps=None, start=None, end=None, indices=None, audio=false, audio_sample_rate=None,
+        audio_channels=None, audio_stream=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
@@ -176,6 +177,10 @@ impl PyVideoInput {
         start: Option<f64>,
         end: Option<f64>,
         indices: Option<Vec<u64>>,
+        audio: bool,
+        audio_sample_rate: Option<u32>,
+        audio_channels: Option<u32>,
+        audio_stream: Option<usize>,
     ) -> PyResult<Self> {
         let center = "center".into_pyobject(py)?.into_any();
         let config = Settings {
@@ -221,6 +226,12 @@ impl PyVideoInput {
                 start,
                 end,
                 indices,
+            },
+            audio: AudioArgs {
+                audio,
+                sample_rate: audio_sample_rate,
+                channels: audio_channels,
+                stream: audio_stream,
             },
         }
         .config()?;

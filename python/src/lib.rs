@@ -9,6 +9,7 @@
 #![deny(unsafe_code)]
 
 mod aio;
+mod audio;
 mod batch;
 mod colour;
 mod config;
@@ -204,6 +205,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<input::PyFileList>()?;
     m.add_class::<batch::PyBatch>()?;
     m.add_class::<batch::PySequence>()?;
+    m.add_class::<audio::PyAudioSamples>()?;
     m.add_class::<mux::PyMux>()?;
     m.add_class::<events::PyMuxBatch>()?;
     m.add_class::<events::PyMuxEntry>()?;

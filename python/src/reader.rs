@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PySlice, PyString};
 
 use crate::batch::{self, Shared};
-use crate::config::{Rgb, SamplingArgs, Settings};
+use crate::config::{AudioArgs, Rgb, SamplingArgs, Settings};
 use crate::errors::IntoPyResult;
 
 /// A whole video opened for random access: frames by index, by range and by time, decoded only where asked (the
@@ -367,6 +367,7 @@ impl PyVideoReader {
             live_buffer_bytes: None,
             stall_timeout: None,
             sampling: SamplingArgs::none(),
+            audio: AudioArgs::default(),
         }
         .config()?;
         Ok(Self {

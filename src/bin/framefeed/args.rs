@@ -115,6 +115,16 @@ pub(crate) struct RunArgs {
     /// hable, mobius, reinhard or clip, with the filter's options (`hable:peak=10:desat=0`, `mobius:param=0.5`).
     #[arg(long, value_name = "OP[:KEY=VALUE...]")]
     pub(crate) tonemap: Option<ToneMap>,
+    /// Decode the audio too: each sequence carries the samples played while its frames are shown (with --json,
+    /// its `audio`: shape, pts, duration, sample rate, and with --md5 the MD5 of its f32 samples).
+    #[arg(long, help_heading = "Audio")]
+    pub(crate) audio: bool,
+    /// With --audio: samples a second (default: the stream's).
+    #[arg(long, value_name = "HZ", requires = "audio", help_heading = "Audio")]
+    pub(crate) audio_rate: Option<u32>,
+    /// With --audio: channels (default: the stream's; 1 mixes down).
+    #[arg(long, value_name = "N", requires = "audio", help_heading = "Audio")]
+    pub(crate) audio_channels: Option<u32>,
     /// Per-channel normalization "M,M,M/S,S,S": (value - mean) / std, in the units of --dtype.
     #[arg(long, value_name = "MEAN/STD", value_parser = parse_normalize)]
     pub(crate) normalize: Option<([f32; 3], [f32; 3])>,
@@ -365,6 +375,18 @@ pub(crate) fn operator_config(args: &RunArgs, batch_size: usize) -> Result<Confi
         )
         .transforms(args.transforms()?)
         .sampling(args.sampling());
+    let config = if args.audio {
+        let mut audio = framefeed::Audio::new();
+        if let Some(rate) = args.audio_rate {
+            audio = audio.sample_rate(rate);
+        }
+        if let Some(channels) = args.audio_channels {
+            audio = audio.channels(channels);
+        }
+        config.audio(audio)
+    } else {
+        config
+    };
     Ok(if args.low_latency {
         config.low_latency()
     } else {
