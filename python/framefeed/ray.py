@@ -33,6 +33,8 @@ from framefeed import _units
 __all__ = ["read_videos", "Decoder"]
 
 _ON_ERROR = ("record", "skip", "raise")
+# The audio of a row without any (a failed video's).
+_NO_AUDIO = np.zeros((0, 0), dtype=np.float32)
 # The most a block of framefeed's rows holds by default. Until a block is stored, an actor holds the rows gathered
 # for it and then the block built from them, so its memory swings by about twice this; rows of a few MB (a 224
 # crop's) still go several to a block, and full-frame rows one (issue 53).
@@ -177,7 +179,9 @@ class Decoder:
     ``first_frame``, ``indices`` (the display index of each real frame), ``pts`` (seconds, one per real frame),
     ``damaged`` (whether each real frame is damaged: concealed, or decoded from damaged data), ``bit_depth`` and
     ``dynamic_range`` (``"sdr"``, ``"pq"`` or ``"hlg"``: the video's, from its stream; ``None`` in an error row),
-    ``crop_window`` (``(x, y, w, h)``, when cropping), ``segment`` (when the input has it), and ``error``
+    ``crop_window`` (``(x, y, w, h)``, when cropping), with ``audio=True`` ``audio`` (the sound played with the
+    frames, float32 (channels, samples); empty without audio), ``audio_pts`` and ``audio_sample_rate``,
+    ``segment`` (when the input has it), and ``error``
     (``None``, or why the video failed, when ``on_error="record"``).
     """
 
@@ -213,6 +217,7 @@ class Decoder:
         self.epoch = epoch
         self.segment: Optional[Tuple[int, int]] = None
         self.cropping = keywords.get("crop") is not None
+        self.audio = bool(keywords.get("audio"))
         # An error row's (empty) frames take the element type of the others: one tensor column.
         dtype = keywords.get("dtype", "uint8")
         self.dtype = np.dtype(dtype.split("_")[0] if isinstance(dtype, str) else dtype)
@@ -322,6 +327,15 @@ class Decoder:
         }
         if self.cropping:
             rows["crop_window"] = np.array([s.crop_window for s in sequences], dtype=np.int64)
+        if self.audio:
+            # The sound played with each sequence's frames: (channels, samples) float32, its start and rate.
+            rows["audio"] = [s.audio.data if s.audio is not None else _NO_AUDIO for s in sequences]
+            rows["audio_pts"] = np.array(
+                [s.audio.pts_seconds if s.audio is not None else np.nan for s in sequences], dtype=np.float64
+            )
+            rows["audio_sample_rate"] = np.array(
+                [s.audio.sample_rate if s.audio is not None else 0 for s in sequences], dtype=np.int64
+            )
         if self.segment is not None:
             rows["segment"] = np.array([self.segment] * len(sequences), dtype=np.int64)
         if self.on_error == "record":
@@ -343,6 +357,10 @@ class Decoder:
         }
         if self.cropping:
             rows["crop_window"] = np.zeros((1, 4), dtype=np.int64)
+        if self.audio:
+            rows["audio"] = [_NO_AUDIO]
+            rows["audio_pts"] = np.array([np.nan], dtype=np.float64)
+            rows["audio_sample_rate"] = np.array([0], dtype=np.int64)
         if self.segment is not None:
             rows["segment"] = np.array([self.segment], dtype=np.int64)
         return rows

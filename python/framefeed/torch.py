@@ -76,7 +76,9 @@ class VideoDataset(IterableDataset):
     file's path), ``index``, ``is_last``, ``valid_frames`` (per sequence), ``first_frame`` (per sequence),
     ``indices`` (per sequence: the display index of each real frame), ``pts`` (per sequence, seconds),
     ``damaged`` (per sequence: whether each real frame is damaged) and ``color`` (per sequence: its video's
-    :class:`framefeed.types.ColorInfo`, bit depth, transfer and HDR metadata included). With
+    :class:`framefeed.types.ColorInfo`, bit depth, transfer and HDR metadata included); with ``audio=True``,
+    ``audio`` (per sequence: the sound played with its frames, a float32 tensor of (channels, samples)),
+    ``audio_pts`` and ``audio_sample_rate``. With
     ``shuffle_buffer``, the batch is stacked from the sequences that came out of the buffer (a list of tensors
     when they differ in shape, as a ``"partial"`` policy's last sequences do) and every entry of ``info`` is a
     list with one item per sequence.
@@ -188,6 +190,10 @@ class VideoDataset(IterableDataset):
                     "damaged": seq.damaged,
                     "color": seq.color,
                 }
+                if seq.audio is not None:
+                    info["audio"] = torch.from_numpy(seq.audio.data)
+                    info["audio_pts"] = seq.audio.pts_seconds
+                    info["audio_sample_rate"] = seq.audio.sample_rate
                 out = buffer.push((torch.from_dlpack(seq).clone(), info))
                 if out is not None:
                     yield out
@@ -275,7 +281,21 @@ class VideoDataset(IterableDataset):
             "pts": [s.pts for s in sequences],
             "damaged": [s.damaged for s in sequences],
             "color": [s.color for s in sequences],
+            **_audio_info(sequences),
         }
+
+
+def _audio_info(sequences: Sequence[ff.Sequence]) -> Dict[str, Any]:
+    """With ``audio=True``, each sequence's sound: ``audio`` (a float32 tensor of (channels, samples)),
+    ``audio_pts`` (seconds) and ``audio_sample_rate``; nothing without it."""
+    if not sequences or sequences[0].audio is None:
+        return {}
+    samples = [s.audio for s in sequences if s.audio is not None]
+    return {
+        "audio": [torch.from_numpy(a.data) for a in samples],
+        "audio_pts": [a.pts_seconds for a in samples],
+        "audio_sample_rate": [a.sample_rate for a in samples],
+    }
 
 
 class VideoClipDataset(Dataset):

@@ -520,3 +520,20 @@ def test_tonemapped_rows_are_the_operators_sdr_frames(cluster):
     assert len(rows) == len(want)
     for row, frames in zip(rows, want):
         np.testing.assert_array_equal(row["frames"], frames)
+
+
+def test_rows_carry_each_sequences_audio(cluster, tmp_path):
+    # audio=True (issue 63): each row has the sound played with its frames, as VideoInput gives it.
+    from test_audio import _clip
+
+    path = _clip(tmp_path)
+    keywords = dict(audio=True, audio_sample_rate=16000, audio_channels=1)
+    rows = list(fr.read_videos([path], sequence_length=8, concurrency=1, **keywords).iter_rows())
+    inp = ff.VideoInput(8, 4, **keywords)
+    inp.feed_file(str(path))
+    inp.close()
+    want = [s.audio for b in inp for s in b.sequences]
+    assert len(rows) == len(want) == 8
+    for row, audio in zip(rows, want):
+        assert np.array_equal(row["audio"], audio.data)
+        assert row["audio_pts"] == audio.pts_seconds and row["audio_sample_rate"] == 16000

@@ -195,3 +195,15 @@ def test_clip_dataset_transforms_layout_and_short_videos():
     assert torch.equal(frames[-1], frames[n - 1]) and 0.0 <= float(frames.min()) <= float(frames.max()) <= 1.0
     with pytest.raises(ValueError, match="allowed"):
         VideoClipDataset(PATHS[:2], clip_indices(4), labels=["one"])
+
+
+def test_with_audio_each_sequence_carries_its_sound_as_a_tensor(tmp_path):
+    from test_audio import _clip
+
+    path = _clip(tmp_path)
+    dataset = VideoDataset([str(path)], 10, 2, shuffle=False, audio=True, audio_channels=1)
+    (frames, info), *_ = list(dataset)
+    assert len(info["audio"]) == 2 and info["audio_sample_rate"] == [44100, 44100]
+    first = info["audio"][0]
+    assert first.dtype == torch.float32 and first.shape[0] == 1
+    assert info["audio_pts"][1] == pytest.approx(info["audio_pts"][0] + first.shape[1] / 44100)
