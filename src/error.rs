@@ -74,6 +74,9 @@ pub enum VideoError {
     /// The container holds no video stream (audio only, subtitles...).
     #[error("the container has no video stream")]
     NoVideoStream,
+    /// A reader's audio was asked of a video with no audio stream (or none that can be decoded).
+    #[error("the container has no audio stream framefeed can decode")]
+    NoAudioStream,
     /// The requested stream index does not exist or is not a video stream.
     #[error("stream {index} is not a video stream of this container ({streams} streams)")]
     StreamNotFound {
@@ -389,6 +392,7 @@ impl VideoError {
             VideoError::NoVideoStream | VideoError::StreamNotFound { .. } => {
                 ErrorCode::NoVideoStream
             }
+            VideoError::NoAudioStream => ErrorCode::NoAudioStream,
             VideoError::UnsupportedCodec { .. } => ErrorCode::UnsupportedCodec,
             VideoError::AbsurdDimensions { .. } => ErrorCode::FrameTooLarge,
             VideoError::NoFrames => ErrorCode::NoFrames,

@@ -86,6 +86,7 @@ error_codes! {
     Empty => "empty", Library, None, "The video is empty.";
     NotAVideo => "not_a_video", Library, None, "Not a container FFmpeg reads, or one whose claims cannot be true.";
     NoVideoStream => "no_video_stream", Library, None, "No video stream (or not the one asked for).";
+    NoAudioStream => "no_audio_stream", Library, None, "A reader's audio asked of a video with no audio stream.";
     UnsupportedCodec => "unsupported_codec", Library, None, "No decoder for the stream's codec.";
     FrameTooLarge => "frame_too_large", Library, None, "Frames larger than the limits.";
     NoFrames => "no_frames", Library, None, "The stream holds no decodable frame.";

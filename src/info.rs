@@ -85,6 +85,10 @@ pub struct StreamInfo {
     pub mastering_display: Option<MasteringDisplay>,
     /// The content light levels (HDR static metadata, CTA-861.3), when the container gives them.
     pub content_light: Option<ContentLight>,
+    /// Samples a second (audio), when known.
+    pub sample_rate: Option<u32>,
+    /// Channels (audio), when known.
+    pub channels: Option<u32>,
 }
 
 /// Which dynamic range a stream's transfer function puts it in.
@@ -254,6 +258,8 @@ impl StreamInfo {
             bit_depth: Some(8),
             mastering_display: None,
             content_light: None,
+            sample_rate: None,
+            channels: None,
         }
     }
 }

@@ -153,7 +153,7 @@ pub use operator::futures::{BatchStream, FeedReady, NextBatch, Ready};
 pub use operator::handle::VideoInput;
 pub use operator::polling::Batches;
 pub use orientation::{display_rotation, Orientation};
-pub use reader::{Frames, VideoMetadata, VideoReader};
+pub use reader::{AudioMetadata, Frames, VideoMetadata, VideoReader};
 pub use sample::segments::segments;
 pub use settings::audio::Audio;
 pub use settings::choice::Choice;

@@ -11,11 +11,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{ffmpeg_stdout, skip_without_ffmpeg};
-use framefeed::{Audio, AudioClip, Config, Encoded, VideoInput};
+use framefeed::{Audio, AudioClip, Config, Encoded, VideoInput, VideoReader};
 
 /// 2 s of `testsrc2` at 30 fps with a two-tone stereo sine at 44.1 kHz, muxed as `name` with the codec
 /// arguments `args`; `delay` seconds of the video pass before the audio starts.
 fn clip(dir: &Path, name: &str, args: &[&str], delay: Option<&str>) -> PathBuf {
+    clip_of(dir, name, args, delay, "2")
+}
+
+/// [`clip`], `seconds` long.
+fn clip_of(dir: &Path, name: &str, args: &[&str], delay: Option<&str>, seconds: &str) -> PathBuf {
     let path = dir.join(name);
     let mut cmd = Command::new("ffmpeg");
     cmd.args(["-v", "error", "-y", "-f", "lavfi", "-i"])
@@ -26,7 +31,7 @@ fn clip(dir: &Path, name: &str, args: &[&str], delay: Option<&str>) -> PathBuf {
     let status = cmd
         .args(["-f", "lavfi", "-i"])
         .arg("aevalsrc=0.5*sin(2*PI*440*t)|0.3*sin(2*PI*660*t+1):s=44100")
-        .args(["-t", "2", "-pix_fmt", "yuv420p"])
+        .args(["-t", seconds, "-pix_fmt", "yuv420p"])
         .args(args)
         .arg(&path)
         .status()
@@ -356,4 +361,92 @@ fn the_clis_json_lines_carry_each_sequences_audio_and_its_md5() {
         }
     }
     assert!(carried >= 31_000, "{carried} samples carried");
+}
+
+#[test]
+fn a_readers_audio_by_time_in_any_order_is_the_clis() {
+    if skip_without_ffmpeg("the reader's audio test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"];
+    let path = clip_of(dir.path(), "long.mp4", &args, None, "6");
+    let first = audio_start(&path);
+    for (audio, channels, rate) in [
+        (Audio::new(), 2usize, 44_100.0),
+        (Audio::new().sample_rate(16_000).channels(1), 1, 16_000.0),
+    ] {
+        let want = reference(&path, audio.channel_count(), audio.rate());
+        let total = want.len() / channels;
+        let reader = VideoReader::open(
+            Encoded::file(&path).unwrap(),
+            &Config::new(1, 1).audio(audio),
+        )
+        .unwrap();
+        let meta = reader.metadata().audio.clone().expect("audio metadata");
+        assert_eq!(
+            (meta.codec.as_str(), meta.sample_rate, meta.num_channels),
+            ("aac", Some(44_100), Some(2))
+        );
+        // Forward, behind (the stream read again from its start), to the end, and from before the audio's start.
+        for (start, stop) in [
+            (2.0, Some(2.5)),
+            (4.0, Some(4.2)),
+            (1.3, Some(1.9)),
+            (5.5, None),
+            (-1.0, Some(0.1)),
+        ] {
+            let clip = reader.audio_played_in_range(start, stop).unwrap();
+            let index = |t: f64| (((t - first) * rate).round().max(0.0) as usize).min(total);
+            let (from, to) = (index(start), stop.map_or(total, index));
+            assert_eq!(
+                (clip.channels() as usize, clip.samples()),
+                (channels, to - from),
+                "{start}..{stop:?}"
+            );
+            assert!((clip.pts_seconds() - (first + from as f64 / rate)).abs() < 1e-9);
+            for c in 0..channels {
+                let theirs: Vec<f32> = want[from * channels..to * channels]
+                    .iter()
+                    .skip(c)
+                    .step_by(channels)
+                    .copied()
+                    .collect();
+                let worst = clip
+                    .channel(c)
+                    .iter()
+                    .zip(&theirs)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0f32, f32::max);
+                assert!(
+                    worst <= 1e-6,
+                    "{start}..{stop:?} channel {c}: off by {worst}"
+                );
+            }
+        }
+        assert!(reader.audio_played_in_range(1.0, Some(0.5)).is_err());
+    }
+    // A video without audio: no metadata, and a read names why it fails.
+    let silent = dir.path().join("silent.mp4");
+    common::ffmpeg(&[
+        "-v",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=30",
+        "-t",
+        "1",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        silent.to_str().unwrap(),
+    ]);
+    let reader = VideoReader::open(Encoded::file(&silent).unwrap(), &Config::new(1, 1)).unwrap();
+    assert!(reader.metadata().audio.is_none());
+    let err = reader.audio_played_in_range(0.0, None).unwrap_err();
+    assert_eq!(err.code(), "no_audio_stream", "{err}");
 }

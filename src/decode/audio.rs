@@ -136,6 +136,7 @@ struct Reader {
     first: Option<f64>,
     /// The stream is read to its end, or stopped by an error.
     ended: bool,
+
     time_base: f64,
 }
 
@@ -164,10 +165,14 @@ impl AudioTrack {
     /// the sample playing at `start` to the one at `end`, rounded to the nearest sample, less what the stream
     /// does not have (audio that starts later, or ends sooner).
     pub(crate) fn cut(&mut self, start: f64, end: f64) -> AudioClip {
-        if let Some(first) = self.reader.first {
-            let rate = self.reader.out.map_or(0, |o| o.sample_rate);
-            if sample_at(start, first, rate) < self.reader.kept_from {
-                // Behind what is kept (clips out of order): read the stream again from its start.
+        if let (Some(first), Some(out)) = (self.reader.first, self.reader.out) {
+            let rate = out.sample_rate;
+            let from = sample_at(start, first, rate);
+            let behind = from < self.reader.kept_from;
+            // Behind what is kept (clips out of order, a reader's earlier range): the stream is read again from
+            // its start. A seek would not give the same samples: a decoder's state (AAC's noise substitution,
+            // MP3's bit reservoir) and a resampler's phase depend on everything before.
+            if behind {
                 match Reader::open(&self.source, &self.config, self.video_stream, self.settings) {
                     Ok(Some(reader)) => self.reader = reader,
                     _ => self.reader.ended = true,
@@ -207,6 +212,7 @@ impl Reader {
             scratch: Vec::new(),
             first: None,
             ended: false,
+
             time_base,
         }))
     }
@@ -345,6 +351,7 @@ impl Reader {
         if shape.channels == 0 || shape.sample_rate == 0 {
             return Ok(());
         }
+
         let out = *self.out.get_or_insert(AudioOut {
             channels: self
                 .settings

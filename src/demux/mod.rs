@@ -497,6 +497,8 @@ mod tests {
             bit_depth: None,
             mastering_display: None,
             content_light: None,
+            sample_rate: None,
+            channels: None,
         }
     }
 

@@ -447,6 +447,10 @@ impl FormatContext {
                 .flatten(),
             mastering_display: self.mastering_display(index),
             content_light: self.content_light(index),
+            sample_rate: (kind == MediaKind::Audio && par.sample_rate > 0)
+                .then_some(par.sample_rate as u32),
+            channels: (kind == MediaKind::Audio && par.ch_layout.nb_channels > 0)
+                .then_some(par.ch_layout.nb_channels as u32),
         }
     }
 

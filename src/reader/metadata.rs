@@ -36,10 +36,40 @@ pub struct VideoMetadata {
     /// The stream's colour: bit depth, primaries, transfer (SDR, PQ, HLG), matrix, range and HDR static
     /// metadata, as the container and the stream's parameters give them.
     pub color: ColorInfo,
+    /// The audio stream the reader's audio reads (the one `ffmpeg` picks), when the video has one.
+    pub audio: Option<AudioMetadata>,
     /// Each frame's presentation time, in stream seconds.
     pts: Vec<f64>,
     /// When the last frame's display ends.
     end: f64,
+}
+
+/// A video's audio stream, as its container describes it (TorchCodec's `AudioStreamMetadata`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AudioMetadata {
+    /// Its index in the container.
+    pub stream_index: usize,
+    /// FFmpeg's codec name (`aac`, `mp3`, `opus`, `flac`, `pcm_s16le`...).
+    pub codec: String,
+    /// Samples a second, when the container says.
+    pub sample_rate: Option<u32>,
+    /// Channels, when the container says.
+    pub num_channels: Option<u32>,
+    /// Duration in seconds, when the container says.
+    pub duration_seconds: Option<f64>,
+}
+
+impl AudioMetadata {
+    pub(crate) fn of(stream: &StreamInfo) -> Self {
+        Self {
+            stream_index: stream.index,
+            codec: stream.codec.clone(),
+            sample_rate: stream.sample_rate,
+            num_channels: stream.channels,
+            duration_seconds: stream.duration,
+        }
+    }
 }
 
 impl VideoMetadata {
@@ -80,6 +110,7 @@ impl VideoMetadata {
             orientation,
             key_frame_indices: index.keyframes(),
             color: stream.color(),
+            audio: None,
             pts,
             end,
         }
@@ -140,6 +171,7 @@ mod tests {
             orientation: Orientation::Upright,
             key_frame_indices: vec![0],
             color: ColorInfo::default(),
+            audio: None,
             pts: pts.to_vec(),
             end,
         }

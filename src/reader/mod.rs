@@ -21,9 +21,10 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 pub use self::frames::Frames;
-pub use self::metadata::VideoMetadata;
+pub use self::metadata::{AudioMetadata, VideoMetadata};
 use self::read::{Read, Reading};
 use crate::assembly::pool::BufferPool;
+use crate::decode::audio::{AudioClip, AudioTrack};
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::{nvdec_support, open_nvdec, Decoder};
 use crate::demux::open::{Opened, Opener};
@@ -41,6 +42,17 @@ use crate::source::live::Failure;
 use crate::source::url::{UrlOptions, UrlSource};
 use crate::transform::{HostScratch, Orienter};
 use crate::video::{ClipKey, Encoded, Label, VideoId, VideoRef};
+
+/// A stop time past any audio's end: "to the end".
+const AUDIO_END: f64 = 1e12;
+
+/// A reader's audio: what opens its track, and the track once opened.
+struct AudioReading {
+    source: Option<crate::video::Whole>,
+    video_stream: usize,
+    config: Config,
+    track: Option<AudioTrack>,
+}
 
 /// Random access to one whole video, by display index and by time: metadata without decoding, then frames in
 /// any order (repeats allowed), by range with a step, or by the time they are shown, each read one buffer of
@@ -68,6 +80,8 @@ use crate::video::{ClipKey, Encoded, Label, VideoId, VideoRef};
 pub struct VideoReader {
     metadata: VideoMetadata,
     state: Mutex<Reading>,
+    /// The audio track, opened at the first audio read (its own demuxer over the same whole video).
+    audio: Mutex<AudioReading>,
     /// Set when the reader is dropped: a read in another thread stops at its next packet.
     signals: Arc<Signals>,
 }
@@ -128,10 +142,25 @@ impl VideoReader {
         if index.frames() == 0 {
             return Err(failed(VideoError::NoFrames));
         }
-        let metadata = VideoMetadata::new(&index, opened.demuxer.stream(), config);
+        let mut metadata = VideoMetadata::new(&index, opened.demuxer.stream(), config);
+        let format = opened.demuxer.format();
+        metadata.audio = config
+            .audio
+            .and_then(|a| a.stream)
+            .or_else(|| format.best_audio_stream(opened.demuxer.stream().index))
+            .and_then(|i| format.info().streams.get(i).cloned())
+            .filter(|s| s.kind == crate::info::MediaKind::Audio)
+            .map(|s| AudioMetadata::of(&s));
+        let audio = Mutex::new(AudioReading {
+            source: opened.whole().cloned(),
+            video_stream: opened.demuxer.stream().index,
+            config: config.clone(),
+            track: None,
+        });
         let orienter = Orienter::new(opened.demuxer.stream(), config);
         Ok(Self {
             metadata,
+            audio,
             state: Mutex::new(Reading {
                 opened,
                 index,
@@ -242,6 +271,44 @@ impl VideoReader {
         }
         let indices = m.frames_played_in(start, stop);
         self.read(Read::indices(&indices))
+    }
+
+    /// The audio played from `start` to `stop` stream seconds (to the audio's end with `None`), as TorchCodec's
+    /// `AudioDecoder.get_samples_played_in_range` gives it: `f32` in [-1, 1] at the config's
+    /// [`Audio`](crate::Audio) rate and channels (default: the stream's), from the sample playing at `start`
+    /// (or the audio's first, when it starts later), equal to that span of the `ffmpeg` CLI's decode of the
+    /// whole stream, to the bit. Reads in any order: one ahead of the last decodes on, one behind reads the
+    /// stream again from its start (a seek would not give the same samples: a decoder's state, such as AAC's
+    /// noise substitution, and a resampler's phase depend on everything before), so a read costs decoding the
+    /// audio up to its end. Fails with
+    /// [`VideoError::NoAudioStream`] for a video without audio (or a URL's: not read yet), and for
+    /// `stop < start`.
+    pub fn audio_played_in_range(&self, start: f64, stop: Option<f64>) -> Result<AudioClip> {
+        let stop = stop.unwrap_or(AUDIO_END);
+        if !(start <= stop) {
+            return Err(self.sampling_error(format!(
+                "the audio range {start} s to {stop} s is empty or reversed; allowed: start <= stop"
+            )));
+        }
+        let mut audio = self.audio.lock();
+        let audio = &mut *audio;
+        if audio.track.is_none() {
+            let config = audio
+                .config
+                .clone()
+                .audio(audio.config.audio.unwrap_or_default());
+            audio.track = audio
+                .source
+                .as_ref()
+                .and_then(|whole| AudioTrack::open(whole, &config, audio.video_stream));
+        }
+        match &mut audio.track {
+            Some(track) => Ok(track.cut(start, stop)),
+            None => Err(Error::Video {
+                video: self.state.lock().video.clone(),
+                error: VideoError::NoAudioStream,
+            }),
+        }
     }
 
     fn read(&self, read: Read) -> Result<Frames> {

@@ -114,6 +114,7 @@ pub(crate) fn describe(
             (code, "the container holds no video stream".into())
         }
         VideoError::NoFrames => (code, "the video stream holds no decodable frame".into()),
+        VideoError::NoAudioStream => (code, "the container holds no audio stream".into()),
         VideoError::UnsupportedCodec { codec } => (
             code,
             format!("this server has no decoder for the codec '{codec}'"),
