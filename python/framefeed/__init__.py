@@ -244,6 +244,9 @@ class VideoReader(_NativeVideoReader):
             tonemap: Optional[str] = None,
             autorotate: bool = True,
             strict: bool = False,
+            audio_sample_rate: Optional[int] = None,
+            audio_channels: Optional[int] = None,
+            audio_stream: Optional[int] = None,
         ) -> "VideoReader": ...
 
     else:

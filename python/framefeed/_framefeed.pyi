@@ -6,6 +6,7 @@ from typing import Any, Awaitable, BinaryIO, Dict, Iterator, List, Optional, Tup
 from typing_extensions import Self, disjoint_base, final
 
 from .types import (
+    AudioStreamInfo,
     CameraStats,
     ClipPolicy,
     ClipSampler,
@@ -461,6 +462,9 @@ class VideoMetadata:
     @property
     def holes(self) -> List[Tuple[int, float]]:
         """``(display index, seconds)`` of the holes the reader's reads met so far."""
+    @property
+    def audio(self) -> Optional[AudioStreamInfo]:
+        """The audio stream ``get_samples_played_in_range`` reads, or ``None`` without audio."""
 
 @final
 class Frames:
@@ -520,6 +524,9 @@ class VideoReader:
         tonemap: Optional[str] = None,
         autorotate: bool = True,
         strict: bool = False,
+        audio_sample_rate: Optional[int] = None,
+        audio_channels: Optional[int] = None,
+        audio_stream: Optional[int] = None,
     ) -> Self: ...
     @property
     def metadata(self) -> VideoMetadata: ...
@@ -536,3 +543,8 @@ class VideoReader:
     def get_frames_in_range(self, start: int, stop: int, step: int = 1) -> Frames: ...
     def get_frames_played_at(self, seconds: List[float]) -> Frames: ...
     def get_frames_played_in_range(self, start_seconds: float, stop_seconds: float) -> Frames: ...
+    def get_samples_played_in_range(
+        self, start_seconds: float, stop_seconds: Optional[float] = None
+    ) -> AudioSamples:
+        """The audio played from ``start_seconds`` to ``stop_seconds`` (its end with ``None``): the ``ffmpeg``
+        CLI's samples of that span. Raises ``VideoError`` (``no_audio_stream``) without audio."""

@@ -111,6 +111,17 @@ class ColorInfo(TypedDict):
     content_light: Optional[ContentLight]
 
 
+class AudioStreamInfo(TypedDict):
+    """The audio stream a :class:`framefeed.VideoReader` reads (``metadata.audio``), as its container describes
+    it: each part ``None`` when the container does not say."""
+
+    stream_index: int
+    codec: str
+    sample_rate: Optional[int]
+    num_channels: Optional[int]
+    duration_seconds: Optional[float]
+
+
 class StreamInfo(TypedDict):
     """One stream of a container, as ``probe()`` reads it."""
 

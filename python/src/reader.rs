@@ -63,6 +63,9 @@ pub(crate) struct PyVideoMetadata {
     /// The holes the reader's reads met so far, as `(display index, seconds)`: indices whose pictures do not
     /// decode (a read asking for one raises `VideoError`).
     holes: Vec<(u64, f64)>,
+    /// The audio stream `get_samples_played_in_range` reads (`types.AudioStreamInfo`: `stream_index`, `codec`,
+    /// `sample_rate`, `num_channels`, `duration_seconds`), or `None` without audio.
+    audio: Option<Py<PyDict>>,
 }
 
 #[pymethods]
@@ -297,7 +300,7 @@ impl PyVideoReader {
         source, *, dimension_order="NHWC", threads=None, device="cpu", cpu_fallback=true, nvdec_driver="direct",
         resize=None, resize_shorter=None, resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None,
         out_of_bounds="error", fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, tonemap=None, autorotate=true,
-        strict=false
+        strict=false, audio_sample_rate=None, audio_channels=None, audio_stream=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
@@ -322,6 +325,9 @@ impl PyVideoReader {
         tonemap: Option<&'py str>,
         autorotate: bool,
         strict: bool,
+        audio_sample_rate: Option<u32>,
+        audio_channels: Option<u32>,
+        audio_stream: Option<usize>,
     ) -> PyResult<Self> {
         let layout = match dimension_order.to_ascii_uppercase().as_str() {
             "NHWC" => "FHWC",
@@ -367,7 +373,14 @@ impl PyVideoReader {
             live_buffer_bytes: None,
             stall_timeout: None,
             sampling: SamplingArgs::none(),
-            audio: AudioArgs::default(),
+            // The reader's audio is read on demand (`get_samples_played_in_range`); these set its rate,
+            // channels and stream.
+            audio: AudioArgs {
+                audio: true,
+                sample_rate: audio_sample_rate,
+                channels: audio_channels,
+                stream: audio_stream,
+            },
         }
         .config()?;
         Ok(Self {
@@ -398,6 +411,19 @@ impl PyVideoReader {
                 .iter()
                 .map(|h| (h.index, h.pts))
                 .collect(),
+            audio: m
+                .audio
+                .as_ref()
+                .map(|a| -> PyResult<Py<PyDict>> {
+                    let d = PyDict::new(py);
+                    d.set_item("stream_index", a.stream_index)?;
+                    d.set_item("codec", &a.codec)?;
+                    d.set_item("sample_rate", a.sample_rate)?;
+                    d.set_item("num_channels", a.num_channels)?;
+                    d.set_item("duration_seconds", a.duration_seconds)?;
+                    Ok(d.unbind())
+                })
+                .transpose()?,
         })
     }
 
@@ -483,6 +509,25 @@ impl PyVideoReader {
     /// The frame shown at each of these times (stream seconds).
     fn get_frames_played_at(&self, py: Python<'_>, seconds: Vec<f64>) -> PyResult<PyFrames> {
         self.read(py, move |r| r.frames_played_at(&seconds))
+    }
+
+    /// The audio played from `start_seconds` to `stop_seconds` (to its end with `None`), as TorchCodec's
+    /// `AudioDecoder.get_samples_played_in_range`: an `AudioSamples`, at the reader's `audio_sample_rate` and
+    /// `audio_channels` (default: the stream's), equal to that span of the `ffmpeg` CLI's decode. A read behind
+    /// the last one decodes the audio again from its start. Raises `VideoError` (code `no_audio_stream`) for a
+    /// video without audio.
+    #[pyo3(signature = (start_seconds, stop_seconds=None))]
+    fn get_samples_played_in_range(
+        &self,
+        py: Python<'_>,
+        start_seconds: f64,
+        stop_seconds: Option<f64>,
+    ) -> PyResult<crate::audio::PyAudioSamples> {
+        let inner = self.inner.clone();
+        let clip = py
+            .detach(move || inner.audio_played_in_range(start_seconds, stop_seconds))
+            .py_err(py)?;
+        Ok(crate::audio::PyAudioSamples { clip })
     }
 
     /// The frames shown in `[start_seconds, stop_seconds)`.

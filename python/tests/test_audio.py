@@ -95,3 +95,26 @@ def test_audio_settings_are_checked():
         ff.VideoInput(8, 1, audio=True, audio_channels=0)
     with pytest.raises(ValueError, match="need audio=True"):
         ff.VideoInput(8, 1, audio_channels=1)
+
+
+@pytest.mark.needs("ffmpeg")
+def test_a_readers_samples_played_in_range_are_the_clis(tmp_path):
+    path = _clip(tmp_path)
+    first = _first_audio_time(path)
+    reader = ff.VideoReader(str(path), audio_sample_rate=16000, audio_channels=1)
+    assert reader.metadata.audio == {
+        "stream_index": 1, "codec": "aac", "sample_rate": 44100, "num_channels": 2,
+        "duration_seconds": pytest.approx(2.0, abs=0.05),
+    }
+    want = _reference(path, 1, 16000)
+    for start, stop in [(0.5, 1.0), (0.2, 0.3), (1.5, None)]:
+        samples = reader.get_samples_played_in_range(start, stop)
+        begin = round((start - first) * 16000)
+        end = want.shape[1] if stop is None else round((stop - first) * 16000)
+        assert samples.pts_seconds == pytest.approx(first + begin / 16000)
+        np.testing.assert_array_equal(samples.data, want[:, begin:end])
+    silent = ff.VideoReader(str(_clip(tmp_path, audio=False)))
+    assert silent.metadata.audio is None
+    with pytest.raises(ff.VideoError) as raised:
+        silent.get_samples_played_in_range(0.0)
+    assert raised.value.code == "no_audio_stream"

@@ -285,7 +285,7 @@ impl VideoReader {
     /// `stop < start`.
     pub fn audio_played_in_range(&self, start: f64, stop: Option<f64>) -> Result<AudioClip> {
         let stop = stop.unwrap_or(AUDIO_END);
-        if !(start <= stop) {
+        if start.is_nan() || stop.is_nan() || start > stop {
             return Err(self.sampling_error(format!(
                 "the audio range {start} s to {stop} s is empty or reversed; allowed: start <= stop"
             )));
