@@ -91,8 +91,32 @@ fn audio_start(path: &Path) -> f64 {
 
 /// Every sequence's frame times and audio, in order.
 fn sequences(path: &Path, audio: Audio, length: usize) -> Vec<(Vec<f64>, AudioClip)> {
+    sequences_fed(path, audio, length, false)
+}
+
+/// [`sequences`], the file fed whole or (`live`) as a live video in 4 KiB chunks, its batches polled as they
+/// come.
+fn sequences_fed(
+    path: &Path,
+    audio: Audio,
+    length: usize,
+    live: bool,
+) -> Vec<(Vec<f64>, AudioClip)> {
     let input = VideoInput::new(Config::new(length, 2).audio(audio)).unwrap();
-    input.feed(Encoded::file(path).unwrap()).unwrap();
+    if live {
+        let bytes = std::fs::read(path).unwrap();
+        let feed = input.feed_live().unwrap();
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for chunk in bytes.chunks(4096) {
+                    feed.push(chunk.to_vec()).unwrap();
+                }
+                feed.finish();
+            });
+        });
+    } else {
+        input.feed(Encoded::file(path).unwrap()).unwrap();
+    }
     input.close();
     let mut out = Vec::new();
     for batch in input.iter() {
@@ -122,6 +146,19 @@ fn check_against(
     native: u32,
     want: &[f32],
 ) {
+    check_fed(name, path, channels, rate, native, want, false)
+}
+
+/// [`check_against`], fed whole or (`live`) as a live video.
+fn check_fed(
+    name: &str,
+    path: &Path,
+    channels: Option<u32>,
+    rate: Option<u32>,
+    native: u32,
+    want: &[f32],
+    live: bool,
+) {
     let mut audio = Audio::new();
     if let Some(c) = channels {
         audio = audio.channels(c);
@@ -130,7 +167,7 @@ fn check_against(
         audio = audio.sample_rate(r);
     }
     let first = audio_start(path);
-    let seqs = sequences(path, audio, 7);
+    let seqs = sequences_fed(path, audio, 7, live);
     let out_rate = f64::from(rate.unwrap_or(native));
     let c = seqs[0].1.channels() as usize;
     assert_eq!(c, channels.unwrap_or(2) as usize, "{name}: channels");
@@ -449,4 +486,23 @@ fn a_readers_audio_by_time_in_any_order_is_the_clis() {
     assert!(reader.metadata().audio.is_none());
     let err = reader.audio_played_in_range(0.0, None).unwrap_err();
     assert_eq!(err.code(), "no_audio_stream", "{err}");
+}
+
+#[test]
+fn a_live_videos_sequences_carry_their_sound_read_from_the_same_stream() {
+    if skip_without_ffmpeg("the live audio test") {
+        return;
+    }
+    // MPEG-TS pushed in chunks as a live encoder would: the audio packets the video's demuxer reads are set
+    // aside for the audio decoder, and each batch waits (in order) until its sound is decoded.
+    let dir = tempfile::tempdir().unwrap();
+    let h264 = ["-c:v", "libx264", "-preset", "ultrafast"];
+    for (name, codec) in [("live_aac.ts", "aac"), ("live_mp3.ts", "libmp3lame")] {
+        let args = [&h264[..], &["-c:a", codec]].concat();
+        let path = clip(dir.path(), name, &args, None);
+        for (channels, rate) in [(None, None), (Some(1), Some(16_000))] {
+            let want = reference(&path, channels, rate);
+            check_fed(name, &path, channels, rate, 44_100, &want, true);
+        }
+    }
 }

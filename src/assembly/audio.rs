@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::assembly::batch::SequenceMeta;
 use crate::decode::audio::{AudioClip, AudioTrack};
+use crate::demux::AudioTap;
 use crate::video::VideoId;
 
 /// The time the frames at `pts` (seconds, in display order) are shown: from the first's start to the last's
@@ -48,7 +49,17 @@ pub(crate) struct VideoAudio {
     /// The last display index and end time of the sequence cut last: a sequence that starts at the next
     /// index starts its sound there, so that consecutive sequences' sound neither overlaps nor leaves a gap.
     last: Option<(u64, f64)>,
+    /// For a video read once (live, a URL): the packets its demuxer sets aside; its batches wait for their
+    /// sound ([`ready`](Self::ready)).
+    tap: Option<Arc<AudioTap>>,
+    /// The latest frame time seen, for [`MAX_LAG`].
+    latest: f64,
 }
+
+/// How far a video read once may get ahead of its audio, in seconds: a batch whose sound has not come by
+/// the time the frames are this far past its end goes with the sound there is (a stream whose audio stalls
+/// or stops does not hold its frames back more than this).
+pub(crate) const MAX_LAG: f64 = 2.0;
 
 impl VideoAudio {
     /// `fps` and `tick` (seconds a timestamp unit) are the video stream's.
@@ -63,7 +74,58 @@ impl VideoAudio {
             track,
             frame: frame_duration(fps, tick),
             last: None,
+            tap: None,
+            latest: f64::NEG_INFINITY,
         }
+    }
+
+    /// The audio of a video read once, its packets set aside by `tap`: its batches wait for their sound.
+    pub(crate) fn with_tap(mut self, tap: Arc<AudioTap>) -> Self {
+        self.tap = Some(tap);
+        self
+    }
+
+    /// Whether batches wait for their sound (a video read once, with an audio track).
+    pub(crate) fn waits(&self) -> bool {
+        self.tap.is_some() && self.track.is_some()
+    }
+
+    /// A frame at `pts` seconds was decoded.
+    pub(crate) fn note_frame(&mut self, pts: f64) {
+        self.latest = self.latest.max(pts);
+    }
+
+    /// No more packets will come: the video's reading ended (its waiting batches can all go).
+    pub(crate) fn finish(&self) {
+        if let Some(tap) = &self.tap {
+            tap.close();
+        }
+    }
+
+    /// Whether the sound of `sequences` (those of this video without any yet) can be cut now: decoded to
+    /// their ends, or never to be (the stream ended), or the frames are [`MAX_LAG`] past them.
+    pub(crate) fn ready<'a>(
+        &mut self,
+        sequences: impl IntoIterator<Item = &'a SequenceMeta>,
+    ) -> bool {
+        let Some(track) = &mut self.track else {
+            return true;
+        };
+        for seq in sequences {
+            if seq.audio.is_some() || seq.video.id != self.video {
+                continue;
+            }
+            let Some((_, end)) = span(&seq.pts, self.frame) else {
+                continue;
+            };
+            if end + MAX_LAG < self.latest {
+                continue;
+            }
+            if !track.has_until(end) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Gives each of `sequences` of this video that has none yet its audio.

@@ -13,9 +13,12 @@
 
 use std::collections::VecDeque;
 
-use crate::demux::Demuxer;
+use std::sync::Arc;
+
+use crate::demux::{AudioTap, Demuxer};
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::{CodecContext, Received};
+use crate::ffi::format::FormatContext;
 use crate::ffi::frame::AvFrame;
 use crate::ffi::packet::Packet;
 use crate::ffi::resample::{frame_audio, AudioOut, Resampler};
@@ -108,16 +111,25 @@ fn sample_at(t: f64, first: f64, rate: u32) -> u64 {
 
 /// A video's audio stream, decoded and resampled on demand, cut by time.
 pub(crate) struct AudioTrack {
-    source: Whole,
-    config: Config,
+    /// What reads the stream again from its start (a whole video's), if it can be.
+    again: Option<(Whole, Config, usize)>,
     settings: Audio,
-    video_stream: usize,
     reader: Reader,
+}
+
+/// Where a track's packets come from.
+enum Packets {
+    /// Its own demuxer over the whole video.
+    Demuxer(Demuxer),
+    /// The packets the video's demuxer sets aside as it reads (a live video's, read once).
+    Tap(Arc<AudioTap>),
 }
 
 /// The decoding state: rebuilt from the start when a cut reaches back before what it kept.
 struct Reader {
-    demuxer: Demuxer,
+    packets: Packets,
+    /// A tapped stream has no packet waiting now (more may come).
+    starved: bool,
     decoder: CodecContext,
     settings: Audio,
     resampler: Option<Resampler>,
@@ -136,7 +148,7 @@ struct Reader {
     first: Option<f64>,
     /// The stream is read to its end, or stopped by an error.
     ended: bool,
-
+    /// Seconds a timestamp unit of the stream.
     time_base: f64,
 }
 
@@ -147,10 +159,8 @@ impl AudioTrack {
         let settings = config.audio?;
         match Reader::open(source, config, video_stream, settings) {
             Ok(Some(reader)) => Some(Self {
-                source: source.clone(),
-                config: config.clone(),
+                again: Some((source.clone(), config.clone(), video_stream)),
                 settings,
-                video_stream,
                 reader,
             }),
             Ok(None) => None,
@@ -172,14 +182,67 @@ impl AudioTrack {
             // Behind what is kept (clips out of order, a reader's earlier range): the stream is read again from
             // its start. A seek would not give the same samples: a decoder's state (AAC's noise substitution,
             // MP3's bit reservoir) and a resampler's phase depend on everything before.
-            if behind {
-                match Reader::open(&self.source, &self.config, self.video_stream, self.settings) {
+            if let (true, Some((source, config, video))) = (behind, &self.again) {
+                match Reader::open(source, config, *video, self.settings) {
                     Ok(Some(reader)) => self.reader = reader,
                     _ => self.reader.ended = true,
                 }
             }
         }
         self.reader.cut(start, end)
+    }
+
+    /// The audio of a video read once (live, or by URL): its stream `index` in the video's demuxer `format`,
+    /// whose packets `tap` sets aside as the video is read (`Demuxer::tap_audio`); `None` when no decoder
+    /// opens for it (the reason is logged).
+    pub(crate) fn tapped(
+        format: &FormatContext,
+        index: usize,
+        tap: Arc<AudioTap>,
+        settings: Audio,
+    ) -> Option<Self> {
+        let opened = CodecContext::open_decoder(format, index, 1, false)
+            .map_err(VideoError::from)
+            .and_then(|decoder| {
+                let (num, den) = format.time_base(index);
+                let time_base = if den > 0 {
+                    f64::from(num) / f64::from(den)
+                } else {
+                    0.0
+                };
+                Reader::new(Packets::Tap(tap), decoder, time_base, settings)
+            });
+        match opened {
+            Ok(reader) => Some(Self {
+                again: None,
+                settings,
+                reader,
+            }),
+            Err(e) => {
+                tracing::warn!(error = %e, "the video's audio cannot be decoded; its sequences carry none");
+                None
+            }
+        }
+    }
+
+    /// Decodes what is there to decode (a tapped stream's waiting packets) and says whether the samples up to
+    /// `t` seconds are decoded, or will never be (the stream ended or failed).
+    pub(crate) fn has_until(&mut self, t: f64) -> bool {
+        self.reader.starved = false;
+        loop {
+            if self.reader.ended {
+                return true;
+            }
+            if let (Some(first), Some(out)) = (self.reader.first, self.reader.out) {
+                if self.reader.decoded() >= sample_at(t, first, out.sample_rate) {
+                    return true;
+                }
+            }
+            if self.reader.starved {
+                return false;
+            }
+            self.reader.step();
+        }
     }
 }
 
@@ -198,8 +261,18 @@ impl Reader {
         let index = demuxer.stream().index;
         let decoder = CodecContext::open_decoder(demuxer.format(), index, 1, false)?;
         let time_base = demuxer.stream().seconds_per_unit();
-        Ok(Some(Self {
-            demuxer,
+        Self::new(Packets::Demuxer(demuxer), decoder, time_base, settings).map(Some)
+    }
+
+    fn new(
+        packets: Packets,
+        decoder: CodecContext,
+        time_base: f64,
+        settings: Audio,
+    ) -> Result<Self, VideoError> {
+        Ok(Self {
+            packets,
+            starved: false,
             decoder,
             settings,
             resampler: None,
@@ -212,9 +285,8 @@ impl Reader {
             scratch: Vec::new(),
             first: None,
             ended: false,
-
             time_base,
-        }))
+        })
     }
 
     /// Samples decoded so far (kept or dropped, holes included), per channel.
@@ -223,7 +295,8 @@ impl Reader {
     }
 
     fn cut(&mut self, start: f64, end: f64) -> AudioClip {
-        while self.first.is_none() && !self.ended {
+        self.starved = false;
+        while self.first.is_none() && !self.ended && !self.starved {
             self.step();
         }
         let (Some(first), Some(out)) = (self.first, self.out) else {
@@ -231,9 +304,10 @@ impl Reader {
         };
         let from = sample_at(start, first, out.sample_rate);
         let to = sample_at(end, first, out.sample_rate).max(from);
+        self.starved = false;
         loop {
             self.drop_before(from);
-            if self.decoded() >= to || self.ended {
+            if self.decoded() >= to || self.ended || self.starved {
                 break;
             }
             self.step();
@@ -309,7 +383,21 @@ impl Reader {
     }
 
     fn try_step(&mut self) -> Result<(), AvError> {
-        if !self.demuxer.next_packet(&mut self.packet)? {
+        let read = match &mut self.packets {
+            Packets::Demuxer(demuxer) => demuxer.next_packet(&mut self.packet)?,
+            Packets::Tap(tap) => match tap.pop() {
+                Some(mut packet) => {
+                    self.packet.take_from(&mut packet);
+                    true
+                }
+                None if tap.is_closed() => false,
+                None => {
+                    self.starved = true;
+                    return Ok(());
+                }
+            },
+        };
+        if !read {
             self.decoder.send_packet(None)?;
             self.receive()?;
             if let Some(resampler) = &mut self.resampler {

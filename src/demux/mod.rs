@@ -125,6 +125,54 @@ pub(crate) struct Demuxer {
     limits: FrameLimits,
     /// Packets read ahead ([`parse_frame_size`](Self::parse_frame_size)), given out first.
     read_ahead: std::collections::VecDeque<Packet>,
+    /// An audio stream whose packets are set aside as they are read ([`tap_audio`](Self::tap_audio)).
+    audio_tap: Option<(usize, std::sync::Arc<AudioTap>)>,
+}
+
+/// The packets of an audio stream read by a video's demuxer (a live video's or a URL's, read once), set aside
+/// for the audio decoder as they come: at most [`AudioTap::MAX_BYTES`] wait, the oldest dropped past that (a
+/// stream whose audio is never taken stays bounded).
+#[derive(Default)]
+pub(crate) struct AudioTap {
+    packets: parking_lot::Mutex<(std::collections::VecDeque<Packet>, usize)>,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl AudioTap {
+    /// Bytes of audio packets that may wait: minutes of any compressed audio, seconds of PCM.
+    pub(crate) const MAX_BYTES: usize = 16 << 20;
+
+    fn push(&self, packet: Packet) {
+        let mut queue = self.packets.lock();
+        queue.1 += packet.size();
+        queue.0.push_back(packet);
+        while queue.1 > Self::MAX_BYTES {
+            let Some(old) = queue.0.pop_front() else {
+                break;
+            };
+            queue.1 -= old.size();
+            tracing::warn!("audio packets not taken for too long: the oldest is dropped");
+        }
+    }
+
+    /// The oldest packet waiting.
+    pub(crate) fn pop(&self) -> Option<Packet> {
+        let mut queue = self.packets.lock();
+        let packet = queue.0.pop_front()?;
+        queue.1 -= packet.size();
+        Some(packet)
+    }
+
+    /// No packet will come any more (the video's reading ended).
+    pub(crate) fn close(&self) {
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::Acquire)
+    }
 }
 
 impl Demuxer {
@@ -189,6 +237,7 @@ impl Demuxer {
             reads: None,
             limits: FrameLimits::of(config),
             read_ahead: std::collections::VecDeque::new(),
+            audio_tap: None,
         }))
     }
 
@@ -304,7 +353,30 @@ impl Demuxer {
             reads: None,
             limits: FrameLimits::of(config),
             read_ahead: std::collections::VecDeque::new(),
+            audio_tap: None,
         })
+    }
+
+    /// Sets aside the packets of an audio stream as they are read (`stream` when it is one, else the one FFmpeg
+    /// picks for the video), for an audio decoder fed from the same reading; `None` when there is none.
+    /// Packets already read ahead are not in it.
+    pub(crate) fn tap_audio(
+        &mut self,
+        stream: Option<usize>,
+    ) -> Option<(usize, std::sync::Arc<AudioTap>)> {
+        let info = self.format.info();
+        let index = match stream {
+            Some(index) => info
+                .streams
+                .get(index)
+                .filter(|s| s.kind == MediaKind::Audio)
+                .map(|s| s.index),
+            None => self.format.best_audio_stream(self.stream.index),
+        }?;
+        self.format.keep_stream(index);
+        let tap = std::sync::Arc::new(AudioTap::default());
+        self.audio_tap = Some((index, tap.clone()));
+        Some((index, tap))
     }
 
     /// The frame size its frames are held to, for its decoders.
@@ -389,6 +461,13 @@ impl Demuxer {
             }
             if pkt.stream_index() == self.stream.index {
                 return Ok(true);
+            }
+            if let Some((index, tap)) = &self.audio_tap {
+                if pkt.stream_index() == *index {
+                    let mut packet = Packet::new()?;
+                    packet.take_from(pkt);
+                    tap.push(packet);
+                }
             }
         }
     }

@@ -552,6 +552,16 @@ impl FormatContext {
         usize::try_from(ret).ok()
     }
 
+    /// Reads stream `index`'s packets too (after [`keep_only_stream`](Self::keep_only_stream) chose another).
+    pub(crate) fn keep_stream(&mut self, index: usize) {
+        if index < self.stream_count() {
+            // SAFETY: `index` is a valid stream index; the demuxer reads `discard` on each packet.
+            unsafe {
+                (**self.raw().streams.add(index)).discard = sys::AVDiscard::AVDISCARD_DEFAULT
+            };
+        }
+    }
+
     pub(crate) fn keep_only_stream(&mut self, keep: usize) {
         for i in 0..self.stream_count() {
             let discard = if i == keep {

@@ -60,6 +60,11 @@ impl Packet {
         self.raw().duration.max(0)
     }
 
+    /// Bytes of data.
+    pub(crate) fn size(&self) -> usize {
+        self.raw().size.max(0) as usize
+    }
+
     /// Byte position in the container, when known.
     pub(crate) fn pos(&self) -> Option<i64> {
         let pos = self.raw().pos;

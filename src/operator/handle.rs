@@ -71,6 +71,7 @@ impl VideoInput {
             gpu: gpu.clone(),
             indexes: Default::default(),
             audio: Default::default(),
+            audio_waiting: Default::default(),
         };
         let handle = std::thread::Builder::new()
             .name("framefeed-decode".into())

@@ -38,7 +38,6 @@ use crate::assembly::audio::VideoAudio;
 use crate::assembly::batch::{Batch, BatchData};
 use crate::assembly::batch::{Gap, Hole};
 use crate::assembly::pool::BufferPool;
-use crate::decode::audio::AudioTrack;
 use crate::decode::cpu::CpuDecoder;
 use crate::decode::frame::FrameRef;
 use crate::decode::{damage, nvdec_support, open_nvdec, Decoder, FrameInfo, FrameSink, Stop};
@@ -88,8 +87,10 @@ pub(crate) struct Worker {
     pub(crate) gpu: Option<Arc<GpuRuntime>>,
     /// The last file a sampled video indexed, kept for the next video from that file (its next segment).
     pub(crate) indexes: IndexCache,
-    /// The audio of the video being decoded, when the operator decodes audio and the video is whole.
+    /// The audio of the video being decoded, when the operator decodes audio.
     pub(crate) audio: RefCell<Option<VideoAudio>>,
+    /// A live video's batches waiting for their sound, in order.
+    pub(crate) audio_waiting: RefCell<std::collections::VecDeque<Batch>>,
 }
 
 impl Worker {
@@ -114,7 +115,9 @@ impl Worker {
         self.shared.wake_all();
     }
 
-    pub(super) fn send_batch(&self, mut batch: Batch) -> Result<(), Shutdown> {
+    /// Sends `batch` into the output channel, its sequences given their sound (`sound::send_batch` is the
+    /// way in, which makes a live video's batches wait for theirs).
+    pub(super) fn deliver(&self, mut batch: Batch) -> Result<(), Shutdown> {
         if let Some(audio) = self.audio.borrow_mut().as_mut() {
             audio.attach(&mut batch.sequences);
         }
@@ -203,7 +206,8 @@ impl Worker {
                 .map_err(Stop::Video)
             },
             &mut |batch| self.send_batch(batch).map_err(|_| Stop::Shutdown),
-        )
+        )?;
+        self.frame_decoded(at.pts).map_err(|_| Stop::Shutdown)
     }
 
     /// Delivers a packed batch still being built (before an error or at the end of the input).
@@ -250,17 +254,7 @@ impl Worker {
             Ok(opened) => opened,
             Err(failure) => return self.failed(&video, failure),
         };
-        *self.audio.borrow_mut() = self.config.audio.and_then(|_| {
-            let whole = opened.whole()?;
-            let stream = opened.demuxer.stream();
-            let track = AudioTrack::open(whole, &self.config, stream.index);
-            Some(VideoAudio::new(
-                video.id,
-                track,
-                stream.fps(),
-                stream.seconds_per_unit(),
-            ))
-        });
+        self.open_audio(&video, &mut opened);
         if !self.config.probe_decoders {
             // Untrusted input: the frame size its parameter sets give is checked before a decoder sees them.
             if let Err(error) = self.check_parsed_frame_size(&mut opened) {
@@ -290,7 +284,8 @@ impl Worker {
     }
 
     pub(super) fn fail(&self, video: &VideoRef, error: VideoError) -> Result<(), Shutdown> {
-        // Packed batches of earlier videos come first.
+        // Batches waiting for their sound, and packed batches of earlier videos, come first.
+        self.finish_audio(None)?;
         self.flush_packer()?;
         self.send_item(Item {
             result: Some(Err(Error::Video {
@@ -373,10 +368,9 @@ impl Worker {
         // video's sequences (or the input's close).
         let error_follows = error.is_some();
         let flush = !pack || error_follows;
-        // The video's sequences a packed batch keeps get their audio now, while its track is open.
-        if let Some(audio) = self.audio.borrow_mut().as_mut() {
-            audio.attach(asm.pending_sequences());
-        }
+        // Batches waiting for their sound go, and the video's sequences a packed batch keeps get theirs now,
+        // while its track is open.
+        self.finish_audio(Some(&mut asm))?;
         let delivered = asm.end_video(&mut |batch| self.send_batch(batch), flush, error_follows)?;
         if pack {
             *self.packer.borrow_mut() = Some(asm);
@@ -459,6 +453,8 @@ impl Worker {
                 .checked_sub(silence)
                 .unwrap_or_else(Instant::now);
             asm.break_sequence(&mut |batch| self.send_batch(batch))?;
+            // The sound read before the drop goes with its batches; the reopened source's is read anew.
+            self.finish_audio(None)?;
             let attempts = match self.opener().reopen(&mut opened) {
                 Ok(attempts) => attempts,
                 Err(Failure::Shutdown) => return Err(Shutdown),
@@ -481,6 +477,7 @@ impl Worker {
                     decoder = dec;
                     asm.set_on_gpu(gpu, &mut |batch| self.send_batch(batch))?;
                     reconnects += 1;
+                    self.open_audio(video, &mut opened);
                     // The reopened source's timestamps start anew; its frames are numbered on from here.
                     numbering = Numbering::starting_at(numbering.next_index());
                     asm.resume_after(Gap {
