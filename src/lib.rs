@@ -134,7 +134,7 @@ mod video;
 
 pub use assembly::batch::{Batch, CropWindow, Frame, Gap, Hole, Sequence};
 pub use assembly::outline::BatchOutline;
-pub use decode::audio::AudioClip;
+pub use decode::audio::{decode_audio, AudioClip};
 pub use demux::{ffmpeg_build, probe};
 pub use device::{cuda_status, DecodedOn, Device};
 pub use error::{AvError, Error, Result, TryFeedError, VideoError};

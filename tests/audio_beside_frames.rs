@@ -506,3 +506,63 @@ fn a_live_videos_sequences_carry_their_sound_read_from_the_same_stream() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_services_lines_carry_each_sequences_sound() {
+    if skip_without_ffmpeg("the service's audio test") {
+        return;
+    }
+    // `POST /videos?audio=true&audio_rate=16000&audio_channels=1&md5=true`: the upload is read live, its sound
+    // from the same stream; each line's sequence names its audio's shape, time and MD5.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"];
+    let path = clip(dir.path(), "upload.ts", &args, None);
+    let server = common::serve::serve(&[]);
+    let body = std::fs::read(&path).unwrap();
+    let query =
+        "sequence_length=10&batch_size=2&audio=true&audio_rate=16000&audio_channels=1&md5=true";
+    let start = format!("POST /videos?{query} HTTP/1.1\r\n");
+    let length = format!("Content-Length: {}", body.len());
+    let response = common::serve::request(server.addr, &start, &[&length], &body).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    let want = reference(&path, Some(1), Some(16_000));
+    let first = audio_start(&path);
+    // The MPEG-TS audio starts before the first frame: the first sequence's sound starts at that frame.
+    let (mut carried, mut next) = (0, None);
+    for line in response.lines() {
+        let Some(seqs) = line["sequences"].as_array() else {
+            continue;
+        };
+        for seq in seqs {
+            let audio = &seq["audio"];
+            let n = audio["shape"][1].as_u64().unwrap() as usize;
+            let from = ((audio["pts"].as_f64().unwrap() - first) * 16_000.0).round() as usize;
+            assert_eq!(from, next.unwrap_or(from), "contiguous: {audio}");
+            next = Some(from + n);
+            let bytes: Vec<u8> = want[from..from + n]
+                .iter()
+                .flat_map(|s| s.to_le_bytes())
+                .collect();
+            assert_eq!(audio["md5"], common::md5_hex(&bytes), "{audio}");
+            carried += n;
+        }
+    }
+    assert!(carried >= 31_000, "{carried} samples carried");
+    // Audio settings are checked before anything is decoded.
+    for (query, names) in [
+        (
+            "audio_rate=16000",
+            "audio_rate and audio_channels are for audio=true",
+        ),
+        (
+            "audio=true&audio_channels=40",
+            "audio channels is 40; allowed: 1 to 16",
+        ),
+    ] {
+        let start = format!("POST /videos?{query} HTTP/1.1\r\n");
+        let response = common::serve::request(server.addr, &start, &[&length], &body).await;
+        assert_eq!(response.status, 400, "{query}: {}", response.body);
+        let message = response.error()["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(names), "{query}: {message}");
+    }
+}

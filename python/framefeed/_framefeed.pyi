@@ -42,6 +42,7 @@ __all__ = [
     "Batch",
     "Sequence",
     "AudioSamples",
+    "decode_audio",
     "Mux",
     "MuxBatch",
     "MuxEntry",
@@ -63,6 +64,15 @@ request with or ``None``, what went wrong)."""
 LIBRARY_DEFAULTS: Dict[str, Union[str, float, int]]
 """The library's defaults of the keywords that name a choice or a URL option (what the keywords default to)."""
 __version__: str
+
+def decode_audio(
+    data: Union[str, PathLike[str], _Buffer],
+    *,
+    sample_rate: Optional[int] = None,
+    channels: Optional[int] = None,
+    stream: Optional[int] = None,
+) -> AudioSamples:
+    """The whole audio stream (any container, with or without video), the ``ffmpeg`` CLI's samples."""
 
 def probe(data: Union[str, PathLike[str], _Buffer]) -> ContainerInfo:
     """What a container holds (format, duration, streams), without decoding it: from a path (read where the

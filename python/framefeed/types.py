@@ -142,6 +142,8 @@ class StreamInfo(TypedDict):
     mastering_display: Optional[MasteringDisplay]
     content_light: Optional[ContentLight]
     frame_rate: Optional[float]
+    sample_rate: Optional[int]
+    channels: Optional[int]
     duration: Optional[float]
     frames: Optional[int]
     rotation: Optional[float]

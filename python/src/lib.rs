@@ -95,6 +95,8 @@ fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
                 colour::content_light_dict(py, s.content_light)?,
             )?;
             d.set_item("frame_rate", s.fps())?;
+            d.set_item("sample_rate", s.sample_rate)?;
+            d.set_item("channels", s.channels)?;
             d.set_item("duration", s.duration)?;
             d.set_item("frames", s.frames)?;
             d.set_item("rotation", s.rotation())?;
@@ -104,6 +106,35 @@ fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
         .collect::<PyResult<Vec<_>>>()?;
     out.set_item("streams", streams)?;
     Ok(out)
+}
+
+/// The whole audio stream of `data` (a path or the encoded bytes; any container, with or without video) as
+/// `AudioSamples`, at `sample_rate` and `channels` (default: the stream's), from `stream` (default: the one
+/// ffmpeg picks): the `ffmpeg` CLI's samples. Raises `VideoError` (`no_audio_stream`) without audio.
+#[pyfunction]
+#[pyo3(signature = (data, *, sample_rate=None, channels=None, stream=None))]
+fn decode_audio(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    sample_rate: Option<u32>,
+    channels: Option<u32>,
+    stream: Option<usize>,
+) -> PyResult<audio::PyAudioSamples> {
+    let (video, _) = whole_video(py, data)?;
+    let mut settings = framefeed::Audio::new();
+    if let Some(rate) = sample_rate {
+        settings = settings.sample_rate(rate);
+    }
+    if let Some(channels) = channels {
+        settings = settings.channels(channels);
+    }
+    if let Some(stream) = stream {
+        settings = settings.stream(stream);
+    }
+    let clip = py
+        .detach(|| framefeed::decode_audio(video, settings))
+        .map_err(|e| to_py(py, e))?;
+    Ok(audio::PyAudioSamples { clip })
 }
 
 /// The FFmpeg this module decodes with (its release, configure line, licence, libavcodec version and input
@@ -216,6 +247,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(segments, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_audio, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_status, m)?)?;
     m.add_function(wrap_pyfunction!(ffmpeg_build, m)?)?;
     m.add("SAMPLE_MP4", PyBytes::new(m.py(), framefeed::SAMPLE_MP4))?;

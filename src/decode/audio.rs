@@ -109,6 +109,45 @@ fn sample_at(t: f64, first: f64, rate: u32) -> u64 {
     }
 }
 
+/// The whole audio stream of `video` (any container FFmpeg reads, with or without video: an `.m4a`, an `.mp3`
+/// too), decoded and resampled per `audio` (the stream FFmpeg picks unless it names one), as the `ffmpeg` CLI's
+/// `-vn [-ac N] [-ar R] -f f32le` gives it, sample 0 at the stream's first decoded frame
+/// ([`AudioClip::pts_seconds`]). What decord's `AudioReader` reads at once; the operator and the
+/// [`VideoReader`](crate::VideoReader) cut the same samples by time instead. Fails with
+/// [`Error::Config`](crate::Error::Config) for settings out of range and a video's error
+/// ([`VideoError::NoAudioStream`] without audio) labelled with `video`'s label.
+///
+/// ```
+/// let sound = framefeed::decode_audio(framefeed::SAMPLE_MP4, framefeed::Audio::new());
+/// assert_eq!(sound.unwrap_err().code(), "no_audio_stream"); // the sample has no audio
+/// ```
+pub fn decode_audio(
+    video: impl Into<crate::video::Encoded>,
+    audio: Audio,
+) -> crate::error::Result<AudioClip> {
+    audio.validate()?;
+    let video = video.into();
+    let failed = |error: VideoError| crate::error::Error::Video {
+        video: crate::video::VideoRef {
+            id: crate::video::VideoId(0),
+            label: video.label.clone(),
+        },
+        error,
+    };
+    let config = Config::new(1, 1).audio(audio);
+    let mut reader = Reader::open(&video.data, &config, None, audio)
+        .map_err(failed)?
+        .ok_or_else(|| failed(VideoError::NoAudioStream))?;
+    let clip = reader.cut(-WHOLE, WHOLE);
+    if reader.first.is_none() {
+        return Err(failed(VideoError::NoAudioStream));
+    }
+    Ok(clip)
+}
+
+/// Seconds past any stream's ends, both ways: "the whole stream".
+const WHOLE: f64 = 1e12;
+
 /// A video's audio stream, decoded and resampled on demand, cut by time.
 pub(crate) struct AudioTrack {
     /// What reads the stream again from its start (a whole video's), if it can be.
@@ -120,7 +159,7 @@ pub(crate) struct AudioTrack {
 /// Where a track's packets come from.
 enum Packets {
     /// Its own demuxer over the whole video.
-    Demuxer(Demuxer),
+    Demuxer(Box<Demuxer>),
     /// The packets the video's demuxer sets aside as it reads (a live video's, read once).
     Tap(Arc<AudioTap>),
 }
@@ -157,7 +196,7 @@ impl AudioTrack {
     /// no audio stream (or none framefeed can decode: the reason is logged).
     pub(crate) fn open(source: &Whole, config: &Config, video_stream: usize) -> Option<Self> {
         let settings = config.audio?;
-        match Reader::open(source, config, video_stream, settings) {
+        match Reader::open(source, config, Some(video_stream), settings) {
             Ok(Some(reader)) => Some(Self {
                 again: Some((source.clone(), config.clone(), video_stream)),
                 settings,
@@ -183,7 +222,7 @@ impl AudioTrack {
             // its start. A seek would not give the same samples: a decoder's state (AAC's noise substitution,
             // MP3's bit reservoir) and a resampler's phase depend on everything before.
             if let (true, Some((source, config, video))) = (behind, &self.again) {
-                match Reader::open(source, config, *video, self.settings) {
+                match Reader::open(source, config, Some(*video), self.settings) {
                     Ok(Some(reader)) => self.reader = reader,
                     _ => self.reader.ended = true,
                 }
@@ -250,7 +289,7 @@ impl Reader {
     fn open(
         source: &Whole,
         config: &Config,
-        video_stream: usize,
+        video_stream: Option<usize>,
         settings: Audio,
     ) -> Result<Option<Self>, VideoError> {
         let Some(demuxer) =
@@ -261,7 +300,13 @@ impl Reader {
         let index = demuxer.stream().index;
         let decoder = CodecContext::open_decoder(demuxer.format(), index, 1, false)?;
         let time_base = demuxer.stream().seconds_per_unit();
-        Self::new(Packets::Demuxer(demuxer), decoder, time_base, settings).map(Some)
+        Self::new(
+            Packets::Demuxer(Box::new(demuxer)),
+            decoder,
+            time_base,
+            settings,
+        )
+        .map(Some)
     }
 
     fn new(

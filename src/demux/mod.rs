@@ -204,11 +204,12 @@ impl Demuxer {
     }
 
     /// A demuxer over the whole video `data` reading only an audio stream: `stream` when it is one, else the one
-    /// FFmpeg picks for the video stream `video` (as the `ffmpeg` CLI does); `Ok(None)` when there is none.
+    /// FFmpeg picks (for the video stream `video`, if any), as the `ffmpeg` CLI does; `Ok(None)` when there is
+    /// none.
     pub(crate) fn open_audio(
         data: Whole,
         config: &Config,
-        video: usize,
+        video: Option<usize>,
         stream: Option<usize>,
     ) -> Result<Option<Self>, VideoError> {
         let probe = ProbeOptions {
@@ -371,7 +372,7 @@ impl Demuxer {
                 .get(index)
                 .filter(|s| s.kind == MediaKind::Audio)
                 .map(|s| s.index),
-            None => self.format.best_audio_stream(self.stream.index),
+            None => self.format.best_audio_stream(Some(self.stream.index)),
         }?;
         self.format.keep_stream(index);
         let tap = std::sync::Arc::new(AudioTap::default());

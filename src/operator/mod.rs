@@ -8,5 +8,5 @@ pub(crate) mod futures;
 pub(crate) mod handle;
 pub(crate) mod polling;
 mod sampled;
-mod sound;
+pub(crate) mod sound;
 pub(crate) mod worker;

@@ -12,6 +12,10 @@ use crate::decode::audio::AudioTrack;
 use crate::demux::open::Opened;
 use crate::video::VideoRef;
 
+/// The most batches that wait for their sound: memory stays bounded (the service counts them) whatever the
+/// audio's lag.
+pub(crate) const MAX_WAITING: usize = 2;
+
 impl Worker {
     /// Opens `video`'s audio beside its frames, when the operator decodes audio.
     pub(super) fn open_audio(&self, video: &VideoRef, opened: &mut Opened) {
@@ -28,7 +32,7 @@ impl Worker {
                 }
                 // Sampling a video read once seeks in it (buffered whole): its packets come out of order, and
                 // its sequences carry no audio (`None`).
-                None if !self.config.sampling.is_everything() => return None,
+                None if !self.config.sampling.is_everything() => None,
                 None => match opened.demuxer.tap_audio(settings.stream) {
                     Some((index, tap)) => {
                         let track = AudioTrack::tapped(
@@ -55,7 +59,8 @@ impl Worker {
         self.deliver(batch)
     }
 
-    /// Sends the waiting batches whose sound is there, in order (with `all`, every one).
+    /// Sends the waiting batches whose sound is there, in order (with `all`, every one; past
+    /// [`MAX_WAITING`] batches, the oldest goes with the sound there is).
     pub(super) fn release_audio(&self, all: bool) -> Result<(), Shutdown> {
         loop {
             let ready = {
@@ -63,11 +68,12 @@ impl Worker {
                 let Some(head) = waiting.front() else {
                     return Ok(());
                 };
-                all || self
-                    .audio
-                    .borrow_mut()
-                    .as_mut()
-                    .is_none_or(|audio| audio.ready(&head.sequences))
+                all || waiting.len() > MAX_WAITING
+                    || self
+                        .audio
+                        .borrow_mut()
+                        .as_mut()
+                        .is_none_or(|audio| audio.ready(&head.sequences))
             };
             if !ready {
                 return Ok(());

@@ -147,7 +147,7 @@ impl VideoReader {
         metadata.audio = config
             .audio
             .and_then(|a| a.stream)
-            .or_else(|| format.best_audio_stream(opened.demuxer.stream().index))
+            .or_else(|| format.best_audio_stream(Some(opened.demuxer.stream().index)))
             .and_then(|i| format.info().streams.get(i).cloned())
             .filter(|s| s.kind == crate::info::MediaKind::Audio)
             .map(|s| AudioMetadata::of(&s));

@@ -69,6 +69,8 @@ pub(crate) struct UploadShape {
     pub(crate) fixed_bytes: u64,
     /// What a pixel of output costs (the output type's size, the conversion's scratch).
     pub(crate) pixel: PixelCost,
+    /// Of `fixed_bytes`, what the upload's audio holds (its packets and samples).
+    pub(crate) audio_bytes: u64,
 }
 
 impl UploadShape {
@@ -255,6 +257,7 @@ mod tests {
         batches_in_flight: 3,
         fixed_bytes: 8 << 20,
         pixel: PixelCost::RGB8,
+        audio_bytes: 0,
     };
 
     #[test]
@@ -346,7 +349,7 @@ mod tests {
                 transforms = transforms.tonemap(crate::ToneMap::new(crate::ToneMapOp::Hable));
             }
             let pixel = PixelCost::of(&transforms);
-            let shape = UploadShape { frames_per_batch: frames, batches_in_flight: in_flight, fixed_bytes: fixed, pixel };
+            let shape = UploadShape { frames_per_batch: frames, batches_in_flight: in_flight, fixed_bytes: fixed, pixel, audio_bytes: 0 };
             if let Some(limit) = shape.max_batch_bytes(ceiling) {
                 let batch = frames * pixels * pixel.output;
                 if batch <= limit {

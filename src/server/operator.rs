@@ -10,10 +10,16 @@ use super::errors::ApiError;
 use super::service::{Service, Slot};
 use crate::assembly::batch::Batch;
 use crate::error_code::ErrorCode;
+use crate::operator::sound::MAX_WAITING;
 use crate::report;
+use crate::settings::audio::Audio;
 use crate::settings::config::{limits, Config, LastSequencePolicy, MoovAtEnd};
 use crate::settings::sampling::Sampling;
 use crate::transform::Transforms;
+
+/// Bytes an upload's audio holds: its packets set aside (at most `AudioTap::MAX_BYTES`) and its decoded samples
+/// (a few seconds of 48 kHz stereo float, the most a sequence and the audio's lag span).
+const AUDIO_HELD_BYTES: u64 = crate::demux::AudioTap::MAX_BYTES as u64 + (8 << 20);
 
 /// Batches the operator keeps ready ahead of the response.
 const PREFETCH: usize = 1;
@@ -36,6 +42,34 @@ pub(crate) struct BatchSettings {
     pub(crate) strict: bool,
     /// Each sequence's line carries the MD5 of each frame's bytes (`report::BatchLine::with_md5`).
     pub(crate) md5: bool,
+    /// Each sequence's sound, decoded beside its frames.
+    pub(crate) audio: Option<Audio>,
+}
+
+/// What a client's audio settings are, checked: `audio` on, with `audio_rate` and `audio_channels` only then.
+pub(crate) fn audio_setting(
+    on: Option<bool>,
+    rate: Option<u64>,
+    channels: Option<u64>,
+) -> Result<Option<Audio>, ApiError> {
+    let bad = |m: &str| ApiError::new(ErrorCode::BadRequest, m);
+    if !on.unwrap_or(false) {
+        if rate.is_some() || channels.is_some() {
+            return Err(bad("audio_rate and audio_channels are for audio=true"));
+        }
+        return Ok(None);
+    }
+    let mut audio = Audio::new();
+    if let Some(rate) = rate {
+        audio = audio.sample_rate(u32::try_from(rate).unwrap_or(u32::MAX));
+    }
+    if let Some(channels) = channels {
+        audio = audio.channels(u32::try_from(channels).unwrap_or(u32::MAX));
+    }
+    audio
+        .validate()
+        .map_err(|e| ApiError::new(ErrorCode::BadRequest, e.into_reason()))?;
+    Ok(Some(audio))
 }
 
 impl Default for BatchSettings {
@@ -49,6 +83,7 @@ impl Default for BatchSettings {
             autorotate: true,
             strict: false,
             md5: false,
+            audio: None,
         }
     }
 }
@@ -78,7 +113,11 @@ pub(crate) fn operator_config(
                 .into(),
         ));
     }
-    let config = Config::new(length, batch)
+    let mut config = Config::new(length, batch);
+    if let Some(audio) = settings.audio {
+        config = config.audio(audio);
+    }
+    let config = config
         .last_sequence_policy(settings.policy)
         .transforms(settings.transforms.clone())
         .sampling(settings.sampling.clone())
@@ -94,11 +133,17 @@ pub(crate) fn operator_config(
         .probe_without_decoders()
         .moov_at_end(moov)
         .max_container_samples(server.container_samples());
+    // With audio, batches may wait for their sound, and its packets and samples are held.
+    let (waiting, audio_bytes) = match settings.audio {
+        Some(_) => (MAX_WAITING as u64, AUDIO_HELD_BYTES),
+        None => (0, 0),
+    };
     let shape = UploadShape {
         frames_per_batch: (length as u64).saturating_mul(batch as u64),
-        batches_in_flight: BATCHES_IN_FLIGHT,
-        fixed_bytes: server.held_bytes(moov_bytes),
+        batches_in_flight: BATCHES_IN_FLIGHT + waiting,
+        fixed_bytes: server.held_bytes(moov_bytes) + audio_bytes,
         pixel: PixelCost::of(&settings.transforms),
+        audio_bytes,
     };
     let budget = server.max_upload_memory;
     let Some(max_batch_bytes) = shape.max_batch_bytes(budget) else {
@@ -136,7 +181,7 @@ pub(crate) fn known_need(
     let ceiling = settings.max_upload_memory;
     let moov = settings.moov_buffer_bytes().min(received);
     let shape = UploadShape {
-        fixed_bytes: settings.held_bytes(moov),
+        fixed_bytes: settings.held_bytes(moov) + shape.audio_bytes,
         ..*shape
     };
     let need = match frame_size {

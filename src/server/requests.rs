@@ -286,6 +286,9 @@ pub(crate) struct UploadParams {
     pub(crate) dtype: Option<Field<Choice<DType>>>,
     pub(crate) tonemap: Option<Field<Choice<ToneMap>>>,
     pub(crate) md5: Option<Field<Flag>>,
+    pub(crate) audio: Option<Field<Flag>>,
+    pub(crate) audio_rate: Option<Field<Count>>,
+    pub(crate) audio_channels: Option<Field<Count>>,
 }
 
 /// The longest `GET /streams/{id}/batches?wait=S` waits for a stream that does not exist yet, in seconds.
@@ -364,6 +367,9 @@ pub(crate) struct StreamBody {
     pub(crate) dtype: Option<Field<Choice<DType>>>,
     pub(crate) tonemap: Option<Field<Choice<ToneMap>>>,
     pub(crate) md5: Option<Field<Bool>>,
+    pub(crate) audio: Option<Field<Bool>>,
+    pub(crate) audio_rate: Option<Field<UpTo<{ u32::MAX as u64 }>>>,
+    pub(crate) audio_channels: Option<Field<UpTo<{ u32::MAX as u64 }>>>,
 }
 
 impl<R: Rule> std::fmt::Debug for Field<R> {

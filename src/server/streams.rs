@@ -22,7 +22,9 @@ use serde_json::{json, Value};
 use super::budget::UploadShape;
 use super::errors::{describe, error_line, ApiError, CutReason};
 use super::fanout::{check_id, Stream};
-use super::operator::{batch_line, operator_config, settle_reservation, BatchSettings};
+use super::operator::{
+    audio_setting, batch_line, operator_config, settle_reservation, BatchSettings,
+};
 use super::requests::{value, ConsumeParams, JsonBody, Params, StreamBody};
 use super::service::{RequestCtx, Service, Slot};
 use crate::error::Error;
@@ -191,6 +193,11 @@ impl StreamRequest {
         if let Some(md5) = value(body.md5) {
             settings.md5 = md5;
         }
+        settings.audio = audio_setting(
+            value(body.audio),
+            value(body.audio_rate),
+            value(body.audio_channels),
+        )?;
         let transforms = Transforms::try_from(TransformOptions {
             resize: value(body.resize),
             resize_shorter: value(body.resize_shorter).map(|side| side as u32),
@@ -416,9 +423,14 @@ mod tests {
             "url": "rtsp://cam/1", "id": "cam-1", "sequence_length": 8, "batch_size": 2,
             "policy": "pad", "resize": [320, 240], "crop": [224, 224], "crop_pos": "random",
             "open_timeout": 2.5, "read_timeout": 1, "reconnect": 0, "rtsp_transport": "udp",
-            "dtype": "uint16", "tonemap": "mobius:param=0.4", "md5": true
+            "dtype": "uint16", "tonemap": "mobius:param=0.4", "md5": true, "audio": true, "audio_rate": 16000,
+            "audio_channels": 1
         }))
         .unwrap();
+        assert_eq!(
+            ok.settings.audio,
+            Some(crate::Audio::new().sample_rate(16_000).channels(1))
+        );
         assert_eq!(ok.settings.transforms.dtype, crate::DType::U16);
         assert_eq!(
             ok.settings.transforms.tonemap,
@@ -470,6 +482,14 @@ mod tests {
                 "tonemap param is 0 for clip",
             ),
             (json!({"url": "rtsp://h/", "md5": "yes"}), "md5 must be"),
+            (
+                json!({"url": "rtsp://h/", "audio_rate": 16000}),
+                "audio_rate and audio_channels are for audio=true",
+            ),
+            (
+                json!({"url": "rtsp://h/", "audio": true, "audio_rate": 10}),
+                "audio sample_rate is 10; allowed: 1000 to 384000",
+            ),
             (
                 json!({"url": "rtsp://h/", "low_latency": false}),
                 "cannot be turned off",

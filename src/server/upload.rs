@@ -20,7 +20,9 @@ use serde_json::{json, Value};
 use super::budget::{Short, UploadShape};
 use super::config::ADMISSION_BYTES;
 use super::errors::{describe, ApiError, CutReason};
-use super::operator::{batch_line, known_need, operator_config, settle_reservation, BatchSettings};
+use super::operator::{
+    audio_setting, batch_line, known_need, operator_config, settle_reservation, BatchSettings,
+};
 use super::rate::RateRule;
 use super::requests::{value, Params, UploadParams};
 use super::service::{RequestCtx, Service, Slot, SlotMemory};
@@ -60,7 +62,8 @@ pub(crate) struct UploadQuery {
 /// lines and the video goes on; `true` or `1`: the video fails at its first damage); `dtype` (`uint8`, the
 /// default, `uint16`, `float32`...: what the frames are converted to, and what the upload's memory budget
 /// counts), `tonemap` (`hable`, `mobius:param=0.5`...: HDR frames mapped to SDR), `md5` (`true`: each
-/// sequence's line carries the MD5 of each frame's bytes in that type); the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as
+/// sequence's line carries the MD5 of each frame's bytes in that type), `audio` (`true`: each sequence's line
+/// carries its sound's shape, time and rate, with `md5` its MD5) with `audio_rate` and `audio_channels`; the sampling (`stride`, `step`, `fps`, `start`, `end`, `indices` as
 /// `I,J,K`; `clips` with `clip_sampler`, `clip_policy` and `seed`, which make the upload decoded whole), checked with the
 /// operator's config.
 pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError> {
@@ -106,6 +109,11 @@ pub(crate) fn upload_query(params: UploadParams) -> Result<UploadQuery, ApiError
             autorotate: value(params.autorotate).unwrap_or(defaults.autorotate),
             strict: value(params.strict).unwrap_or(defaults.strict),
             md5: value(params.md5).unwrap_or(defaults.md5),
+            audio: audio_setting(
+                value(params.audio),
+                value(params.audio_rate).map(|n| n as u64),
+                value(params.audio_channels).map(|n| n as u64),
+            )?,
         },
         detach,
         id: params.id,

@@ -8,8 +8,9 @@
 Where decord is wrong, this is right, and says so (the package README, "Coming from decord"): ``len(vr)`` counts
 the frames a full decode shows (decord also counts those an MP4 edit list hides, and a damaged start's), frames
 are those the ``ffmpeg`` CLI shows at each index (decord's are off on open GOPs and edit lists), phone videos
-come out upright (decord ignores their rotation), and 10-bit video keeps its colours. Video only: decord's
-``AudioReader``, ``AVReader`` and ``VideoLoader`` are not here.
+come out upright (decord ignores their rotation), and 10-bit video keeps its colours. ``AudioReader`` and
+``AVReader`` read audio as decord 0.6 does (the samples the ``ffmpeg`` CLI gives); decord's ``VideoLoader`` is
+not here.
 """
 
 from __future__ import annotations
@@ -27,7 +28,19 @@ from . import bridge, ndarray
 from .base import DECORDError
 from .ndarray import DECORDContext, NDArray, cpu, gpu
 
-__all__ = ["VideoReader", "cpu", "gpu", "bridge", "ndarray", "NDArray", "DECORDError", "DECORDContext", "base"]
+__all__ = [
+    "VideoReader",
+    "AudioReader",
+    "AVReader",
+    "cpu",
+    "gpu",
+    "bridge",
+    "ndarray",
+    "NDArray",
+    "DECORDError",
+    "DECORDContext",
+    "base",
+]
 
 _Indices = Union[Sequence[int], np.ndarray, range, Any]
 
@@ -156,3 +169,6 @@ class VideoReader:
         """Moves the place on by ``num`` frames."""
         self._position += num
 
+
+
+from .audio import AudioReader, AVReader  # noqa: E402  (AVReader uses the VideoReader above)
