@@ -7,11 +7,16 @@ reader (`VideoReader`), and every frame's MD5 must equal the reference's. The bu
 the reference reads the repository's `assets/sample.mp4`, the check `framefeed.SAMPLE_MP4`, and the two must be
 the same bytes.
 
+A video with audio also has its sound checked: the reference keeps the CLI's `-ac 1 -ar 8000 -f f32le` samples
+(base64), the check `framefeed.decode_audio(..., sample_rate=8000, channels=1)`, equal within 1e-4 (the wheel's
+libswresample and decoders, with another architecture's vector code on Arm).
+
 `check --no-gpu ...` also asks for `device="cuda"` on a machine without one, which must fail with framefeed's
 `DeviceError` (not a crash). Each video's line gives the seconds its `VideoInput` pass took, and the last line
 their sum (`decode seconds: S`), which benches compare between wheels.
 """
 
+import base64
 import hashlib
 import json
 import subprocess
@@ -31,7 +36,12 @@ def reference(video: str, folder: Path) -> dict:
         check=True, capture_output=True, text=True,
     ).stdout
     md5s = [line.split(",")[-1].strip() for line in out.splitlines() if line and not line.startswith("#")]
-    return {"bytes_md5": hashlib.md5(data).hexdigest(), "frames": md5s}
+    sound = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", path, "-vn", "-ac", "1", "-ar", "8000", "-f", "f32le", "-"],
+        capture_output=True,
+    )
+    audio = base64.b64encode(sound.stdout).decode() if sound.returncode == 0 and sound.stdout else None
+    return {"bytes_md5": hashlib.md5(data).hexdigest(), "frames": md5s, "audio": audio}
 
 
 def check(video: str, folder: Path, expected: dict) -> tuple:
@@ -65,6 +75,15 @@ def check(video: str, folder: Path, expected: dict) -> tuple:
     if read != want:
         problems.append(f"{video}: VideoReader gave {len(read)} frames, {sum(a != b for a, b in zip(read, want))}"
                         f" differing, against ffmpeg's {len(want)}")
+    if expected.get("audio"):
+        theirs = np.frombuffer(base64.b64decode(expected["audio"]), dtype="<f4")
+        ours = ff.decode_audio(data, sample_rate=8000, channels=1).data[0]
+        if ours.shape != theirs.shape:
+            problems.append(f"{video}: decode_audio gave {ours.shape[0]} samples against ffmpeg's {theirs.shape[0]}")
+        elif np.abs(ours - theirs).max(initial=0.0) > 1e-4:
+            problems.append(f"{video}: decode_audio's samples differ from ffmpeg's by {np.abs(ours - theirs).max()}")
+        else:
+            print(f"{video}: {ours.shape[0]} audio samples equal")
     print(f"{video}: {len(want)} frames, {'equal' if not problems else 'DIFFERENT'}, VideoInput {seconds:.2f} s")
     return problems, seconds
 

@@ -566,3 +566,66 @@ async fn the_services_lines_carry_each_sequences_sound() {
         assert!(message.contains(names), "{query}: {message}");
     }
 }
+
+#[test]
+fn the_audio_stream_is_the_one_the_cli_picks_or_the_one_named() {
+    if skip_without_ffmpeg("the audio stream choice test") {
+        return;
+    }
+    // Two audio streams, neither marked default: mono first, stereo second. The CLI takes the one with the most
+    // channels (a default one would come first).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two.mkv");
+    common::ffmpeg(&[
+        "-v",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=30",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=300:sample_rate=8000",
+        "-f",
+        "lavfi",
+        "-i",
+        "aevalsrc=0.5*sin(2*PI*440*t)|0.3*sin(2*PI*660*t):s=16000",
+        "-map",
+        "0",
+        "-map",
+        "1",
+        "-map",
+        "2",
+        "-t",
+        "1",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        "-c:a",
+        "flac",
+        "-disposition:a",
+        "0",
+        path.to_str().unwrap(),
+    ]);
+    let picked = framefeed::decode_audio(Encoded::file(&path).unwrap(), Audio::new()).unwrap();
+    assert_eq!((picked.channels(), picked.sample_rate()), (2, 16_000));
+    let want = reference(&path, None, None);
+    let packed: Vec<f32> = (0..picked.samples())
+        .flat_map(|i| [picked.channel(0)[i], picked.channel(1)[i]])
+        .collect();
+    assert_eq!(packed, want);
+    let named =
+        framefeed::decode_audio(Encoded::file(&path).unwrap(), Audio::new().stream(1)).unwrap();
+    assert_eq!((named.channels(), named.sample_rate()), (1, 8_000));
+    let err =
+        framefeed::decode_audio(Encoded::file(&path).unwrap(), Audio::new().stream(0)).unwrap_err();
+    assert_eq!(
+        err.code(),
+        "no_audio_stream",
+        "stream 0 is the video: {err}"
+    );
+}

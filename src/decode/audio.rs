@@ -135,7 +135,7 @@ pub fn decode_audio(
         error,
     };
     let config = Config::new(1, 1).audio(audio);
-    let mut reader = Reader::open(&video.data, &config, None, audio)
+    let mut reader = Reader::open(&video.data, &config, audio)
         .map_err(failed)?
         .ok_or_else(|| failed(VideoError::NoAudioStream))?;
     let clip = reader.cut(-WHOLE, WHOLE);
@@ -151,7 +151,7 @@ const WHOLE: f64 = 1e12;
 /// A video's audio stream, decoded and resampled on demand, cut by time.
 pub(crate) struct AudioTrack {
     /// What reads the stream again from its start (a whole video's), if it can be.
-    again: Option<(Whole, Config, usize)>,
+    again: Option<(Whole, Config)>,
     settings: Audio,
     reader: Reader,
 }
@@ -192,13 +192,13 @@ struct Reader {
 }
 
 impl AudioTrack {
-    /// The audio of the whole video `source`, whose frames come from stream `video_stream`; `None` when it has
-    /// no audio stream (or none framefeed can decode: the reason is logged).
-    pub(crate) fn open(source: &Whole, config: &Config, video_stream: usize) -> Option<Self> {
+    /// The audio of the whole video `source`; `None` when it has no audio stream (or none framefeed can decode:
+    /// the reason is logged).
+    pub(crate) fn open(source: &Whole, config: &Config) -> Option<Self> {
         let settings = config.audio?;
-        match Reader::open(source, config, Some(video_stream), settings) {
+        match Reader::open(source, config, settings) {
             Ok(Some(reader)) => Some(Self {
-                again: Some((source.clone(), config.clone(), video_stream)),
+                again: Some((source.clone(), config.clone())),
                 settings,
                 reader,
             }),
@@ -221,8 +221,8 @@ impl AudioTrack {
             // Behind what is kept (clips out of order, a reader's earlier range): the stream is read again from
             // its start. A seek would not give the same samples: a decoder's state (AAC's noise substitution,
             // MP3's bit reservoir) and a resampler's phase depend on everything before.
-            if let (true, Some((source, config, video))) = (behind, &self.again) {
-                match Reader::open(source, config, Some(*video), self.settings) {
+            if let (true, Some((source, config))) = (behind, &self.again) {
+                match Reader::open(source, config, self.settings) {
                     Ok(Some(reader)) => self.reader = reader,
                     _ => self.reader.ended = true,
                 }
@@ -286,15 +286,8 @@ impl AudioTrack {
 }
 
 impl Reader {
-    fn open(
-        source: &Whole,
-        config: &Config,
-        video_stream: Option<usize>,
-        settings: Audio,
-    ) -> Result<Option<Self>, VideoError> {
-        let Some(demuxer) =
-            Demuxer::open_audio(source.clone(), config, video_stream, settings.stream)?
-        else {
+    fn open(source: &Whole, config: &Config, settings: Audio) -> Result<Option<Self>, VideoError> {
+        let Some(demuxer) = Demuxer::open_audio(source.clone(), config, settings.stream)? else {
             return Ok(None);
         };
         let index = demuxer.stream().index;

@@ -204,12 +204,10 @@ impl Demuxer {
     }
 
     /// A demuxer over the whole video `data` reading only an audio stream: `stream` when it is one, else the one
-    /// FFmpeg picks (for the video stream `video`, if any), as the `ffmpeg` CLI does; `Ok(None)` when there is
-    /// none.
+    /// the `ffmpeg` CLI picks; `Ok(None)` when there is none.
     pub(crate) fn open_audio(
         data: Whole,
         config: &Config,
-        video: Option<usize>,
         stream: Option<usize>,
     ) -> Result<Option<Self>, VideoError> {
         let probe = ProbeOptions {
@@ -225,7 +223,7 @@ impl Demuxer {
                 .get(index)
                 .filter(|s| s.kind == MediaKind::Audio)
                 .map(|s| s.index),
-            None => format.best_audio_stream(video),
+            None => format.best_audio_stream(),
         };
         let Some(index) = index else {
             return Ok(None);
@@ -358,8 +356,8 @@ impl Demuxer {
         })
     }
 
-    /// Sets aside the packets of an audio stream as they are read (`stream` when it is one, else the one FFmpeg
-    /// picks for the video), for an audio decoder fed from the same reading; `None` when there is none.
+    /// Sets aside the packets of an audio stream as they are read (`stream` when it is one, else the one the
+    /// `ffmpeg` CLI picks), for an audio decoder fed from the same reading; `None` when there is none.
     /// Packets already read ahead are not in it.
     pub(crate) fn tap_audio(
         &mut self,
@@ -372,7 +370,7 @@ impl Demuxer {
                 .get(index)
                 .filter(|s| s.kind == MediaKind::Audio)
                 .map(|s| s.index),
-            None => self.format.best_audio_stream(Some(self.stream.index)),
+            None => self.format.best_audio_stream(),
         }?;
         self.format.keep_stream(index);
         let tap = std::sync::Arc::new(AudioTap::default());

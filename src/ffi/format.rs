@@ -535,31 +535,24 @@ impl FormatContext {
     }
 
     /// Tells the demuxer to drop every stream but `keep` (saves reading audio and subtitles into packets).
-    /// The audio stream FFmpeg's own choice takes (`av_find_best_stream`, as the `ffmpeg` CLI picks one),
-    /// preferring one related to stream `related` (the video), if any, else the first audio stream; `None` when
-    /// there is none.
-    pub(crate) fn best_audio_stream(&self, related: Option<usize>) -> Option<usize> {
-        let related = related.map_or(-1, |r| r.min(c_int::MAX as usize) as c_int);
-        // SAFETY: the context is open; with no decoder requested, only the streams' parameters are read.
-        let ret = unsafe {
-            sys::av_find_best_stream(
-                self.ctx.as_ptr(),
-                sys::AVMediaType::AVMEDIA_TYPE_AUDIO,
-                -1,
-                related,
-                ptr::null_mut(),
-                0,
-            )
-        };
-        // FFmpeg's choice skips audio streams whose rate and channels the probe did not learn (a live upload
-        // probed without decoders): then the first audio stream, whose decoder learns them from its packets.
-        usize::try_from(ret).ok().or_else(|| {
-            (0..self.stream_count()).find(|&i| {
-                // SAFETY: every stream of an open context has valid codec parameters.
-                let par = unsafe { &*self.stream(i).codecpar };
-                par.codec_type == sys::AVMediaType::AVMEDIA_TYPE_AUDIO
-            })
-        })
+    /// The audio stream the `ffmpeg` CLI picks for its output: the most channels, a default one first, the
+    /// first of equals (its `ffmpeg_opt.c` rule); `None` when there is none.
+    pub(crate) fn best_audio_stream(&self) -> Option<usize> {
+        let mut best: Option<(i64, usize)> = None;
+        for i in 0..self.stream_count() {
+            let st = self.stream(i);
+            // SAFETY: every stream of an open context has valid codec parameters.
+            let par = unsafe { &*st.codecpar };
+            if par.codec_type != sys::AVMediaType::AVMEDIA_TYPE_AUDIO {
+                continue;
+            }
+            let default = st.disposition & sys::AV_DISPOSITION_DEFAULT != 0;
+            let score = i64::from(par.ch_layout.nb_channels) + if default { 5_000_000 } else { 0 };
+            if best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, i));
+            }
+        }
+        best.map(|(_, i)| i)
     }
 
     /// Reads stream `index`'s packets too (after [`keep_only_stream`](Self::keep_only_stream) chose another).

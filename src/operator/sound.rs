@@ -26,8 +26,7 @@ impl Worker {
             };
             match opened.whole().cloned() {
                 Some(whole) => {
-                    let track =
-                        AudioTrack::open(&whole, &self.config, opened.demuxer.stream().index);
+                    let track = AudioTrack::open(&whole, &self.config);
                     Some(VideoAudio::new(video.id, track, fps, tick))
                 }
                 // Sampling a video read once seeks in it (buffered whole): its packets come out of order, and

@@ -49,7 +49,6 @@ const AUDIO_END: f64 = 1e12;
 /// A reader's audio: what opens its track, and the track once opened.
 struct AudioReading {
     source: Option<crate::video::Whole>,
-    video_stream: usize,
     config: Config,
     track: Option<AudioTrack>,
 }
@@ -147,13 +146,12 @@ impl VideoReader {
         metadata.audio = config
             .audio
             .and_then(|a| a.stream)
-            .or_else(|| format.best_audio_stream(Some(opened.demuxer.stream().index)))
+            .or_else(|| format.best_audio_stream())
             .and_then(|i| format.info().streams.get(i).cloned())
             .filter(|s| s.kind == crate::info::MediaKind::Audio)
             .map(|s| AudioMetadata::of(&s));
         let audio = Mutex::new(AudioReading {
             source: opened.whole().cloned(),
-            video_stream: opened.demuxer.stream().index,
             config: config.clone(),
             track: None,
         });
@@ -300,7 +298,7 @@ impl VideoReader {
             audio.track = audio
                 .source
                 .as_ref()
-                .and_then(|whole| AudioTrack::open(whole, &config, audio.video_stream));
+                .and_then(|whole| AudioTrack::open(whole, &config));
         }
         match &mut audio.track {
             Some(track) => Ok(track.cut(start, stop)),
