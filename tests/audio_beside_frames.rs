@@ -629,3 +629,41 @@ fn the_audio_stream_is_the_one_the_cli_picks_or_the_one_named() {
         "stream 0 is the video: {err}"
     );
 }
+
+#[test]
+fn damaged_audio_never_changes_or_fails_the_frames() {
+    if skip_without_ffmpeg("the damaged audio test") {
+        return;
+    }
+    // Bytes in the middle of the file overwritten (video and audio packets alike): with audio on, the same
+    // frames come out as with it off, and the video does not fail for its audio.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "libmp3lame"];
+    let path = clip(dir.path(), "damaged.ts", &args, None);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    for b in &mut bytes[middle..middle + 6000] {
+        *b = 0x47 ^ *b;
+    }
+    let frames = |audio: bool| {
+        let mut config = Config::new(8, 1);
+        if audio {
+            config = config.audio(Audio::new());
+        }
+        let input = VideoInput::new(config).unwrap();
+        input.feed(bytes.clone()).unwrap();
+        input.close();
+        let mut out = Vec::new();
+        for batch in input.iter() {
+            let batch = batch.expect("the damaged video still decodes");
+            for seq in batch.sequences() {
+                assert_eq!(seq.audio().is_some(), audio);
+                out.extend(seq.frames().map(|f| common::md5_hex(f.data())));
+            }
+        }
+        out
+    };
+    let (with, without) = (frames(true), frames(false));
+    assert!(without.len() > 40, "{} frames", without.len());
+    assert_eq!(with, without);
+}

@@ -48,6 +48,8 @@ pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, Fa
                 })),
                 "frame_rate": s.frame_rate.map(|(n, d)| format!("{n}/{d}")),
                 "fps": s.fps(),
+                "sample_rate": s.sample_rate,
+                "channels": s.channels,
                 "time_base": format!("{}/{}", s.time_base.0, s.time_base.1),
                 "duration": s.duration,
                 "frames": s.frames,
