@@ -128,7 +128,7 @@ class Sequence:
     @property
     def audio(self) -> Optional[AudioSamples]:
         """With ``audio=True``: the samples played while its frames are shown (empty without audio); else
-        ``None`` (and for a live video or a URL)."""
+        ``None`` (and for sampled clips of a live video)."""
     @property
     def damaged(self) -> List[bool]:
         """Whether each real frame is damaged (concealed, or decoded from damaged data)."""

@@ -406,7 +406,7 @@ impl PySequence {
     }
 
     /// The audio played while its frames are shown (`AudioSamples`), with `audio=True`: empty for a video
-    /// without audio; `None` without `audio=True`, and for a live video or a URL.
+    /// without audio; `None` without `audio=True`, and for sampled clips of a live video.
     #[getter]
     fn audio(&self) -> Option<crate::audio::PyAudioSamples> {
         self.batch

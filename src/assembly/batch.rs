@@ -525,7 +525,8 @@ impl<'a> Sequence<'a> {
 
     /// The audio played while its frames are shown, from its first frame's start to its last frame's end, when
     /// the operator decodes audio ([`Config::audio`](crate::Config::audio)): empty for a video without audio
-    /// (or whose audio cannot be read); `None` when audio is off, and for a live video or a URL.
+    /// (or whose audio cannot be read); `None` when audio is off, and for sampled clips of a video read once
+    /// (live, or by URL).
     pub fn audio(&self) -> Option<&'a AudioClip> {
         self.meta.audio.as_deref()
     }

@@ -426,8 +426,9 @@ impl Config {
     }
 
     /// Each sequence carries the audio played while its frames are shown ([`Sequence::audio`](crate::Sequence::audio)),
-    /// decoded and resampled per `audio` (default: none). Videos read whole (files, buffers) have it; a live
-    /// video's or a URL's sequences have none yet.
+    /// decoded and resampled per `audio` (default: none): for a whole video by a second demuxer over the same
+    /// bytes; for a video read once (live, a URL) from the audio packets its demuxer sets aside, its batches
+    /// waiting (in order, briefly) for their sound. Sampled clips of a video read once carry none.
     pub fn audio(mut self, audio: crate::settings::audio::Audio) -> Self {
         self.audio = Some(audio);
         self
