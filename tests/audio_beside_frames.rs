@@ -91,19 +91,28 @@ fn audio_start(path: &Path) -> f64 {
 
 /// Every sequence's frame times and audio, in order.
 fn sequences(path: &Path, audio: Audio, length: usize) -> Vec<(Vec<f64>, AudioClip)> {
-    sequences_fed(path, audio, length, false)
+    sequences_fed(path, audio, length, Fed::Whole)
 }
 
-/// [`sequences`], the file fed whole or (`live`) as a live video in 4 KiB chunks, its batches polled as they
-/// come.
-fn sequences_fed(
-    path: &Path,
-    audio: Audio,
-    length: usize,
-    live: bool,
-) -> Vec<(Vec<f64>, AudioClip)> {
+/// How a test feeds its file.
+#[derive(Clone, Copy, PartialEq)]
+enum Fed {
+    /// Whole, from its path.
+    Whole,
+    /// As a live video, in 4 KiB chunks.
+    Live,
+    /// Pulled by URL from an HTTP server on loopback that cannot seek (read once).
+    Url,
+}
+
+/// [`sequences`], the file fed as `fed` says.
+fn sequences_fed(path: &Path, audio: Audio, length: usize, fed: Fed) -> Vec<(Vec<f64>, AudioClip)> {
     let input = VideoInput::new(Config::new(length, 2).audio(audio)).unwrap();
-    if live {
+    if fed == Fed::Url {
+        let (port, _) = common::serve_http(std::fs::read(path).unwrap(), false);
+        let url = format!("http://127.0.0.1:{port}/clip.ts");
+        input.feed_url(url, framefeed::UrlOptions::new()).unwrap();
+    } else if fed == Fed::Live {
         let bytes = std::fs::read(path).unwrap();
         let feed = input.feed_live().unwrap();
         std::thread::scope(|scope| {
@@ -146,10 +155,10 @@ fn check_against(
     native: u32,
     want: &[f32],
 ) {
-    check_fed(name, path, channels, rate, native, want, false)
+    check_fed(name, path, channels, rate, native, want, Fed::Whole)
 }
 
-/// [`check_against`], fed whole or (`live`) as a live video.
+/// [`check_against`], the file fed as `fed` says.
 fn check_fed(
     name: &str,
     path: &Path,
@@ -157,7 +166,7 @@ fn check_fed(
     rate: Option<u32>,
     native: u32,
     want: &[f32],
-    live: bool,
+    fed: Fed,
 ) {
     let mut audio = Audio::new();
     if let Some(c) = channels {
@@ -167,7 +176,7 @@ fn check_fed(
         audio = audio.sample_rate(r);
     }
     let first = audio_start(path);
-    let seqs = sequences_fed(path, audio, 7, live);
+    let seqs = sequences_fed(path, audio, 7, fed);
     let out_rate = f64::from(rate.unwrap_or(native));
     let c = seqs[0].1.channels() as usize;
     assert_eq!(c, channels.unwrap_or(2) as usize, "{name}: channels");
@@ -489,12 +498,13 @@ fn a_readers_audio_by_time_in_any_order_is_the_clis() {
 }
 
 #[test]
-fn a_live_videos_sequences_carry_their_sound_read_from_the_same_stream() {
+fn live_and_pulled_videos_sequences_carry_their_sound_read_from_the_same_stream() {
     if skip_without_ffmpeg("the live audio test") {
         return;
     }
-    // MPEG-TS pushed in chunks as a live encoder would: the audio packets the video's demuxer reads are set
-    // aside for the audio decoder, and each batch waits (in order) until its sound is decoded.
+    // MPEG-TS pushed in chunks as a live encoder would, and pulled by URL from a server that cannot seek: the
+    // audio packets the video's demuxer reads are set aside for the audio decoder, and each batch waits (in
+    // order) until its sound is decoded.
     let dir = tempfile::tempdir().unwrap();
     let h264 = ["-c:v", "libx264", "-preset", "ultrafast"];
     for (name, codec) in [("live_aac.ts", "aac"), ("live_mp3.ts", "libmp3lame")] {
@@ -502,7 +512,8 @@ fn a_live_videos_sequences_carry_their_sound_read_from_the_same_stream() {
         let path = clip(dir.path(), name, &args, None);
         for (channels, rate) in [(None, None), (Some(1), Some(16_000))] {
             let want = reference(&path, channels, rate);
-            check_fed(name, &path, channels, rate, 44_100, &want, true);
+            check_fed(name, &path, channels, rate, 44_100, &want, Fed::Live);
+            check_fed(name, &path, channels, rate, 44_100, &want, Fed::Url);
         }
     }
 }
@@ -638,7 +649,14 @@ fn damaged_audio_never_changes_or_fails_the_frames() {
     // Bytes in the middle of the file overwritten (video and audio packets alike): with audio on, the same
     // frames come out as with it off, and the video does not fail for its audio.
     let dir = tempfile::tempdir().unwrap();
-    let args = ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "libmp3lame"];
+    let args = [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "libmp3lame",
+    ];
     let path = clip(dir.path(), "damaged.ts", &args, None);
     let mut bytes = std::fs::read(&path).unwrap();
     let middle = bytes.len() / 2;
