@@ -32,6 +32,26 @@ impl PyAudioSamples {
             .call_method1("reshape", (shape,))
     }
 
+    /// `data` as a NumPy array (a new one each call).
+    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.data(py)
+    }
+
+    /// The DLPack protocol, over a new array of `data`: `torch.from_dlpack(samples)`.
+    #[pyo3(signature = (**kwargs))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, pyo3::types::PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.data(py)?.call_method("__dlpack__", (), kwargs)
+    }
+
+    /// Where `data` is: the host (`(kDLCPU, 0)`).
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (1, 0)
+    }
+
     /// When its first sample plays, in seconds.
     #[getter]
     fn pts_seconds(&self) -> f64 {

@@ -61,6 +61,7 @@ def test_each_sequence_carries_the_clis_samples(tmp_path):
             assert start == carried, "each sequence's sound follows the one before's"
             np.testing.assert_array_equal(data, want[:, start:start + data.shape[1]])
             assert audio.duration_seconds == pytest.approx(data.shape[1] / 16000)
+            np.testing.assert_array_equal(np.from_dlpack(audio), data)
             carried += data.shape[1]
     assert carried >= 31000
 
