@@ -685,3 +685,96 @@ fn damaged_audio_never_changes_or_fails_the_frames() {
     assert!(without.len() > 40, "{} frames", without.len());
     assert_eq!(with, without);
 }
+
+#[test]
+fn strided_and_clipped_sequences_carry_the_span_their_frames_cover() {
+    if skip_without_ffmpeg("the sampled audio test") {
+        return;
+    }
+    // Every other frame, sequences starting 6 frames apart (overlapping), and 5 random clips: each sequence's
+    // sound runs from its first frame's start to its last frame's end, the CLI's samples of that span.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"];
+    let path = clip_of(dir.path(), "sampled.mp4", &args, None, "4");
+    let want = reference(&path, Some(1), None);
+    let first = audio_start(&path);
+    let index = |t: f64| ((t - first) * 44_100.0).round().max(0.0) as usize;
+    for options in [
+        framefeed::SamplingOptions {
+            stride: Some(2),
+            step: Some(6),
+            ..Default::default()
+        },
+        framefeed::SamplingOptions {
+            clips: Some(5),
+            seed: Some(3),
+            ..Default::default()
+        },
+    ] {
+        let config = Config::new(4, 2)
+            .sampling(framefeed::Sampling::from(options))
+            .audio(Audio::new().channels(1));
+        let input = VideoInput::new(config).unwrap();
+        input.feed(Encoded::file(&path).unwrap()).unwrap();
+        input.close();
+        let mut seen = 0;
+        for batch in input.iter() {
+            for seq in batch.unwrap().sequences() {
+                let pts = seq.pts();
+                let sound = seq.audio().unwrap();
+                let (from, to) = (index(pts[0]), index(pts.last().unwrap() + 512.0 / 15_360.0));
+                assert_eq!(sound.samples(), to - from, "{pts:?}");
+                assert_eq!(sound.channel(0), &want[from..to], "{pts:?}");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 5, "{seen} sequences");
+    }
+}
+
+#[test]
+fn packed_batches_carry_each_videos_own_sound() {
+    if skip_without_ffmpeg("the packed audio test") {
+        return;
+    }
+    // Two videos packed into full batches (the first's last sequence shares a batch with the second's first):
+    // each sequence has its own video's sound, cut at its own frames' times.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"];
+    let a = clip(dir.path(), "a.mp4", &args, None);
+    let b = clip(dir.path(), "b.mp4", &args, Some("0.5"));
+    let input = VideoInput::new(
+        Config::new(7, 4)
+            .pack_batches(true)
+            .audio(Audio::new().channels(1)),
+    )
+    .unwrap();
+    for path in [&a, &b] {
+        input.feed(Encoded::file(path).unwrap()).unwrap();
+    }
+    input.close();
+    let wants = [reference(&a, Some(1), None), reference(&b, Some(1), None)];
+    let firsts = [audio_start(&a), audio_start(&b)];
+    let mut packed = false;
+    let mut carried = [0usize; 2];
+    for batch in input.iter() {
+        let batch = batch.unwrap();
+        packed |= batch.is_packed();
+        for seq in batch.sequences() {
+            let v = seq.video().id.0 as usize;
+            let sound = seq.audio().unwrap();
+            let from = ((sound.pts_seconds() - firsts[v]) * 44_100.0).round() as usize;
+            assert_eq!(
+                sound.channel(0),
+                &wants[v][from..from + sound.samples()],
+                "video {v}"
+            );
+            carried[v] += sound.samples();
+        }
+    }
+    assert!(packed, "a batch held both videos");
+    assert!(
+        carried[0] as f64 > 1.9 * 44_100.0 && carried[1] as f64 > 1.4 * 44_100.0,
+        "{carried:?}"
+    );
+}
