@@ -661,7 +661,7 @@ fn damaged_audio_never_changes_or_fails_the_frames() {
     let mut bytes = std::fs::read(&path).unwrap();
     let middle = bytes.len() / 2;
     for b in &mut bytes[middle..middle + 6000] {
-        *b = 0x47 ^ *b;
+        *b ^= 0x47;
     }
     let frames = |audio: bool| {
         let mut config = Config::new(8, 1);
