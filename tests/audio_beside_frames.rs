@@ -40,6 +40,27 @@ fn clip_of(dir: &Path, name: &str, args: &[&str], delay: Option<&str>, seconds: 
     path
 }
 
+/// 1 s of `testsrc2` at 30 fps with no audio, at `path`.
+fn silent_clip(path: &Path) {
+    common::ffmpeg(&[
+        "-v",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=30",
+        "-t",
+        "1",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        path.to_str().unwrap(),
+    ]);
+}
+
 /// The CLI's decode of the whole audio stream, packed `f32`, with `-ac`/`-ar` when given.
 fn reference(path: &Path, channels: Option<u32>, rate: Option<u32>) -> Vec<f32> {
     let mut tail: Vec<String> = vec!["-vn".into()];
@@ -287,23 +308,7 @@ fn a_video_without_audio_gives_empty_audio_and_its_frames() {
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("silent.mp4");
-    common::ffmpeg(&[
-        "-v",
-        "error",
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=96x64:rate=30",
-        "-t",
-        "1",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-pix_fmt",
-        "yuv420p",
-        path.to_str().unwrap(),
-    ]);
+    silent_clip(&path);
     let seqs = sequences(&path, Audio::new(), 8);
     assert_eq!(seqs.iter().map(|(p, _)| p.len()).sum::<usize>(), 30);
     assert!(seqs.iter().all(|(_, a)| a.is_empty() && a.channels() == 0));
@@ -474,23 +479,7 @@ fn a_readers_audio_by_time_in_any_order_is_the_clis() {
     }
     // A video without audio: no metadata, and a read names why it fails.
     let silent = dir.path().join("silent.mp4");
-    common::ffmpeg(&[
-        "-v",
-        "error",
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=96x64:rate=30",
-        "-t",
-        "1",
-        "-c:v",
-        "libx264",
-        "-preset",
-        "ultrafast",
-        "-pix_fmt",
-        "yuv420p",
-        silent.to_str().unwrap(),
-    ]);
+    silent_clip(&silent);
     let reader = VideoReader::open(Encoded::file(&silent).unwrap(), &Config::new(1, 1)).unwrap();
     assert!(reader.metadata().audio.is_none());
     let err = reader.audio_played_in_range(0.0, None).unwrap_err();

@@ -216,18 +216,10 @@ impl Demuxer {
         };
         let mut format = FormatContext::open_io(MemoryIo::new(data.clone())?, probe)
             .map_err(VideoError::NotAVideo)?;
-        let info = format.info();
-        let index = match stream {
-            Some(index) => info
-                .streams
-                .get(index)
-                .filter(|s| s.kind == MediaKind::Audio)
-                .map(|s| s.index),
-            None => format.best_audio_stream(),
-        };
-        let Some(index) = index else {
+        let Some(index) = format.audio_stream(stream) else {
             return Ok(None);
         };
+        let info = format.info();
         format.keep_only_stream(index);
         Ok(Some(Self {
             format,
@@ -363,15 +355,7 @@ impl Demuxer {
         &mut self,
         stream: Option<usize>,
     ) -> Option<(usize, std::sync::Arc<AudioTap>)> {
-        let info = self.format.info();
-        let index = match stream {
-            Some(index) => info
-                .streams
-                .get(index)
-                .filter(|s| s.kind == MediaKind::Audio)
-                .map(|s| s.index),
-            None => self.format.best_audio_stream(),
-        }?;
+        let index = self.format.audio_stream(stream)?;
         self.format.keep_stream(index);
         let tap = std::sync::Arc::new(AudioTap::default());
         self.audio_tap = Some((index, tap.clone()));

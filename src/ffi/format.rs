@@ -535,6 +535,20 @@ impl FormatContext {
     }
 
     /// Tells the demuxer to drop every stream but `keep` (saves reading audio and subtitles into packets).
+    /// Stream `named` when it is an audio stream, or with none named the one
+    /// [`best_audio_stream`](Self::best_audio_stream) picks.
+    pub(crate) fn audio_stream(&self, named: Option<usize>) -> Option<usize> {
+        match named {
+            Some(index) => (index < self.stream_count()
+                // SAFETY: `index` is a valid stream index; every stream of an open context has valid codec
+                // parameters.
+                && unsafe { (*self.stream(index).codecpar).codec_type }
+                    == sys::AVMediaType::AVMEDIA_TYPE_AUDIO)
+                .then_some(index),
+            None => self.best_audio_stream(),
+        }
+    }
+
     /// The audio stream the `ffmpeg` CLI picks for its output: the most channels, a default one first, the
     /// first of equals (its `ffmpeg_opt.c` rule); `None` when there is none.
     pub(crate) fn best_audio_stream(&self) -> Option<usize> {

@@ -143,13 +143,9 @@ impl VideoReader {
         }
         let mut metadata = VideoMetadata::new(&index, opened.demuxer.stream(), config);
         let format = opened.demuxer.format();
-        metadata.audio = config
-            .audio
-            .and_then(|a| a.stream)
-            .or_else(|| format.best_audio_stream())
-            .and_then(|i| format.info().streams.get(i).cloned())
-            .filter(|s| s.kind == crate::info::MediaKind::Audio)
-            .map(|s| AudioMetadata::of(&s));
+        metadata.audio = format
+            .audio_stream(config.audio.and_then(|a| a.stream))
+            .map(|i| AudioMetadata::of(&format.info().streams[i]));
         let audio = Mutex::new(AudioReading {
             source: opened.whole().cloned(),
             config: config.clone(),

@@ -51,6 +51,15 @@ def _indices(indices: Any, n: int) -> np.ndarray:
     return out
 
 
+def _index(idx: int, n: int) -> int:
+    """decord's check of one index: negative from the end; ``IndexError`` out of bounds."""
+    if idx < 0:
+        idx += n
+    if not 0 <= idx < n:
+        raise IndexError(f"Index: {idx} out of bound: {n}")
+    return idx
+
+
 class AudioReader:
     """decord's ``AudioReader``: the whole audio stream of ``uri`` (a path or a binary file object), decoded at
     once, as (channels, samples) float32 in [-1, 1]; ``sample_rate`` (-1: the stream's) and ``mono`` (``True``:
@@ -82,14 +91,9 @@ class AudioReader:
 
     def __getitem__(self, idx: Union[int, slice]) -> Any:
         """Sample ``idx`` of every channel (C,), or a slice of samples (C, S)."""
-        n = len(self)
         if isinstance(idx, slice):
-            return self.get_batch(range(*idx.indices(n)))
-        if idx < 0:
-            idx += n
-        if not 0 <= idx < n:
-            raise IndexError(f"Index: {idx} out of bound: {n}")
-        return bridge.convert(np.ascontiguousarray(self._array[:, idx]))
+            return self.get_batch(range(*idx.indices(len(self))))
+        return bridge.convert(np.ascontiguousarray(self._array[:, _index(idx, len(self))]))
 
     def get_batch(self, indices: Any) -> Any:
         """The samples at ``indices`` (negative from the end) as (C, S)."""
@@ -163,13 +167,9 @@ class AVReader:
 
     def __getitem__(self, idx: Union[int, slice]) -> Tuple[Any, Any]:
         """Frame ``idx``'s audio (C, S) and the frame; a slice as :meth:`get_batch`."""
-        n = len(self)
         if isinstance(idx, slice):
-            return self.get_batch(range(*idx.indices(n)))
-        if idx < 0:
-            idx += n
-        if not 0 <= idx < n:
-            raise IndexError(f"Index: {idx} out of bound: {n}")
+            return self.get_batch(range(*idx.indices(len(self))))
+        idx = _index(idx, len(self))
         first, last = self._span(idx)
         return self._audio[first:last], self._video[idx]
 
