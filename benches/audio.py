@@ -69,7 +69,8 @@ def main() -> None:
             cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     median = {name: statistics.median(t) for name, t in times.items()}
     median_cpu = {name: statistics.median(t) for name, t in cpu.items()}
-    print(f"{rounds} rounds, 600 frames of 1920x1080 H.264 with 48 kHz stereo AAC, medians of wall time and of CPU time")
+    print(f"{rounds} rounds, 600 frames of 1920x1080 H.264 with 48 kHz stereo AAC, "
+          "medians of wall time and of CPU time")
     print("| command | wall s | frames/s | wall vs video only | CPU s | CPU vs video only |")
     print("|---|---|---|---|---|---|")
     for name, _ in runs:
