@@ -14,6 +14,10 @@
 #   bash benches/gpu-run.sh clocks  the GPU's clocks (NVDEC's rate scales with the video clock)
 #   bash benches/gpu-run.sh python  (carry [".gpu"]): the Python package's GPU tests (the wheel in .gpu/wheel,
 #                                    built by gpu-bundle.sh) with the machine's own torch as the CUDA consumer
+#   bash benches/gpu-run.sh issue64 (carry [".gpu-issue64"], + ".gpu" for the Rust tests): issue 64 in one run,
+#                                    packed by benches/gpu-issue64-pack.sh: the self-contained wheel's NVDEC
+#                                    against its CPU path (benches/gpu_wheel.py), the Rust GPU tests, cameras
+#                                    per card (benches/mux_cameras.py with DEVICE=cuda)
 # Logs go to $OUT (the device tool brings them back) or /tmp.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +25,56 @@ root=$PWD
 out=${OUT:-/tmp}
 export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$root/.gpu/bin:$PATH"
+
+if [ "${1:-}" = issue64 ]; then
+  # Issue 64 in one run (packed by benches/gpu-issue64-pack.sh; carry [".gpu-issue64"], plus ".gpu" for the Rust
+  # GPU tests). Each part's log goes to $OUT as it runs, so a run cut short still brings back what it did.
+  # CHECK_ON_CPU=1 (the pack script's --check): the same parts with the CPU in the GPU's place.
+  pack=.gpu-issue64
+  [ -d "$pack/wheel" ] || { echo "no $pack: run benches/gpu-issue64-pack.sh here and carry $pack" >&2; exit 2; }
+  dev=cuda
+  [ "${CHECK_ON_CPU:-0}" = 1 ] && dev=cpu
+  py=${PYTHON:-python3}
+  rc=0
+  if [ "$dev" = cuda ]; then
+    echo "== machine"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.video --format=csv,noheader
+    "$py" --version
+  fi
+  echo "== the self-contained wheel, installed as a user would"
+  site=/tmp/ffwheel
+  rm -rf "$site"
+  if ! PIP_ROOT_USER_ACTION=ignore "$py" -m pip install -q --no-index --no-deps --target "$site" "$pack"/wheel/*.whl; then
+    echo "pip is not usable here: the wheel unpacked with zipfile instead (the same files)"
+    "$py" -m zipfile -e "$pack"/wheel/*.whl "$site"
+  fi
+  export PYTHONPATH=$site
+  "$py" -c "import framefeed as ff, numpy; print('framefeed from', ff.__file__, '; numpy', numpy.__version__); print('cuda_status', ff.cuda_status())"
+  echo "== 1. NVDEC against the CPU through VideoInput and VideoReader (benches/gpu_wheel.py)"
+  timeout "${WHEEL_TIMEOUT:-240}" "$py" benches/gpu_wheel.py "$pack/videos" --device "$dev" \
+    --clip "$pack/clips/1080p_h264.mp4" 2>&1 | tee "$out/gpu_wheel.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  if [ "$dev" = cuda ]; then
+    if [ -x .gpu/bin/gpu_backend ]; then
+      echo "== 2. the Rust GPU tests (16-bit, tone mapping, rotation, resolution changes, sampling on NVDEC)"
+      bash "$0" tests || rc=1
+    else
+      echo "== 2. the Rust GPU tests: not run (.gpu not carried: benches/gpu-bundle.sh packs it)"
+    fi
+  fi
+  echo "== 3. cameras per card: 720p30 live cameras through Mux on $dev"
+  if [ "$dev" = cuda ]; then
+    cams=(env CLIPS="$pack/cams" SENDER=paced DEVICE=cuda START="${CAM_START:-96}" STEP="${CAM_STEP:-48}"
+      MAX="${CAM_MAX:-480}")
+  else
+    cams=(env CLIPS="$pack/cams" SENDER=paced DEVICE=cpu CAPACITY=0)
+  fi
+  timeout "${CAM_TIMEOUT:-300}" "${cams[@]}" "$py" benches/mux_cameras.py "${CAMS:-2}" 20 2>&1 |
+    tee "$out/gpu_cameras.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  exit "$rc"
+fi
+
 [ -x .gpu/bin/framefeed ] || { echo "no .gpu/bin/framefeed: run benches/gpu-bundle.sh here and carry .gpu" >&2; exit 2; }
 
 echo "== machine"

@@ -21,8 +21,15 @@ null -`, and two single-thread decodes side by side, whichever is faster), divid
 the same loop, the live floor: N ffmpeg CLI decoders (`-threads 1 -f null`, no conversion) pulling the same
 senders, judged by the same rule (their frames counted from `-stats`).
 
+On a GPU (DEVICE=cuda, issue 64: cameras per card): every camera's operator decodes on NVDEC (no CPU
+fallback), and the reference is the engines' measured rate on the same clip (FLOOR_OPERATORS operators, 14 by
+default, decoding it side by side as fast as they go) instead of the CPU floors; the capacity loop goes on up to
+MAX cameras (1024). With CLIPS pointing at a folder that already holds `cam720_{SECONDS}s.ts` and its packet
+table (`benches/gpu-issue64-pack.sh` makes them) and SENDER=paced, no ffmpeg or ffprobe is needed.
+
 Usage: pip install ./python && python3 benches/mux_cameras.py [CAMERAS=16] [SECONDS=20]
-       env: CAPACITY=1 START=16 STEP=4 RESIZE=640x360 POLICY=every_frame STAGGER=1 SENDER=http|rtmp|paced
+       env: CAPACITY=1 START=16 STEP=4 MAX=64 RESIZE=640x360 POLICY=every_frame STAGGER=1
+            SENDER=http|rtmp|paced DEVICE=cpu|cuda CLIPS=DIR LIVE_FLOOR=1 FLOOR_OPERATORS=14
 """
 
 from __future__ import annotations
@@ -42,7 +49,9 @@ from typing import Dict, List, Tuple
 import framefeed as ff
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CLIPS = os.path.join(ROOT, "target", "bench-clips")
+CLIPS = os.environ.get("CLIPS", os.path.join(ROOT, "target", "bench-clips"))
+# Where the cameras' operators decode: "cpu", or "cuda" (NVDEC, no CPU fallback: a camera NVDEC cannot take fails).
+DEVICE = os.environ.get("DEVICE", "cpu")
 FPS = 30
 # How the senders serve: "http" (MPEG-TS over HTTP, progressive), "rtmp" (FLV over RTMP, 128-byte chunks), each
 # camera an ffmpeg CLI process, or "paced" (MPEG-TS over HTTP, every camera from one light Python process:
@@ -63,6 +72,9 @@ def clip(seconds: int) -> str:
     a keyframe every 2 s, FLV; `testsrc2` with temporal noise, so every frame carries detail."""
     os.makedirs(CLIPS, exist_ok=True)
     path = os.path.join(CLIPS, f"cam720_{seconds}s.flv")
+    # Packed without the FLV (the GPU machine's bundle): the MPEG-TS the paced senders serve is the clip.
+    if not os.path.exists(path) and SENDER == "paced" and os.path.exists(path[:-4] + ".ts"):
+        return path[:-4] + ".ts"
     if not os.path.exists(path):
         subprocess.run(
             ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
@@ -93,6 +105,32 @@ def floor(path: str, frames: int, rounds: int = 5) -> Tuple[float, float]:
             p.wait()
         side_by_side.append(2 * frames / (time.monotonic() - start))
     return statistics.median(two_threads), statistics.median(side_by_side)
+
+
+def engines_floor(path: str, operators: int) -> float:
+    """On a GPU: the engines' measured rate on this clip, in frames per second: `operators` framefeed operators
+    (`device`, one file each, RGB like the cameras' and the same resize) decoding it side by side as fast as
+    they can (RESULTS, issue 36: 14 operators keep the card's NVDEC engines 96-100 % busy)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    resize = tuple(int(x) for x in os.environ["RESIZE"].split("x")) if os.environ.get("RESIZE") else None
+    counts = [0] * operators
+
+    def one(i: int) -> None:
+        inp = ff.VideoInput(16, 2, device=DEVICE, cpu_fallback=False, decoder_threads=1,
+                            **({"resize": resize} if resize else {}))
+        inp.feed(data, f"floor{i}")
+        inp.close()
+        for batch in inp:
+            counts[i] += batch.valid_frames
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(operators)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts) / (time.monotonic() - start)
 
 
 def free_port() -> int:
@@ -130,7 +168,9 @@ def percentile(values: List[float], q: float) -> float:
 def run(path: str, frames: int, cameras: int, policy: str, resize) -> Dict[str, float]:
     """One run of `cameras` cameras; what it measured."""
     sending, urls = senders(path, cameras)
-    settings = dict(low_latency=True, decoder_threads=1)
+    settings: Dict[str, object] = dict(low_latency=True, decoder_threads=1, device=DEVICE)
+    if DEVICE != "cpu":
+        settings["cpu_fallback"] = False
     if resize:
         settings["resize"] = resize
     mux = ff.Mux(16, 0.033, policy=policy, **settings)
@@ -326,10 +366,18 @@ def main() -> None:
     resize = tuple(int(x) for x in os.environ["RESIZE"].split("x")) if os.environ.get("RESIZE") else None
     path = clip(seconds)
     frames = seconds * FPS
-    two, side = floor(path, frames)
-    best = max(two, side)
-    print(f"clip {path}: {frames} frames; decode floor {two:.0f} fps (-threads 2), {side:.0f} fps (2 x -threads 1)")
-    print(f"the floor allows {best / FPS:.1f} cameras at 30 fps; 0.9x of that: {0.9 * best / FPS:.1f}")
+    if DEVICE == "cpu":
+        two, side = floor(path, frames)
+        best = max(two, side)
+        print(f"clip {path}: {frames} frames; decode floor {two:.0f} fps (-threads 2), {side:.0f} fps "
+              "(2 x -threads 1)")
+        print(f"the floor allows {best / FPS:.1f} cameras at 30 fps; 0.9x of that: {0.9 * best / FPS:.1f}")
+    else:
+        operators = int(os.environ.get("FLOOR_OPERATORS", "14"))
+        best = engines_floor(transport_stream(path), operators)
+        print(f"clip {path}: {frames} frames; on {DEVICE}: the engines' measured rate {best:.0f} fps "
+              f"({operators} operators side by side, as fast as they go)")
+        print(f"that allows {best / FPS:.1f} cameras at 30 fps; 0.8x of that: {0.8 * best / FPS:.1f}")
     print()
     print(HEADER)
     first = run(path, frames, cameras, policy, resize)
@@ -345,8 +393,12 @@ def main() -> None:
     step = int(os.environ.get("STEP", "4"))
     best_mux, best_ffmpeg = 0, 0
     rows = []
-    while n <= 64:
-        live_floor = run_ffmpeg(path, seconds, n)
+    # The live floor (ffmpeg CLI decoders pulling the same senders) is the CPU's; on a GPU the engines' rate
+    # above is the reference (the GPU machine has no ffmpeg CLI with HTTP).
+    live = DEVICE == "cpu" and os.environ.get("LIVE_FLOOR", "1") != "0"
+    no_floor = {"realtime": False, "lost": float("nan"), "wall": float("nan"), "cpu_per_camera": float("nan")}
+    while n <= int(os.environ.get("MAX", "64" if DEVICE == "cpu" else "1024")):
+        live_floor = run_ffmpeg(path, seconds, n) if live else no_floor
         result = run(path, frames, n, policy, resize)
         rows.append((n, result, live_floor))
         print(f"N={n}: mux {'real time' if realtime(result) else 'behind'} (lost {result['lost']}, wall "
@@ -366,9 +418,11 @@ def main() -> None:
     for _, result, _ in rows:
         print(row(result))
     print()
-    print(f"cameras batched in real time without loss: {best_mux}; the file decode floor allows "
-          f"{best / FPS:.1f} ({best_mux / (best / FPS):.2f}x); ffmpeg -f null decoders of the same live "
-          f"cameras keep up with {best_ffmpeg} ({best_mux / max(best_ffmpeg, 1):.2f}x)")
+    reference = "file decode floor" if DEVICE == "cpu" else "engines' rate"
+    print(f"cameras batched in real time without loss: {best_mux}; the {reference} "
+          f"allows {best / FPS:.1f} ({best_mux / (best / FPS):.2f}x)" + (
+              f"; ffmpeg -f null decoders of the same live cameras keep up with {best_ffmpeg} "
+              f"({best_mux / max(best_ffmpeg, 1):.2f}x)" if live else ""))
 
 
 if __name__ == "__main__":

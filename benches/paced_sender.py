@@ -4,7 +4,8 @@ without an ffmpeg process per camera (0.008 cores a camera on the 2-core VM, tak
 batches them; real cameras are other machines). Each frame's bytes (its PES's TS packets, from the file's
 packet positions) are written at its time from the client's connection on.
 
-    python3 benches/paced_sender.py CLIP.ts PORT...   (prints "listening" once every port listens)
+    python3 benches/paced_sender.py CLIP.ts PORT...   (prints "listening" once every port listens; the clip's
+                                                       packet table is kept beside it, CLIP.ts.packets.json)
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from typing import List, Tuple
 
 
 def frames_of(path: str) -> List[Tuple[float, int]]:
-    """(time from the first frame in seconds, byte offset) of each video packet, in file order."""
+    """(time from the first frame in seconds, byte offset) of each video packet, in file order: from
+    `PATH.packets.json` when it is there (written here the first time, so that a machine without ffprobe, the GPU
+    machine, can serve a clip packed elsewhere), else from ffprobe."""
+    table = path + ".packets.json"
+    try:
+        with open(table) as f:
+            return [(float(t), int(pos)) for t, pos in json.load(f)]
+    except FileNotFoundError:
+        pass
     probe = subprocess.run(
         ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=dts_time,pos", "-of", "json",
          path],
@@ -27,7 +36,10 @@ def frames_of(path: str) -> List[Tuple[float, int]]:
     )
     packets = [(float(p["dts_time"]), int(p["pos"])) for p in json.loads(probe.stdout)["packets"]]
     first = packets[0][0]
-    return [(t - first, pos) for t, pos in packets]
+    frames = [(t - first, pos) for t, pos in packets]
+    with open(table, "w") as f:
+        json.dump(frames, f)
+    return frames
 
 
 def serve(listener: socket.socket, data: bytes, frames: List[Tuple[float, int]]) -> None:
