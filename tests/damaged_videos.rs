@@ -142,8 +142,52 @@ fn cases() -> Vec<(&'static str, &'static str, Damage)> {
                 seed: 5,
             },
         ),
+        // Damage only the demuxer sees: a Matroska cluster's element sizes overwritten (the demuxer logs an
+        // error and skips to the next cluster, losing the rest of this one's frames), and MPEG-TS packets
+        // overwritten (continuity errors: lavf marks the PES corrupt, the decoder takes it without a word).
+        (
+            "mkv_cluster_overwritten",
+            "damage_h264.mkv",
+            Damage::Overwrite {
+                at: 0.45,
+                len: 600,
+                seed: 1,
+            },
+        ),
+        (
+            "webm_cluster_overwritten",
+            "damage_vp9.webm",
+            Damage::Overwrite {
+                at: 0.45,
+                len: 600,
+                seed: 1,
+            },
+        ),
+        (
+            "ts_overwritten",
+            "damage_h264.ts",
+            Damage::Overwrite {
+                at: 0.45,
+                len: 600,
+                seed: 1,
+            },
+        ),
     ]
 }
+
+/// The damage cases whose every damaged picture is reported (the decoder or the demuxer says so, or the data
+/// it came from was lost), so that a frame not marked is the picture of the undamaged video: all but bits
+/// flipped inside a picture's data that decode to other pixels without a word, and a raw stream (no container
+/// to say what was lost).
+const REPORTED: [&str; 7] = [
+    "mp4_overwritten",
+    "mp4_zeroed",
+    "mp4_truncated",
+    "ts_packets_cut",
+    "mkv_cluster_overwritten",
+    "webm_cluster_overwritten",
+    "ts_overwritten",
+];
 
 /// Writes the damaged copy of case `name` into a temporary folder.
 fn damaged_file(dir: &Path, name: &str, fixture_name: &str, how: Damage) -> PathBuf {
@@ -398,6 +442,50 @@ fn every_door_gives_one_index_one_picture() {
         damage_seen >= 5,
         "the damage shows in most cases ({damage_seen})"
     );
+}
+
+/// A frame not marked damaged is the picture the undamaged video has at its time: every damaged picture is
+/// marked, where the decoder or the demuxer reports the damage (concealment, rejected data, packets the demuxer
+/// marks corrupt or skipped).
+#[test]
+fn frames_not_marked_damaged_are_the_undamaged_videos_pictures() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, fixture_name, how) in cases() {
+        if !REPORTED.contains(&name) {
+            continue;
+        }
+        let path = damaged_file(dir.path(), name, fixture_name, how);
+        let damaged = decode(&path, Config::new(8, 2));
+        let whole = decode(&fixture(fixture_name), Config::new(8, 2));
+        let by_time: Vec<&Got> = whole.frames.values().collect();
+        let (mut compared, mut marked) = (0, 0);
+        for (i, got) in &damaged.frames {
+            if got.damaged {
+                marked += 1;
+                continue;
+            }
+            let Some(original) = by_time.iter().find(|o| same_time(o.pts, got.pts)) else {
+                panic!(
+                    "{name}: frame {i} at {:.3} s is no time of the undamaged video",
+                    got.pts
+                );
+            };
+            assert_eq!(
+                got.md5, original.md5,
+                "{name}: frame {i} ({:.3} s), not marked damaged, is not the undamaged video's picture",
+                got.pts
+            );
+            compared += 1;
+        }
+        assert!(compared > 0, "{name}: frames compared");
+        assert!(
+            marked > 0 || !damaged.holes.is_empty() || damaged.ended_early.is_some(),
+            "{name}: the damage shows"
+        );
+        println!(
+            "{name}: {compared} frames equal to the undamaged video's, {marked} marked damaged"
+        );
+    }
 }
 
 /// `strict`: the video fails at its first damage, after the frames before it; the same in the plain run,

@@ -74,7 +74,13 @@ impl DecodeLoop {
     ) -> Result<Option<AvError>, Stop> {
         let mut rejected = None;
         if let Some(packet) = packet {
+            if packet.follows_lost_data() {
+                self.damage.lost_before_next();
+            }
             self.damage.sent(packet.pts(), packet.is_key());
+            if packet.is_corrupt() {
+                self.damage.sent_damaged();
+            }
         }
         loop {
             match self.codec.send_packet(packet) {

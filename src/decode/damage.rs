@@ -5,7 +5,10 @@
 //!
 //! **The rule.** A picture is damaged when libavcodec says so (`AV_FRAME_FLAG_CORRUPT`, or any
 //! `decode_error_flags`: concealment, missing references, invalid bitstream), or when it was decoded after
-//! damage in its own GOP: after a packet of that GOP the decoder rejected or an error it logged (with frame
+//! damage in its own GOP: after a packet of that GOP the demuxer marked damaged (`AV_PKT_FLAG_CORRUPT`: MPEG-TS
+//! continuity errors; its own picture too), after packets of that GOP the demuxer lost (it logged an error and
+//! skipped damaged data, as Matroska's resync does: counted from the oldest packet whose frame has not come
+//! out), after a packet the decoder rejected, or an error it logged (with frame
 //! threading an error surfaces some packets late, so damage counts from the oldest packet whose frame has not
 //! come out), or after a picture of that GOP it flagged (damage travels through references, which do not cross
 //! a keyframe: libavcodec flags nothing on the pictures that refer to a concealed one). An open GOP's leading
@@ -89,6 +92,20 @@ impl DamageWatch {
     /// The decoder rejected the packet just sent: what follows in its GOP is decoded from damaged data.
     fn rejected(&mut self) {
         self.damage(self.gop, self.seq);
+    }
+
+    /// The demuxer lost packets before the one about to be sent (it skipped damaged data): the pictures still
+    /// to come out of the GOP the loss is in (those of the oldest packet waiting on, and after) are decoded from
+    /// damaged data, and the rest of that GOP; a keyframe sent next starts whole.
+    pub(crate) fn lost_before_next(&mut self) {
+        self.rejected_in_flight();
+    }
+
+    /// The packet just sent is damaged by the demuxer's account (`AV_PKT_FLAG_CORRUPT`: an MPEG-TS packet lost
+    /// or cut, which the decoder may take without a word): its picture and what follows in its GOP are decoded
+    /// from damaged data.
+    pub(crate) fn sent_damaged(&mut self) {
+        self.rejected();
     }
 
     /// The decoder reported an error (sending a packet or giving frames): with frame threading, the error of
@@ -219,6 +236,53 @@ mod tests {
         assert_eq!(damaged(&decode(&gops, &[], &[2])), vec![2, 3]);
         // A flagged keyframe: its GOP.
         assert_eq!(damaged(&decode(&gops, &[], &[4])), vec![4, 5]);
+    }
+
+    #[test]
+    fn a_packet_the_demuxer_marks_damaged_damages_its_picture_and_the_rest_of_its_gop() {
+        // I0 P3 B1 B2 | I4 P5: B1's packet is marked corrupt (decode order: after P3, which it refers to).
+        let mut w = DamageWatch::new();
+        let mut out = Vec::new();
+        for (pts, key) in [
+            (0, true),
+            (3, false),
+            (1, false),
+            (2, false),
+            (4, true),
+            (5, false),
+        ] {
+            w.sent(Some(pts), key);
+            if pts == 1 {
+                w.sent_damaged();
+            }
+            out.push((pts, w.frame(Some(pts), false)));
+        }
+        // B1 itself and what was decoded after it in its GOP; not P3 (decoded before), not the next GOP.
+        assert_eq!(damaged(&out), vec![1, 2]);
+    }
+
+    #[test]
+    fn packets_lost_before_a_keyframe_damage_what_is_still_to_come_of_the_gop_before() {
+        // I0 P3 B1 | (lost: B2) | I4 P5: B1 has not come out when the loss is found, before I4.
+        let mut w = DamageWatch::new();
+        w.sent(Some(0), true);
+        assert!(!w.frame(Some(0), false));
+        w.sent(Some(3), false);
+        w.sent(Some(1), false);
+        w.lost_before_next();
+        w.sent(Some(4), true);
+        assert!(w.frame(Some(1), false));
+        assert!(w.frame(Some(3), false));
+        assert!(!w.frame(Some(4), false));
+        w.sent(Some(5), false);
+        assert!(!w.frame(Some(5), false));
+        // Lost in the middle of a GOP, nothing waiting: the rest of the GOP.
+        let mut w = DamageWatch::new();
+        w.sent(Some(0), true);
+        assert!(!w.frame(Some(0), false));
+        w.lost_before_next();
+        w.sent(Some(1), false);
+        assert!(w.frame(Some(1), false));
     }
 
     #[test]

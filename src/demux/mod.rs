@@ -443,6 +443,11 @@ impl Demuxer {
                 return Ok(false);
             }
             if pkt.stream_index() == self.stream.index {
+                // The demuxer skipped damaged data since the last video packet (logging why): packets may be
+                // missing before this one.
+                if self.format.logged_errors_since() {
+                    pkt.mark_after_lost_data();
+                }
                 return Ok(true);
             }
             if let Some((index, tap)) = &self.audio_tap {

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use ffmpeg_sys_next as sys;
 
 use super::io::MemoryIo;
+use super::log::ErrorCounter;
 use super::packet::Packet;
 use super::{check, out_of_memory, static_str, AVERROR_EOF};
 use crate::error::AvError;
@@ -151,6 +152,10 @@ pub(crate) struct FormatContext {
     _interrupt: Option<Arc<Interrupt>>,
     /// [`ProbeOptions::max_pixels`], for the decoders opened from this context.
     max_pixels: Option<i64>,
+    /// The errors the demuxer logged while reading packets (the context's `opaque`), and how many of them
+    /// [`logged_errors_since`](Self::logged_errors_since) has reported.
+    errors: Option<ErrorCounter>,
+    errors_seen: u64,
 }
 
 // SAFETY: the format context is owned by this value alone and used through `&mut self`; lavf contexts are
@@ -269,11 +274,13 @@ impl FormatContext {
             )?;
         }
         let ctx = NonNull::new(raw).ok_or_else(|| out_of_memory("avformat_open_input"))?;
-        let this = Self {
+        let mut this = Self {
             ctx,
             _io: io,
             _interrupt: url.map(|u| u.interrupt),
             max_pixels: probe.max_pixels,
+            errors: None,
+            errors_seen: 0,
         };
         if !probe.header_only {
             // One dictionary a stream, for the decoders find_stream_info opens; lavf may add entries.
@@ -301,7 +308,21 @@ impl FormatContext {
                 "avformat_find_stream_info",
             )?;
         }
+        // From here on (what opening logged is not the packets' business), the demuxer's logged errors count.
+        let counter = ErrorCounter::register();
+        // SAFETY: the context is open; `opaque` is the caller's field, which lavf never touches.
+        unsafe { (*this.ctx.as_ptr()).opaque = counter.token() };
+        this.errors = Some(counter);
         Ok(this)
+    }
+
+    /// Whether the demuxer logged an error since the last call (or since it opened): while reading, that it
+    /// met damaged data and skipped to find its footing again (Matroska's resync), so that packets were lost.
+    pub(crate) fn logged_errors_since(&mut self) -> bool {
+        let count = self.errors.as_ref().map_or(0, ErrorCounter::get);
+        let new = count > self.errors_seen;
+        self.errors_seen = count;
+        new
     }
 
     /// The most pixels a frame may have in a decoder opened from this context ([`ProbeOptions::max_pixels`]).

@@ -1,6 +1,7 @@
 //! Routes FFmpeg's log messages into `tracing` (target `ffmpeg`) instead of stderr, and counts the errors a
-//! decoder reports there ([`ErrorCounter`]): FFmpeg's frame-threaded H.264 decoder neither conceals nor flags
-//! the pictures it fails to decode (`decode_error_flags` stays 0), and its log is the only place it says so.
+//! decoder or a demuxer reports there ([`ErrorCounter`]): FFmpeg's frame-threaded H.264 decoder neither
+//! conceals nor flags the pictures it fails to decode (`decode_error_flags` stays 0), and a demuxer that skips
+//! damaged data to find its footing again (Matroska's resync) says so only there.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,19 +27,21 @@ pub(crate) fn route_to_tracing() {
     INSTALL.call_once(|| unsafe { sys::av_log_set_callback(Some(callback)) });
 }
 
-/// The addresses of the live [`ErrorCounter`]s' counts: a decoder context whose `opaque` is one of them counts
-/// its errors there. Changed only when a decoder opens or closes; read only when FFmpeg logs an error.
+/// The addresses of the live [`ErrorCounter`]s' counts: a decoder or demuxer context whose `opaque` is one of
+/// them counts its errors there. Changed only when a context opens or closes; read only when FFmpeg logs an
+/// error.
 static COUNTERS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
-/// The errors one decoder context (and its frame threads' copies, which share its `opaque`) logged.
+/// The errors one decoder context (and its frame threads' copies, which share its `opaque`) or one demuxer
+/// context logged.
 pub(crate) struct ErrorCounter {
     /// Boxed: its address is the context's `opaque`, stable while the counter lives.
     count: Box<AtomicU64>,
 }
 
 impl ErrorCounter {
-    /// A counter, registered: a decoder context whose `opaque` is [`token`](Self::token) counts its logged
-    /// errors in it from now on.
+    /// A counter, registered: a decoder or demuxer context whose `opaque` is [`token`](Self::token) counts its
+    /// logged errors in it from now on.
     pub(crate) fn register() -> Self {
         route_to_tracing();
         let count = Box::new(AtomicU64::new(0));
@@ -69,7 +72,7 @@ impl Drop for ErrorCounter {
     }
 }
 
-/// Counts an error logged by a decoder context with a registered counter as its `opaque`.
+/// Counts an error logged by a decoder or demuxer context with a registered counter as its `opaque`.
 ///
 /// # Safety
 /// `avcl` is null or what FFmpeg passes its log callback: a pointer to a struct whose first field is an
@@ -78,14 +81,18 @@ unsafe fn count_error(avcl: *mut c_void) {
     if avcl.is_null() {
         return;
     }
-    // SAFETY: per the contract, `avcl` points at a struct starting with its `AVClass` pointer; avcodec's class is
-    // a static, and a struct of that class is an `AVCodecContext`, whose `opaque` is a plain field.
+    // SAFETY: per the contract, `avcl` points at a struct starting with its `AVClass` pointer; avcodec's and
+    // avformat's classes are statics, and a struct of one of them is an `AVCodecContext` or an
+    // `AVFormatContext`, whose `opaque` is a plain field.
     let opaque = unsafe {
         let class = *avcl.cast::<*const sys::AVClass>();
-        if class != sys::avcodec_get_class() {
+        if class == sys::avcodec_get_class() {
+            (*avcl.cast::<sys::AVCodecContext>()).opaque as usize
+        } else if class == sys::avformat_get_class() {
+            (*avcl.cast::<sys::AVFormatContext>()).opaque as usize
+        } else {
             return;
         }
-        (*avcl.cast::<sys::AVCodecContext>()).opaque as usize
     };
     let counters = COUNTERS.lock();
     if opaque != 0 && counters.contains(&opaque) {

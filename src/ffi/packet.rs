@@ -8,7 +8,11 @@ use super::out_of_memory;
 use crate::error::AvError;
 
 /// An owned `AVPacket`, reused for every read (`av_packet_unref` between reads).
-pub(crate) struct Packet(NonNull<sys::AVPacket>);
+pub(crate) struct Packet {
+    ptr: NonNull<sys::AVPacket>,
+    /// The demuxer lost data before this packet ([`follows_lost_data`](Self::follows_lost_data)).
+    after_loss: bool,
+}
 
 // SAFETY: the packet is owned by this value alone; FFmpeg packets are not tied to a thread.
 unsafe impl Send for Packet {}
@@ -17,23 +21,26 @@ impl Packet {
     pub(crate) fn new() -> Result<Self, AvError> {
         // SAFETY: av_packet_alloc returns NULL or a valid, empty packet.
         NonNull::new(unsafe { sys::av_packet_alloc() })
-            .map(Self)
+            .map(|ptr| Self {
+                ptr,
+                after_loss: false,
+            })
             .ok_or_else(|| out_of_memory("av_packet_alloc"))
     }
 
     pub(crate) fn as_ptr(&self) -> *mut sys::AVPacket {
-        self.0.as_ptr()
+        self.ptr.as_ptr()
     }
 
     /// The stream the packet belongs to.
     pub(crate) fn stream_index(&self) -> usize {
         // SAFETY: the packet is valid for the life of self.
-        unsafe { (*self.0.as_ptr()).stream_index as usize }
+        unsafe { (*self.ptr.as_ptr()).stream_index as usize }
     }
 
     fn raw(&self) -> &sys::AVPacket {
         // SAFETY: the packet is valid and owned for the life of self.
-        unsafe { self.0.as_ref() }
+        unsafe { self.ptr.as_ref() }
     }
 
     /// Presentation timestamp in stream time base units, when the container gave one.
@@ -46,7 +53,7 @@ impl Packet {
     /// gives it back on the frame the packet makes.
     pub(crate) fn set_pts(&mut self, pts: Option<i64>) {
         // SAFETY: the packet is valid and owned by `self`; `pts` is a plain field.
-        unsafe { (*self.0.as_ptr()).pts = pts.unwrap_or(sys::AV_NOPTS_VALUE) };
+        unsafe { (*self.ptr.as_ptr()).pts = pts.unwrap_or(sys::AV_NOPTS_VALUE) };
     }
 
     /// Decoding timestamp in stream time base units, when the container gave one.
@@ -76,6 +83,12 @@ impl Packet {
         self.raw().flags & sys::AV_PKT_FLAG_KEY != 0
     }
 
+    /// Whether the demuxer marks the packet's data as damaged (`AV_PKT_FLAG_CORRUPT`: MPEG-TS continuity errors,
+    /// a PES cut short).
+    pub(crate) fn is_corrupt(&self) -> bool {
+        self.raw().flags & sys::AV_PKT_FLAG_CORRUPT != 0
+    }
+
     /// Whether the demuxer marks the packet as decoded only for reference (an MP4 edit list cuts its frame):
     /// libavcodec drops the frame it gives.
     pub(crate) fn is_discarded(&self) -> bool {
@@ -87,21 +100,34 @@ impl Packet {
         // SAFETY: both packets are valid and distinct (two `&mut`); unref then move_ref is FFmpeg's documented
         // way to move a packet's reference.
         unsafe {
-            sys::av_packet_unref(self.0.as_ptr());
-            sys::av_packet_move_ref(self.0.as_ptr(), other.0.as_ptr());
+            sys::av_packet_unref(self.ptr.as_ptr());
+            sys::av_packet_move_ref(self.ptr.as_ptr(), other.ptr.as_ptr());
         }
+        self.after_loss = std::mem::take(&mut other.after_loss);
     }
 
     /// Releases the packet's data, keeping the struct for the next read.
     pub(crate) fn unref(&mut self) {
+        self.after_loss = false;
         // SAFETY: unref on a valid packet is always allowed, also when empty.
-        unsafe { sys::av_packet_unref(self.0.as_ptr()) }
+        unsafe { sys::av_packet_unref(self.ptr.as_ptr()) }
+    }
+
+    /// Whether the demuxer lost data just before this packet: it skipped damaged data to find its footing again
+    /// (logging why), so packets before this one may be missing.
+    pub(crate) fn follows_lost_data(&self) -> bool {
+        self.after_loss
+    }
+
+    /// Marks that the demuxer lost data just before this packet.
+    pub(crate) fn mark_after_lost_data(&mut self) {
+        self.after_loss = true;
     }
 }
 
 impl Drop for Packet {
     fn drop(&mut self) {
-        let mut ptr = self.0.as_ptr();
+        let mut ptr = self.ptr.as_ptr();
         // SAFETY: frees the packet and its data; `ptr` is not used again.
         unsafe { sys::av_packet_free(&mut ptr) }
     }
