@@ -123,13 +123,16 @@ def compare(part: str, name: str, cpu: Dict[str, Any], gpu: Dict[str, Any], devi
     # The documented rule: frames neither side marks damaged are the same picture (within the tolerance);
     # damaged ones may differ (each decoder conceals its own way), and with frame threading the CPU's marks
     # err on the safe side by a frame or two, so the sets of marks are reported, not required equal.
-    whole = [(a, b) for (fa, a), (fb, b) in zip(cpu["frames"], gpu["frames"]) if not fa and not fb]
-    total = sum(np.abs(levels(a) - levels(b)).sum() for a, b in whole if a.shape == b.shape)
-    size = sum(a.size for a, b in whole if a.shape == b.shape)
-    mean = float(total / size) if size else 0.0
-    peak = max((diff(a, b)[1] for a, b in whole), default=0.0)
-    if any(a.shape != b.shape for a, b in whole):
-        problems.append("frame shapes differ")
+    total, size, peak = 0.0, 0, 0.0
+    for (fa, a), (fb, b) in zip(cpu["frames"], gpu["frames"]):
+        if fa or fb:
+            continue
+        if a.shape != b.shape:
+            problems.append("frame shapes differ")
+            break
+        d = np.abs(levels(a) - levels(b))
+        total, size, peak = total + float(d.sum()), size + d.size, max(peak, float(d.max(initial=0.0)))
+    mean = total / size if size else 0.0
     if mean > TOLERANCE:
         problems.append(f"pixels differ by {mean:.3f} levels")
     on = ",".join(sorted(gpu["decoded_on"])) or "-"

@@ -107,13 +107,12 @@ def floor(path: str, frames: int, rounds: int = 5) -> Tuple[float, float]:
     return statistics.median(two_threads), statistics.median(side_by_side)
 
 
-def engines_floor(path: str, operators: int) -> float:
+def engines_floor(path: str, operators: int, resize) -> float:
     """On a GPU: the engines' measured rate on this clip, in frames per second: `operators` framefeed operators
     (`device`, one file each, RGB like the cameras' and the same resize) decoding it side by side as fast as
     they can (RESULTS, issue 36: 14 operators keep the card's NVDEC engines 96-100 % busy)."""
     with open(path, "rb") as f:
         data = f.read()
-    resize = tuple(int(x) for x in os.environ["RESIZE"].split("x")) if os.environ.get("RESIZE") else None
     counts = [0] * operators
 
     def one(i: int) -> None:
@@ -374,7 +373,7 @@ def main() -> None:
         print(f"the floor allows {best / FPS:.1f} cameras at 30 fps; 0.9x of that: {0.9 * best / FPS:.1f}")
     else:
         operators = int(os.environ.get("FLOOR_OPERATORS", "14"))
-        best = engines_floor(transport_stream(path), operators)
+        best = engines_floor(transport_stream(path), operators, resize)
         print(f"clip {path}: {frames} frames; on {DEVICE}: the engines' measured rate {best:.0f} fps "
               f"({operators} operators side by side, as fast as they go)")
         print(f"that allows {best / FPS:.1f} cameras at 30 fps; 0.8x of that: {0.8 * best / FPS:.1f}")

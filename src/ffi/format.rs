@@ -152,9 +152,9 @@ pub(crate) struct FormatContext {
     _interrupt: Option<Arc<Interrupt>>,
     /// [`ProbeOptions::max_pixels`], for the decoders opened from this context.
     max_pixels: Option<i64>,
-    /// The errors the demuxer logged while reading packets (the context's `opaque`), and how many of them
-    /// [`logged_errors_since`](Self::logged_errors_since) has reported.
-    errors: Option<ErrorCounter>,
+    /// The errors the demuxer logged while reading packets (the context's `opaque` once it is open), and how
+    /// many of them [`logged_errors_since`](Self::logged_errors_since) has reported.
+    errors: ErrorCounter,
     errors_seen: u64,
 }
 
@@ -274,12 +274,12 @@ impl FormatContext {
             )?;
         }
         let ctx = NonNull::new(raw).ok_or_else(|| out_of_memory("avformat_open_input"))?;
-        let mut this = Self {
+        let this = Self {
             ctx,
             _io: io,
             _interrupt: url.map(|u| u.interrupt),
             max_pixels: probe.max_pixels,
-            errors: None,
+            errors: ErrorCounter::register(),
             errors_seen: 0,
         };
         if !probe.header_only {
@@ -309,17 +309,15 @@ impl FormatContext {
             )?;
         }
         // From here on (what opening logged is not the packets' business), the demuxer's logged errors count.
-        let counter = ErrorCounter::register();
         // SAFETY: the context is open; `opaque` is the caller's field, which lavf never touches.
-        unsafe { (*this.ctx.as_ptr()).opaque = counter.token() };
-        this.errors = Some(counter);
+        unsafe { (*this.ctx.as_ptr()).opaque = this.errors.token() };
         Ok(this)
     }
 
     /// Whether the demuxer logged an error since the last call (or since it opened): while reading, that it
     /// met damaged data and skipped to find its footing again (Matroska's resync), so that packets were lost.
     pub(crate) fn logged_errors_since(&mut self) -> bool {
-        let count = self.errors.as_ref().map_or(0, ErrorCounter::get);
+        let count = self.errors.get();
         let new = count > self.errors_seen;
         self.errors_seen = count;
         new
