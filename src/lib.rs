@@ -168,7 +168,7 @@ pub use source::live::{LiveVideo, PushChunk, PushReady};
 pub use source::url::redact_url;
 pub use transform::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, OutOfBoundsMode,
-    Resize, ResizeMode, ToneMap, ToneMapOp, TransformOptions, Transforms, CHANNELS,
+    Resize, ResizeMode, ResizeStage, ToneMap, ToneMapOp, TransformOptions, Transforms, CHANNELS,
 };
 pub use video::{Encoded, Label, VideoId, VideoRef};
 

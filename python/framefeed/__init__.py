@@ -15,6 +15,7 @@ view their pooled buffer without copying: ``batch.numpy()``, ``np.from_dlpack(ba
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Optional, Tuple, Union
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ from .types import (
     NvdecDriver,
     OutOfBounds,
     ResizeMode,
+    SeekMode,
 )
 from ._framefeed import (
     ERROR_CODES,
@@ -75,6 +77,7 @@ __all__ = [
     "VideoReader",
     "VideoMetadata",
     "Frames",
+    "Frame",
     "LiveVideo",
     "Batch",
     "Sequence",
@@ -198,19 +201,88 @@ class VideoInput(_NativeVideoInput):
         self.close()
 
 
+class Frame:
+    """One frame of a :class:`VideoReader` (TorchCodec's ``Frame``): ``data`` (a NumPy view (H, W, 3), or (3, H, W)
+    per the reader's ``dimension_order``), ``pts_seconds``, ``duration_seconds``, and framefeed's ``index`` (its
+    display index) and ``damaged``. ``torch.from_dlpack(frame)`` views it without a copy. For a GPU reader's
+    frame, ``frames`` (the one-frame :class:`Frames`) is what exports it."""
+
+    __slots__ = ("frames",)
+
+    def __init__(self, frames: Frames) -> None:
+        self.frames = frames
+
+    @property
+    def data(self) -> "np.ndarray":
+        return self.frames.data[0]
+
+    @property
+    def pts_seconds(self) -> float:
+        return self.frames.pts_seconds[0]
+
+    @property
+    def duration_seconds(self) -> float:
+        return self.frames.duration_seconds[0]
+
+    @property
+    def index(self) -> int:
+        return self.frames.indices[0]
+
+    @property
+    def damaged(self) -> bool:
+        return self.frames.damaged[0]
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return self.data.__dlpack_device__()
+
+    def __repr__(self) -> str:
+        return f"<framefeed.Frame {self.index} at {self.pts_seconds:.6f} s>"
+
+
+def _index_list(indices: Any, kind: type = int) -> List[Any]:
+    """Indices (or times) as a list: a list or tuple, a range, a NumPy array or a torch tensor (anything with
+    ``tolist``), or one number."""
+    if hasattr(indices, "tolist"):
+        indices = indices.tolist()
+    if isinstance(indices, (int, float)):
+        return [kind(indices)]
+    return [kind(i) for i in indices]
+
+
+def _open_reader(cls: type, source: Any, keywords: Dict[str, Any]) -> "VideoReader":
+    """A reader made again where it is unpickled."""
+    return cls(source, **keywords)
+
+
 class VideoReader(_NativeVideoReader):
     """Random access to one whole video, in TorchCodec's words: ``metadata``, ``len(reader)``, ``reader[i]`` and
-    ``reader[a:b:s]``, ``get_frames_at(indices)``, ``get_frames_in_range(start, stop, step)``,
-    ``get_frames_played_at(seconds)``, ``get_frames_played_in_range(start, stop)``. Each read decodes only the
-    GOPs its frames need (going on from where the last read left off when it can) and gives a :class:`Frames`:
-    ``data`` (a NumPy view; ``torch.from_dlpack(frames)`` for a tensor), ``indices``, ``pts_seconds``,
-    ``duration_seconds``. The frames are byte for byte the ``ffmpeg`` CLI's at those indices, turned upright.
+    ``reader[a:b:s]``, ``get_frame_at(i)``, ``get_frames_at(indices)``, ``get_frames_in_range(start, stop, step)``,
+    ``get_frame_played_at(seconds)``, ``get_frames_played_at(seconds)``, ``get_frames_played_in_range(start,
+    stop)``, ``get_all_frames()``. Each read decodes only the GOPs its frames need (going on from where the last
+    read left off when it can) and gives a :class:`Frames`: ``data`` (a NumPy view; ``torch.from_dlpack(frames)``
+    for a tensor), ``indices``, ``pts_seconds``, ``duration_seconds``. The frames are byte for byte the ``ffmpeg``
+    CLI's at those indices, turned upright.
 
-    ``source``: a path, a URL served with range requests, ``bytes`` (or any buffer), or a binary file object.
-    Keywords: ``dimension_order`` (``"NHWC"`` or ``"NCHW"``), ``threads`` (decoder threads; one per core by
-    default), ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"``), and the transform keywords of
-    :class:`VideoInput` (``resize``, ``crop``, ``dtype``, ``normalize``, ``autorotate``...; ``dtype`` also takes
-    NumPy dtypes). One reader may be shared by threads; the GIL is released while it decodes.
+    ``source``: a path, a URL served with range requests, ``bytes`` (or any buffer), or a binary file object
+    (read whole when the reader opens; the reader keeps its bytes). Keywords: ``dimension_order`` (``"NHWC"`` or
+    ``"NCHW"``), ``threads`` (decoder threads; by default the cores this process may use, shared among the
+    DataLoader's workers when it runs in one: ``framefeed._threads``), ``device`` (``"cpu"``, ``"cuda"``,
+    ``"cuda:N"``, ``"auto"``), and the transform keywords of :class:`VideoInput` (``resize``, ``crop``, ``dtype``,
+    ``normalize``, ``autorotate``...; ``dtype`` also takes NumPy dtypes). TorchCodec's ``seek_mode``
+    (``"exact"`` or ``"approximate"``) is accepted and changes nothing: framefeed's index is exact either way, read
+    from the container's index without decoding. ``stream_index`` is accepted when it names the video stream
+    framefeed reads (``metadata.stream_index``, the one the ``ffmpeg`` CLI picks); another raises ``ValueError``.
+
+    Indices and ranges as TorchCodec takes them: negative ones count from the end; ``get_frames_in_range`` is
+    clamped to the video as Python's slices are; index lists may be lists, NumPy arrays or torch tensors.
+
+    One reader may be shared by threads; the GIL is released while it decodes. ``with VideoReader(...) as r:``
+    closes it at the end (``close()``). A reader used in a process forked after it opened (a DataLoader worker)
+    opens its source again there, once; a reader pickles as its source and keywords and opens again where it is
+    unpickled (a buffer travels as its bytes; a file object's bytes, read when the reader opened, travel too).
 
     >>> import framefeed as ff
     >>> reader = ff.VideoReader(ff.SAMPLE_MP4)
@@ -219,6 +291,8 @@ class VideoReader(_NativeVideoReader):
     >>> frames = reader.get_frames_at([59, 0, 0])
     >>> frames.data.shape, frames.indices
     ((3, 240, 320, 3), [59, 0, 0])
+    >>> reader.get_frames_in_range(-10, 1000).indices == list(range(50, 60))
+    True
     """
 
     if TYPE_CHECKING:
@@ -227,6 +301,8 @@ class VideoReader(_NativeVideoReader):
             cls,
             source: Any,
             *,
+            seek_mode: SeekMode = "exact",
+            stream_index: Optional[int] = None,
             dimension_order: DimensionOrder = "NHWC",
             threads: Optional[int] = None,
             device: str = "cpu",
@@ -253,11 +329,73 @@ class VideoReader(_NativeVideoReader):
 
     else:
 
-        def __new__(cls, source: Any, **kwargs: Any) -> "VideoReader":
+        def __new__(
+            cls,
+            source: Any,
+            *,
+            seek_mode: str = "exact",
+            stream_index: Optional[int] = None,
+            **kwargs: Any,
+        ) -> "VideoReader":
+            if seek_mode not in ("exact", "approximate"):
+                raise ValueError(f"seek_mode is {seek_mode!r}; allowed: 'exact', 'approximate'")
             dtype = kwargs.get("dtype")
             if dtype is not None and not isinstance(dtype, str):
                 kwargs["dtype"] = _dtype_name(dtype)
-            return super().__new__(cls, source, **kwargs)
+            self = super().__new__(cls, source, **kwargs)
+            if stream_index is not None:
+                read = self.metadata.stream_index
+                if stream_index != read:
+                    raise ValueError(
+                        f"stream_index is {stream_index}; allowed: {read}, the video stream framefeed reads in this "
+                        "file (the one the ffmpeg CLI picks), or None"
+                    )
+            self._keywords = dict(kwargs, seek_mode=seek_mode, stream_index=stream_index)
+            return self
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        source = self._source
+        if isinstance(source, (str, bytes)):
+            pass
+        elif hasattr(source, "__fspath__"):
+            source = os.fspath(source)
+        else:
+            source = bytes(memoryview(source))  # a buffer travels as its bytes
+        return (_open_reader, (type(self), source, self._keywords))
+
+    def __enter__(self) -> "VideoReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get_frames_at(self, indices: Any) -> Frames:  # type: ignore[override]
+        """The frames at these display indices (negative from the end), in this order, repeats allowed: a list, a
+        range, a NumPy array or a torch tensor. An index out of range raises ``IndexError``."""
+        return super().get_frames_at(_index_list(indices))
+
+    def get_frames_played_at(self, seconds: Any) -> Frames:  # type: ignore[override]
+        """The frame shown at each of these times (stream seconds): a list, a NumPy array or a torch tensor."""
+        return super().get_frames_played_at(_index_list(seconds, float))
+
+    def get_frame_at(self, index: int) -> Frame:
+        """Frame ``index`` (negative from the end) as a :class:`Frame`; ``IndexError`` out of range."""
+        return Frame(super().get_frames_at([int(index)]))
+
+    def get_frame_played_at(self, seconds: float) -> Frame:
+        """The frame shown at ``seconds`` (stream seconds) as a :class:`Frame`; ``IndexError`` outside
+        ``[metadata.begin_stream_seconds, metadata.end_stream_seconds)``, as TorchCodec."""
+        meta = self.metadata
+        if not meta.begin_stream_seconds <= seconds < meta.end_stream_seconds:
+            raise IndexError(
+                f"no frame is shown at {seconds} s: allowed from {meta.begin_stream_seconds} s up to (not including) "
+                f"{meta.end_stream_seconds} s"
+            )
+        return Frame(super().get_frames_played_at([float(seconds)]))
+
+    def get_all_frames(self) -> Frames:
+        """Every frame of the video, in display order (memory: the whole decoded video)."""
+        return self.get_frames_in_range(0, len(self))
 
 
 MuxEvent = Union[MuxBatch, CameraEnded]

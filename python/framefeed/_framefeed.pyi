@@ -88,6 +88,9 @@ def cuda_status() -> Tuple[bool, str]:
 def segments(video: Union[str, PathLike[str], _Buffer], every: int) -> List[Tuple[int, int]]:
     """A whole video's frames cut at keyframes into parts of at least ``every`` frames."""
 
+def _video_metadata(fields: Dict[str, Any]) -> VideoMetadata:
+    """A :class:`VideoMetadata` from the fields it pickled as."""
+
 def redact_url(url: str) -> str:
     """``url`` without its credentials, as framefeed labels and logs URLs."""
 
@@ -444,8 +447,10 @@ class Mux:
 
 @final
 class VideoMetadata:
-    """What a :class:`VideoReader` knows of its video, read when it opened it (no frame decoded)."""
+    """What a :class:`VideoReader` knows of its video, read when it opened it (no frame decoded). Pickles."""
 
+    @property
+    def stream_index(self) -> int: ...
     @property
     def num_frames(self) -> int: ...
     @property
@@ -547,6 +552,13 @@ class VideoReader:
     def device(self) -> str: ...
     @property
     def packets_decoded(self) -> int: ...
+    @property
+    def _source(self) -> Any:
+        """What the reader was opened from (a path or URL as given, the buffer, or a file object's bytes)."""
+    def close(self) -> None:
+        """Frees the decoder now; later reads raise ``ClosedError``."""
+    @property
+    def closed(self) -> bool: ...
     def __len__(self) -> int: ...
     def frame_times(self) -> List[Tuple[float, float]]:
         """Each frame's (start, end) display time in stream seconds, from the index (nothing decoded)."""

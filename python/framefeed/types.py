@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "SeekMode",
     "LastSequencePolicy",
     "DType",
     "Layout",
@@ -65,6 +66,9 @@ ClipPolicy = Literal["cut", "repeat_last", "wrap", "error"]
 policy), its last frame repeated, its frames again from its first, or the video fails."""
 DimensionOrder = Literal["NHWC", "NCHW"]
 """The order of a :class:`VideoReader`'s frame arrays: frames, then height, width, channels (or channels first)."""
+SeekMode = Literal["exact", "approximate"]
+"""TorchCodec's ``seek_mode``, accepted by :class:`VideoReader`: framefeed's index is exact in both (read from the
+container's index, nothing decoded to build it)."""
 Orientation = Literal["none", "rotate90", "rotate180", "rotate270", "hflip", "vflip", "transpose", "transverse"]
 """How frames were turned by a video's display matrix to be shown upright (``rotate90``: a quarter clockwise)."""
 RtspTransport = Literal["tcp", "udp"]

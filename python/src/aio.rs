@@ -94,36 +94,50 @@ impl Wake for Unpark {
 /// The waiting tasks of the process and the thread watching them.
 struct Bridge {
     waiters: Mutex<Vec<Waiter>>,
-    thread: Thread,
+    /// Set once the thread is started (before any waiter is queued).
+    thread: OnceLock<Thread>,
 }
 
+/// This process's bridge, started by the first task that waits. A process forked after it started has its
+/// memory but not its thread: the child starts a bridge of its own (the parent's, and the parent's waiters, are
+/// left alone there).
 fn bridge() -> &'static Bridge {
-    static BRIDGE: OnceLock<Bridge> = OnceLock::new();
-    BRIDGE.get_or_init(|| {
-        let thread = std::thread::Builder::new()
-            .name("framefeed-asyncio".into())
-            .spawn(watch)
-            .expect("start the asyncio bridge thread")
-            .thread()
-            .clone();
-        Bridge {
-            waiters: Mutex::new(Vec::new()),
-            thread,
+    static BRIDGE: Mutex<Option<(u32, &'static Bridge)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut current = BRIDGE.lock();
+    if let Some((owner, bridge)) = *current {
+        if owner == pid {
+            return bridge;
         }
-    })
+    }
+    // One bridge a process, for the process's life: leaked on purpose (a fork child's copy of the parent's
+    // bridge is never dropped either).
+    let bridge: &'static Bridge = Box::leak(Box::new(Bridge {
+        waiters: Mutex::new(Vec::new()),
+        thread: OnceLock::new(),
+    }));
+    let thread = std::thread::Builder::new()
+        .name("framefeed-asyncio".into())
+        .spawn(move || watch(bridge))
+        .expect("start the asyncio bridge thread")
+        .thread()
+        .clone();
+    let _ = bridge.thread.set(thread);
+    *current = Some((pid, bridge));
+    bridge
 }
 
 fn enqueue(waiter: Waiter) {
     let bridge = bridge();
     bridge.waiters.lock().push(waiter);
-    bridge.thread.unpark();
+    if let Some(thread) = bridge.thread.get() {
+        thread.unpark();
+    }
 }
 
 /// The bridge thread: polls every waiter's readiness with a waker that unparks it, schedules deliveries for
 /// those ready, forgets those done, and sleeps until woken (or 100 ms, a safety net).
-fn watch() {
-    // Waits for `bridge()`'s initialization, which spawned this thread, to finish.
-    let bridge = bridge();
+fn watch(bridge: &'static Bridge) {
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
     loop {
@@ -295,7 +309,9 @@ struct OnDone(Arc<AtomicBool>);
 impl OnDone {
     fn __call__(&self, _future: &Bound<'_, PyAny>) {
         self.0.store(true, Ordering::Release);
-        bridge().thread.unpark();
+        if let Some(thread) = bridge().thread.get() {
+            thread.unpark();
+        }
     }
 }
 

@@ -75,6 +75,24 @@ pub(crate) fn to_py(py: Python<'_>, error: Error) -> PyErr {
     }
 }
 
+/// A `FramefeedError` with this message and `code`, for failures the binding itself finds.
+pub(crate) fn framefeed_error(py: Python<'_>, message: &str, code: &str) -> PyErr {
+    let attributes = PyDict::new(py);
+    if let Err(e) = attributes.set_item("code", code) {
+        return e;
+    }
+    raise::<classes::FramefeedError>(py, message.to_owned(), &attributes)
+}
+
+/// A `ClosedError` with this message (code `closed`), for an object of the binding's that was closed.
+pub(crate) fn closed_error(py: Python<'_>, message: &str) -> PyErr {
+    let attributes = PyDict::new(py);
+    if let Err(e) = attributes.set_item("code", "closed") {
+        return e;
+    }
+    raise::<classes::ClosedError>(py, message.to_owned(), &attributes)
+}
+
 /// `Result<T, framefeed::Error>` into `PyResult<T>`.
 pub(crate) trait IntoPyResult<T> {
     fn py_err(self, py: Python<'_>) -> PyResult<T>;

@@ -1,6 +1,7 @@
 //! `VideoInput`, `LiveVideo` and `FileList`: the operator's API as Python sees it. Every call that may wait
 //! (feeding into a full queue, polling, pushing a live chunk) releases the GIL while it waits.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -17,6 +18,7 @@ use crate::aio::{self, LiveSlot};
 use crate::batch::PyBatch;
 use crate::config::{choice, AudioArgs, Rgb, SamplingArgs, Settings};
 use crate::errors::{to_py, IntoPyResult};
+use crate::fork::PerProcess;
 
 /// The bytes of a fed buffer, without copying when it is `bytes` or another read-only, C-contiguous buffer
 /// (the exporter is kept alive until the decoder is done with it); writable buffers are copied once, since the
@@ -108,13 +110,48 @@ fn batch(
 /// every keyword.
 #[pyclass(module = "framefeed._framefeed", name = "VideoInput", frozen, subclass)]
 pub(crate) struct PyVideoInput {
-    pub(crate) inner: Arc<VideoInput>,
+    /// The operator, re-made in a process forked after it was made, if nothing was fed to it yet.
+    inner: PerProcess<VideoInput>,
+    /// Its settings (`decoder_threads` left to the default: `framefeed._threads`' count, read again there).
+    config: framefeed::Config,
+    auto_threads: bool,
+    /// Whether anything was fed: what the fed videos' decoding has reached is the making process's alone.
+    fed: AtomicBool,
 }
 
 impl PyVideoInput {
+    /// The operator for this process (see [`PerProcess`]). In a process forked after it was made: the same
+    /// settings made again when nothing was fed before the fork, else `FramefeedError` (the videos fed there,
+    /// and their decoding, are the parent's: a fork cannot go on with them, and waiting would never end).
+    pub(crate) fn op(&self, py: Python<'_>) -> PyResult<Arc<VideoInput>> {
+        self.inner.get(|| {
+            if self.fed.load(Ordering::Acquire) {
+                return Err(crate::errors::framefeed_error(
+                    py,
+                    "this VideoInput was fed before the process forked, and the videos it holds are being \
+                     decoded by the parent process's threads: make (or feed) the operator in the process that \
+                     polls it, e.g. in a DataLoader worker's __iter__",
+                    "forked",
+                ));
+            }
+            let mut config = self.config.clone();
+            if self.auto_threads {
+                config = config.decoder_threads(crate::reader::default_threads(py)?);
+            }
+            py.detach(|| VideoInput::new(config)).py_err(py)
+        })
+    }
+
+    /// The operator for feeding: as [`op`](Self::op), and marked as fed.
+    pub(crate) fn feeding(&self, py: Python<'_>) -> PyResult<Arc<VideoInput>> {
+        let input = self.op(py)?;
+        self.fed.store(true, Ordering::Release);
+        Ok(input)
+    }
+
     /// Feeds `video`, waiting without the GIL while the queue is full; its id.
     fn feed_waiting(&self, py: Python<'_>, video: Encoded) -> PyResult<u64> {
-        let input = &self.inner;
+        let input = self.feeding(py)?;
         let fed = py.detach(|| input.feed(video));
         Ok(fed.py_err(py)?.0)
     }
@@ -126,7 +163,7 @@ impl PyVideoInput {
     #[pyo3(signature = (
         sequence_length, batch_size, *, last_sequence_policy="partial", blocking=true, decoder_threads=None,
         prefetch_batches=1, device="cpu", cpu_fallback=true, nvdec_driver="direct", resize=None, resize_shorter=None,
-        resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None, out_of_bounds="error",
+        resize_mode="exact", interpolation="bilinear", resize_stage="yuv", crop=None, crop_pos=None, out_of_bounds="error",
         fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, tonemap=None, layout="FHWC", pack=false,
         huge_pages=false, autorotate=true, strict=false, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
         live_buffer_bytes=None, stall_timeout=None, stride=None, step=None, clips=None, clip_sampler="random",
@@ -149,6 +186,7 @@ impl PyVideoInput {
         resize_shorter: Option<u32>,
         resize_mode: &'py str,
         interpolation: &'py str,
+        resize_stage: &'py str,
         crop: Option<Bound<'py, PyAny>>,
         crop_pos: Option<Bound<'py, PyAny>>,
         out_of_bounds: &'py str,
@@ -197,6 +235,7 @@ impl PyVideoInput {
             resize_shorter,
             resize_mode,
             interpolation,
+            resize_stage,
             crop,
             crop_pos: crop_pos.unwrap_or(center),
             out_of_bounds,
@@ -235,9 +274,19 @@ impl PyVideoInput {
             },
         }
         .config()?;
-        let inner = py.detach(|| VideoInput::new(config)).py_err(py)?;
+        let auto_threads = decoder_threads.is_none();
+        let config = if auto_threads {
+            config.decoder_threads(crate::reader::default_threads(py)?)
+        } else {
+            config
+        };
+        let made = config.clone();
+        let inner = py.detach(|| VideoInput::new(made)).py_err(py)?;
         Ok(Self {
-            inner: Arc::new(inner),
+            inner: PerProcess::new(inner),
+            config,
+            auto_threads,
+            fed: AtomicBool::new(false),
         })
     }
 
@@ -291,7 +340,7 @@ impl PyVideoInput {
         segment: Option<(u64, u64)>,
     ) -> PyResult<Option<u64>> {
         let video = placed_bytes(data, label, position, epoch, segment)?;
-        let fed = self.inner.try_feed(video);
+        let fed = self.feeding(py)?.try_feed(video);
         match fed {
             Ok(id) => Ok(Some(id.0)),
             Err(TryFeedError::Full(_)) => Ok(None),
@@ -320,7 +369,7 @@ impl PyVideoInput {
             epoch,
             segment,
         )?;
-        aio::feed(py, &self.inner, video, len)
+        aio::feed(py, &self.feeding(py)?, video, len)
     }
 
     /// Queues a video pulled by URL through FFmpeg's protocols (`rtsp://`, `srt://`, `rtmp://`, HLS or media
@@ -373,7 +422,7 @@ impl PyVideoInput {
             options = options.schemes(list);
         }
         let label = self::label(label)?;
-        let input = &self.inner;
+        let input = self.feeding(py)?;
         let fed = py.detach(|| match label {
             Some(label) => input.feed_url(url, options.label(label)),
             None => input.feed_url(url, options),
@@ -385,7 +434,7 @@ impl PyVideoInput {
     #[pyo3(signature = (label=None))]
     fn feed_live(&self, py: Python<'_>, label: Option<&Bound<'_, PyAny>>) -> PyResult<PyLiveVideo> {
         let label = self::label(label)?;
-        let input = &self.inner;
+        let input = self.feeding(py)?;
         let live = py
             .detach(|| match label {
                 Some(label) => input.feed_live_with_label(label),
@@ -398,14 +447,15 @@ impl PyVideoInput {
     }
 
     /// No more videos will be fed: once all are delivered, polls return `None`.
-    fn close(&self) {
-        self.inner.close();
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.op(py)?.close();
+        Ok(())
     }
 
     /// Whether `close` was called.
     #[getter]
-    fn is_closed(&self) -> bool {
-        self.inner.is_closed()
+    fn is_closed(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.op(py)?.is_closed())
     }
 
     /// The next batch; `None` after `close()` and the last batch. `timeout` (seconds): raise `TimeoutError`
@@ -413,7 +463,7 @@ impl PyVideoInput {
     /// fed. A failed video raises `VideoError` after its decoded batches; the next call goes on.
     #[pyo3(signature = (timeout=None))]
     fn next_batch(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<PyBatch>> {
-        let input = &self.inner;
+        let input = self.op(py)?;
         let result = match timeout {
             None => py.detach(|| input.next_batch()),
             Some(seconds) => {
@@ -428,13 +478,13 @@ impl PyVideoInput {
     /// The next batch if one is ready now; raises `NotReadyError` while videos are still decoding and
     /// `NoDataError` when nothing is fed; `None` after close and the last batch.
     fn try_next_batch(&self, py: Python<'_>) -> PyResult<Option<PyBatch>> {
-        batch(py, self.inner.try_next_batch())
+        batch(py, self.op(py)?.try_next_batch())
     }
 
     /// `next_batch` as an awaitable (asyncio), waiting without holding a thread. Cancelling it loses no
     /// batch.
     fn next_batch_async(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        aio::next_batch(py, &self.inner)
+        aio::next_batch(py, &self.op(py)?)
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -442,7 +492,7 @@ impl PyVideoInput {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<PyBatch> {
-        let input = &self.inner;
+        let input = self.op(py)?;
         match py.detach(|| input.next_batch()) {
             Ok(Some(b)) => Ok(PyBatch { inner: Arc::new(b) }),
             Ok(None) | Err(Error::NoData) => Err(PyStopIteration::new_err(())),
@@ -452,53 +502,53 @@ impl PyVideoInput {
 
     /// Changes a sized resize's output size from the next sequence on.
     fn set_output_size(&self, py: Python<'_>, width: u32, height: u32) -> PyResult<()> {
-        self.inner.set_output_size(width, height).py_err(py)
+        self.op(py)?.set_output_size(width, height).py_err(py)
     }
 
     /// Videos fed whose batches have not all been polled yet.
     #[getter]
-    fn queued_videos(&self) -> u64 {
-        self.inner.queued_videos()
+    fn queued_videos(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.op(py)?.queued_videos())
     }
 
     /// `(videos, bytes)` waiting in the feed queue.
     #[getter]
-    fn feed_queue_len(&self) -> (usize, usize) {
-        self.inner.feed_queue_len()
+    fn feed_queue_len(&self, py: Python<'_>) -> PyResult<(usize, usize)> {
+        Ok(self.op(py)?.feed_queue_len())
     }
 
     /// Whether the last poll returned a video's last batch (or its error).
     #[getter]
-    fn is_depleted(&self) -> bool {
-        self.inner.is_depleted()
+    fn is_depleted(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.op(py)?.is_depleted())
     }
 
     /// Output buffers allocated so far: it stops growing in the steady state, as buffers are recycled.
     #[getter]
-    fn buffer_allocations(&self) -> u64 {
-        self.inner.buffer_allocations()
+    fn buffer_allocations(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.op(py)?.buffer_allocations())
     }
 
     /// How many of `buffer_allocations` are on the system's reserved huge pages (`huge_pages=True`).
     #[getter]
-    fn huge_page_allocations(&self) -> u64 {
-        self.inner.huge_page_allocations()
+    fn huge_page_allocations(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.op(py)?.huge_page_allocations())
     }
 
     /// `'cpu'`, or `'cuda:N'`: where videos are decoded.
     #[getter]
     fn device(&self) -> String {
-        self.inner.device().to_string()
+        self.inner.current().device().to_string()
     }
 
     #[getter]
     fn sequence_length(&self) -> usize {
-        self.inner.config().get_sequence_length()
+        self.config.get_sequence_length()
     }
 
     #[getter]
     fn batch_size(&self) -> usize {
-        self.inner.config().get_max_batch_size()
+        self.config.get_max_batch_size()
     }
 }
 
@@ -626,8 +676,8 @@ impl PyFileList {
         input: &PyVideoInput,
         epoch: u64,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (files, operator) = (&self.inner, &input.inner);
-        let report = py.detach(|| files.feed_epoch(operator, epoch)).py_err(py)?;
+        let (files, operator) = (&self.inner, input.feeding(py)?);
+        let report = py.detach(|| files.feed_epoch(&operator, epoch)).py_err(py)?;
         let out = PyDict::new(py);
         out.set_item("fed", report.fed)?;
         let unreadable: Vec<(std::path::PathBuf, String)> = report

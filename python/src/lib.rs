@@ -18,6 +18,7 @@ mod cuda;
 mod errors;
 mod events;
 mod ffi;
+mod fork;
 mod input;
 mod mux;
 mod reader;
@@ -244,6 +245,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reader::PyVideoReader>()?;
     m.add_class::<reader::PyVideoMetadata>()?;
     m.add_class::<reader::PyFrames>()?;
+    m.add_function(wrap_pyfunction!(reader::_video_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(segments, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;

@@ -71,7 +71,7 @@ impl PyMux {
         label: &Bound<'_, PyAny>,
     ) -> PyResult<u64> {
         let label = camera_label(label)?;
-        let input = input.get().inner.clone();
+        let input = input.get().feeding(py)?;
         let mux = &self.inner;
         Ok(py.detach(|| mux.add_input(label, input)).py_err(py)?.0)
     }

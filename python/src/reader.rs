@@ -11,6 +11,7 @@ use pyo3::types::{PyDict, PySlice, PyString};
 use crate::batch::{self, Shared};
 use crate::config::{AudioArgs, Rgb, SamplingArgs, Settings};
 use crate::errors::IntoPyResult;
+use crate::fork::PerProcess;
 
 /// A whole video opened for random access: frames by index, by range and by time, decoded only where asked (the
 /// GOPs they need), byte for byte the `ffmpeg` CLI's (turned upright). `source`: a path, a URL served with range
@@ -24,7 +25,15 @@ use crate::errors::IntoPyResult;
     subclass
 )]
 pub(crate) struct PyVideoReader {
-    inner: Arc<framefeed::VideoReader>,
+    /// The open reader, re-made in a process forked after it was opened (`fork`); `None` once closed.
+    inner: PerProcess<Option<Arc<framefeed::VideoReader>>>,
+    /// What it was opened from, to open it again (in a forked process, or where it is unpickled): the path or
+    /// URL as given, the buffer, or the bytes a file object gave.
+    source: Py<PyAny>,
+    /// Its settings.
+    config: framefeed::Config,
+    /// Whether `threads` was left to the default, which depends on the process (`framefeed._threads`).
+    auto_threads: bool,
 }
 
 /// What a reader knows of its video, read when it opened it.
@@ -35,6 +44,8 @@ pub(crate) struct PyVideoReader {
     get_all
 )]
 pub(crate) struct PyVideoMetadata {
+    /// The container's index of the video stream read (the one the `ffmpeg` CLI picks).
+    stream_index: usize,
     /// Frames a full decode gives.
     num_frames: u64,
     /// Average frame rate.
@@ -68,8 +79,72 @@ pub(crate) struct PyVideoMetadata {
     audio: Option<Py<PyDict>>,
 }
 
+/// The fields of a `VideoMetadata`, by name (what it pickles as), in the order they are declared.
+const METADATA_FIELDS: [&str; 15] = [
+    "stream_index",
+    "num_frames",
+    "average_fps",
+    "duration_seconds",
+    "begin_stream_seconds",
+    "end_stream_seconds",
+    "width",
+    "height",
+    "codec",
+    "rotation",
+    "orientation",
+    "key_frame_indices",
+    "color",
+    "holes",
+    "audio",
+];
+
+/// A `VideoMetadata` from the dict it pickled as (`VideoMetadata.__reduce__`).
+#[pyfunction]
+pub(crate) fn _video_metadata(fields: &Bound<'_, PyDict>) -> PyResult<PyVideoMetadata> {
+    let get = |name: &str| -> PyResult<Bound<'_, PyAny>> {
+        fields.get_item(name)?.ok_or_else(|| {
+            PyValueError::new_err(format!("a pickled VideoMetadata without '{name}'"))
+        })
+    };
+    let orientation: String = get("orientation")?.extract()?;
+    Ok(PyVideoMetadata {
+        stream_index: get("stream_index")?.extract()?,
+        num_frames: get("num_frames")?.extract()?,
+        average_fps: get("average_fps")?.extract()?,
+        duration_seconds: get("duration_seconds")?.extract()?,
+        begin_stream_seconds: get("begin_stream_seconds")?.extract()?,
+        end_stream_seconds: get("end_stream_seconds")?.extract()?,
+        width: get("width")?.extract()?,
+        height: get("height")?.extract()?,
+        codec: get("codec")?.extract()?,
+        rotation: get("rotation")?.extract()?,
+        orientation: framefeed::Orientation::ALL
+            .iter()
+            .map(|o| o.as_str())
+            .find(|name| *name == orientation)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("orientation '{orientation}' is not one framefeed names"))
+            })?,
+        key_frame_indices: get("key_frame_indices")?.extract()?,
+        color: get("color")?.cast_into::<PyDict>()?.unbind(),
+        holes: get("holes")?.extract()?,
+        audio: get("audio")?.extract()?,
+    })
+}
+
 #[pymethods]
 impl PyVideoMetadata {
+    /// Pickles as its fields (`framefeed._framefeed._video_metadata` makes it again).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
+        let py = slf.py();
+        let fields = PyDict::new(py);
+        for name in METADATA_FIELDS {
+            fields.set_item(name, slf.getattr(name)?)?;
+        }
+        let make = py.import("framefeed._framefeed")?.getattr("_video_metadata")?;
+        Ok((make, (fields,)))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "VideoMetadata(num_frames={}, average_fps={}, duration_seconds={}, width={}, height={}, codec='{}', \
@@ -232,9 +307,30 @@ fn slice_indices(slice: &Bound<'_, PySlice>, len: u64) -> PyResult<Vec<u64>> {
 }
 
 impl PyVideoReader {
+    /// The reader for this process: the one opened here, or in a process forked after it was opened, the same
+    /// source opened again (the parent's decoder threads are not in this process); `ClosedError` once closed.
+    fn reader(&self, py: Python<'_>) -> PyResult<Arc<framefeed::VideoReader>> {
+        let reader = self.inner.get(|| {
+            let mut config = self.config.clone();
+            if self.auto_threads {
+                config = config.decoder_threads(default_threads(py)?);
+            }
+            Ok(Some(Arc::new(
+                open_source(py, self.source.bind(py), &config)?.0,
+            )))
+        })?;
+        match &*reader {
+            Some(reader) => Ok(reader.clone()),
+            None => Err(crate::errors::closed_error(
+                py,
+                "the reader is closed (close() or the end of its `with` block): open a new one to read",
+            )),
+        }
+    }
+
     /// The index `i` (negative from the end) as a display index, or `IndexError`.
-    fn index(&self, i: i64) -> PyResult<u64> {
-        let n = self.inner.len() as i64;
+    fn index(&self, py: Python<'_>, i: i64) -> PyResult<u64> {
+        let n = self.reader(py)?.len() as i64;
         let d = if i < 0 { i + n } else { i };
         if (0..n).contains(&d) {
             Ok(d as u64)
@@ -250,10 +346,18 @@ impl PyVideoReader {
         py: Python<'_>,
         read: impl FnOnce(&framefeed::VideoReader) -> framefeed::Result<framefeed::Frames> + Send,
     ) -> PyResult<PyFrames> {
-        let inner = self.inner.clone();
+        let inner = self.reader(py)?;
         let frames = py.detach(move || read(&inner)).py_err(py)?;
         Ok(PyFrames::new(frames))
     }
+}
+
+/// The decoder threads a reader left to the default gets in this process: `framefeed._threads`' rule (the
+/// cores this process may use, shared among the DataLoader's workers).
+pub(crate) fn default_threads(py: Python<'_>) -> PyResult<usize> {
+    py.import("framefeed._threads")?
+        .call_method0("default_threads")?
+        .extract()
 }
 
 /// What `source` is: a URL (a string with a scheme other than `file`), a path, a buffer or a file object.
@@ -261,7 +365,7 @@ fn open_source(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     config: &framefeed::Config,
-) -> PyResult<framefeed::VideoReader> {
+) -> PyResult<(framefeed::VideoReader, Py<PyAny>)> {
     if source.is_instance_of::<PyString>() {
         let text: String = source.extract()?;
         let text = text.as_str();
@@ -269,28 +373,34 @@ fn open_source(
         if text.contains("://") && scheme != Some(framefeed::Scheme::File) {
             let url = text.to_owned();
             let config = config.clone();
-            return py
+            let reader = py
                 .detach(move || {
                     framefeed::VideoReader::open_url(url, framefeed::UrlOptions::new(), &config)
                 })
-                .py_err(py);
+                .py_err(py)?;
+            return Ok((reader, source.clone().unbind()));
         }
     }
-    let video = if source.hasattr("read")? && !source.hasattr("__buffer__")? {
-        // A binary file object: read whole (a reader seeks in it).
+    let (video, kept) = if source.hasattr("read")? && !source.hasattr("__buffer__")? {
+        // A binary file object: read whole (a reader seeks in it); its bytes are what the reader keeps.
         let data = source.call_method0("read")?;
         if !data.is_instance_of::<pyo3::types::PyBytes>() {
             return Err(PyTypeError::new_err(
                 "the file object must be opened in binary mode (read() gave no bytes)",
             ));
         }
-        framefeed::Encoded::new(crate::input::data_bytes(&data)?)
+        (
+            framefeed::Encoded::new(crate::input::data_bytes(&data)?),
+            data.unbind(),
+        )
     } else {
-        crate::whole_video(py, source)?.0
+        (crate::whole_video(py, source)?.0, source.clone().unbind())
     };
     let config = config.clone();
-    py.detach(move || framefeed::VideoReader::open(video, &config))
-        .py_err(py)
+    let reader = py
+        .detach(move || framefeed::VideoReader::open(video, &config))
+        .py_err(py)?;
+    Ok((reader, kept))
 }
 
 #[pymethods]
@@ -298,7 +408,7 @@ impl PyVideoReader {
     #[new]
     #[pyo3(signature = (
         source, *, dimension_order="NHWC", threads=None, device="cpu", cpu_fallback=true, nvdec_driver="direct",
-        resize=None, resize_shorter=None, resize_mode="exact", interpolation="bilinear", crop=None, crop_pos=None,
+        resize=None, resize_shorter=None, resize_mode="exact", interpolation="bilinear", resize_stage="yuv", crop=None, crop_pos=None,
         out_of_bounds="error", fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, tonemap=None, autorotate=true,
         strict=false, audio_sample_rate=None, audio_channels=None, audio_stream=None
     ))]
@@ -315,6 +425,7 @@ impl PyVideoReader {
         resize_shorter: Option<u32>,
         resize_mode: &'py str,
         interpolation: &'py str,
+        resize_stage: &'py str,
         crop: Option<Bound<'py, PyAny>>,
         crop_pos: Option<Bound<'py, PyAny>>,
         out_of_bounds: &'py str,
@@ -353,6 +464,7 @@ impl PyVideoReader {
             resize_shorter,
             resize_mode,
             interpolation,
+            resize_stage,
             crop,
             crop_pos: crop_pos.unwrap_or(center),
             out_of_bounds,
@@ -383,16 +495,47 @@ impl PyVideoReader {
             },
         }
         .config()?;
+        let auto_threads = threads.is_none();
+        let config = if auto_threads {
+            config.decoder_threads(default_threads(py)?)
+        } else {
+            config
+        };
+        let (reader, source) = open_source(py, source, &config)?;
         Ok(Self {
-            inner: Arc::new(open_source(py, source, &config)?),
+            inner: PerProcess::new(Some(Arc::new(reader))),
+            source,
+            config,
+            auto_threads,
         })
+    }
+
+    /// What the reader was opened from: the path or URL as given, the buffer, or the bytes a file object gave
+    /// (what a pickled reader opens again).
+    #[getter]
+    fn _source(&self, py: Python<'_>) -> Py<PyAny> {
+        self.source.clone_ref(py)
+    }
+
+    /// Frees the decoder and the video's index now (in this process); later reads raise `ClosedError`.
+    /// Closing twice does nothing.
+    fn close(&self) {
+        self.inner.replace(None);
+    }
+
+    /// Whether `close` was called (in this process, or before a fork).
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.current().is_none()
     }
 
     /// What the video holds (no frame decoded to know it).
     #[getter]
     fn metadata(&self, py: Python<'_>) -> PyResult<PyVideoMetadata> {
-        let m = self.inner.metadata();
+        let reader = self.reader(py)?;
+        let m = reader.metadata();
         Ok(PyVideoMetadata {
+            stream_index: m.stream_index,
             num_frames: m.num_frames,
             average_fps: m.average_fps,
             duration_seconds: m.duration_seconds,
@@ -405,8 +548,7 @@ impl PyVideoReader {
             orientation: m.orientation.as_str(),
             key_frame_indices: m.key_frame_indices.clone(),
             color: crate::colour::color_dict(py, &m.color)?.unbind(),
-            holes: self
-                .inner
+            holes: reader
                 .holes()
                 .iter()
                 .map(|h| (h.index, h.pts))
@@ -429,30 +571,31 @@ impl PyVideoReader {
 
     /// `"cpu"` or `"cuda:N"`: where the reader decodes.
     #[getter]
-    fn device(&self) -> String {
-        self.inner.device().to_string()
+    fn device(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.reader(py)?.device().to_string())
     }
 
     /// Packets sent to the decoder by the reads so far (reading on forward adds only the packets past the
     /// last read).
     #[getter]
-    fn packets_decoded(&self) -> u64 {
-        self.inner.packets_decoded()
+    fn packets_decoded(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.reader(py)?.packets_decoded())
     }
 
-    fn __len__(&self) -> usize {
-        self.inner.len() as usize
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.reader(py)?.len() as usize)
     }
 
     /// Each frame's `(start, end)` display time in stream seconds, from the index (nothing is decoded).
-    fn frame_times(&self) -> Vec<(f64, f64)> {
-        let m = self.inner.metadata();
-        (0..m.num_frames)
+    fn frame_times(&self, py: Python<'_>) -> PyResult<Vec<(f64, f64)>> {
+        let reader = self.reader(py)?;
+        let m = reader.metadata();
+        Ok((0..m.num_frames)
             .map(|d| {
                 let t = m.pts_seconds(d);
                 (t, t + m.duration_of(d))
             })
-            .collect()
+            .collect())
     }
 
     /// `reader[i]`: frame `i` (negative from the end) as an array (H, W, 3) or (3, H, W); `reader[a:b:s]`: those
@@ -464,14 +607,14 @@ impl PyVideoReader {
         let py = slf.py();
         let this = slf.get();
         let (indices, single) = if let Ok(slice) = key.cast::<PySlice>() {
-            (slice_indices(slice, this.inner.len())?, false)
+            (slice_indices(slice, this.reader(py)?.len())?, false)
         } else {
             let i: i64 = key.extract().map_err(|_| {
                 PyTypeError::new_err(
                     "a reader is indexed by an int or a slice (use get_frames_at for lists)",
                 )
             })?;
-            (vec![this.index(i)?], true)
+            (vec![this.index(py, i)?], true)
         };
         let frames = Bound::new(py, this.read(py, move |r| r.frames_at(&indices))?)?;
         if frames.get().batch.is_on_gpu() {
@@ -489,21 +632,32 @@ impl PyVideoReader {
     fn get_frames_at(&self, py: Python<'_>, indices: Vec<i64>) -> PyResult<PyFrames> {
         let indices = indices
             .iter()
-            .map(|&i| self.index(i))
+            .map(|&i| self.index(py, i))
             .collect::<PyResult<Vec<u64>>>()?;
         self.read(py, move |r| r.frames_at(&indices))
     }
 
-    /// The frames from `start` up to `stop` (excluded), `step` apart.
+    /// The frames from `start` up to `stop` (excluded), `step` apart, as Python's `range` over the video's
+    /// indices, and TorchCodec's: negative ones count from the end and the range is clamped to the video
+    /// (`(-10, 1000)`: the last 10 frames; a range past the end gives the frames up to the end, or none).
     #[pyo3(signature = (start, stop, step=1))]
     fn get_frames_in_range(
         &self,
         py: Python<'_>,
-        start: u64,
-        stop: u64,
-        step: u64,
+        start: isize,
+        stop: isize,
+        step: isize,
     ) -> PyResult<PyFrames> {
-        self.read(py, move |r| r.frames_in_range(start, stop, step))
+        if step < 1 {
+            return Err(PyValueError::new_err(format!(
+                "step is {step}; allowed: 1 or more"
+            )));
+        }
+        let n = self.reader(py)?.len();
+        let slice = PySlice::new(py, start, stop, step);
+        let s = slice.indices(n as isize)?;
+        let (start, stop) = (s.start as u64, s.stop.max(s.start) as u64);
+        self.read(py, move |r| r.frames_in_range(start, stop, step as u64))
     }
 
     /// The frame shown at each of these times (stream seconds).
@@ -523,7 +677,7 @@ impl PyVideoReader {
         start_seconds: f64,
         stop_seconds: Option<f64>,
     ) -> PyResult<crate::audio::PyAudioSamples> {
-        let inner = self.inner.clone();
+        let inner = self.reader(py)?;
         let clip = py
             .detach(move || inner.audio_played_in_range(start_seconds, stop_seconds))
             .py_err(py)?;
@@ -542,11 +696,16 @@ impl PyVideoReader {
         })
     }
 
-    fn __repr__(&self) -> String {
-        let m = self.inner.metadata();
-        format!(
-            "<framefeed.VideoReader {} frames {}x{} {}>",
-            m.num_frames, m.width, m.height, m.codec
-        )
+    fn __repr__(&self, py: Python<'_>) -> String {
+        match self.reader(py) {
+            Ok(reader) => {
+                let m = reader.metadata();
+                format!(
+                    "<framefeed.VideoReader {} frames {}x{} {}>",
+                    m.num_frames, m.width, m.height, m.codec
+                )
+            }
+            Err(_) => "<framefeed.VideoReader (closed)>".into(),
+        }
     }
 }

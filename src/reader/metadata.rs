@@ -10,6 +10,8 @@ use crate::settings::config::Config;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct VideoMetadata {
+    /// The container's index of the video stream the reader decodes (the one the `ffmpeg` CLI picks).
+    pub stream_index: usize,
     /// The frames a full decode gives (an edit list's hidden frames and a damaged start's undecodable ones are
     /// not counted).
     pub num_frames: u64,
@@ -99,6 +101,7 @@ impl VideoMetadata {
                 0.0
             });
         Self {
+            stream_index: stream.index,
             num_frames,
             average_fps,
             duration_seconds: duration,
@@ -160,6 +163,7 @@ mod tests {
 
     fn meta(pts: &[f64], end: f64) -> VideoMetadata {
         VideoMetadata {
+            stream_index: 0,
             num_frames: pts.len() as u64,
             average_fps: 0.0,
             duration_seconds: end - pts[0],

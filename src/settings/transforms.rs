@@ -70,6 +70,21 @@ impl Resize {
     }
 }
 
+/// Where a resize happens on the way from the decoder's YUV to RGB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResizeStage {
+    /// The YUV planes are resized, then converted (default): the `ffmpeg` CLI's
+    /// `scale=W:H:flags=F,format=yuv420p` followed by its conversion to RGB. Only the crop window's part of the
+    /// resized picture is computed.
+    #[default]
+    Yuv,
+    /// One swscale pass from the decoded picture to RGB at the new size, as FFmpeg's `scale` filter does when
+    /// it writes RGB itself: the CLI's `-vf scale=W:H:flags=F -pix_fmt rgb24` (`rgb48le` for `uint16`), and
+    /// decord's `width=`/`height=` (`flags=bilinear`). The whole resized frame is converted, then cropped. On
+    /// the GPU the kernel resizes as [`ResizeStage::Yuv`] does; with tone mapping too.
+    Rgb,
+}
+
 /// The resampling filter of a resize.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Interpolation {
@@ -472,6 +487,7 @@ pub struct Normalize {
 pub struct Transforms {
     pub(crate) resize: Option<Resize>,
     pub(crate) interpolation: Interpolation,
+    pub(crate) resize_stage: ResizeStage,
     pub(crate) crop: Option<Crop>,
     pub(crate) dtype: DType,
     pub(crate) normalize: Option<Normalize>,
@@ -495,6 +511,12 @@ impl Transforms {
     /// The resize filter (default bilinear).
     pub fn interpolation(mut self, interpolation: Interpolation) -> Self {
         self.interpolation = interpolation;
+        self
+    }
+
+    /// Where the resize happens (default [`ResizeStage::Yuv`]).
+    pub fn resize_stage(mut self, stage: ResizeStage) -> Self {
+        self.resize_stage = stage;
         self
     }
 
@@ -631,6 +653,10 @@ super::choice::choices!(Interpolation, "interpolation", [
     Interpolation::Bicubic => "bicubic",
     Interpolation::Area => "area",
 ]);
+super::choice::choices!(ResizeStage, "resize_stage", [
+    ResizeStage::Yuv => "yuv",
+    ResizeStage::Rgb => "rgb",
+]);
 super::choice::choices!(DType, "dtype", [
     DType::U8 => "uint8" | "u8",
     DType::U16 => "uint16" | "u16",
@@ -737,6 +763,8 @@ pub struct TransformOptions {
     pub fill: Option<[f32; CHANNELS]>,
     /// [`Transforms::interpolation`].
     pub interpolation: Option<Interpolation>,
+    /// [`Transforms::resize_stage`].
+    pub resize_stage: Option<ResizeStage>,
     /// A crop window of (width, height).
     pub crop: Option<(u32, u32)>,
     /// Where the crop window lies (default [`CropPosition::Center`]); only with `crop`.
@@ -789,6 +817,7 @@ impl TryFrom<TransformOptions> for Transforms {
             t = t.tonemap(tonemap);
         }
         Ok(t.interpolation(o.interpolation.unwrap_or_default())
+            .resize_stage(o.resize_stage.unwrap_or_default())
             .dtype(o.dtype.unwrap_or_default())
             .layout(o.layout.unwrap_or_default())
             .seed(o.seed.unwrap_or(0)))

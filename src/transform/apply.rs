@@ -13,7 +13,7 @@ use crate::decode::frame::FrameRef;
 use crate::error::VideoError;
 use crate::ffi::scale::{Filter, Pixels};
 use crate::orientation::Orientation;
-use crate::settings::transforms::{DType, Interpolation, Transforms, CHANNELS};
+use crate::settings::transforms::{DType, Interpolation, ResizeStage, Transforms, CHANNELS};
 
 /// swscale's filter for an interpolation.
 fn filter(interpolation: Interpolation) -> Filter {
@@ -113,6 +113,21 @@ pub(crate) fn apply(
     }
     let region = match geometry.visible() {
         None => None,
+        Some(v)
+            if geometry.resized
+                && transforms.resize_stage == ResizeStage::Rgb
+                && rgb != Pixels::Yuv16 =>
+        {
+            let size = (geometry.frame.0 as u32, geometry.frame.1 as u32);
+            Some(host.converter.converted_window_rgb(
+                source,
+                size,
+                filter(transforms.interpolation),
+                (v.x as u32, v.y as u32),
+                rgb,
+                &mut host.buffer,
+            )?)
+        }
         Some(v) if geometry.resized => {
             let size = (geometry.frame.0 as u32, geometry.frame.1 as u32);
             Some(host.converter.resized_window_rgb(

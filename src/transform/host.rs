@@ -183,6 +183,37 @@ impl HostConverter {
         )
     }
 
+    /// `frame` resized to `size` with `filter` and converted to `rgb` in one swscale pass (`ResizeStage::Rgb`:
+    /// the `ffmpeg` CLI's `scale=W:H:flags=F` writing RGB itself), the whole resized picture into `out`; the
+    /// region says where the window whose top-left is `corner` starts in it.
+    pub(crate) fn converted_window_rgb(
+        &mut self,
+        frame: &AvFrame,
+        size: (u32, u32),
+        filter: Filter,
+        corner: (u32, u32),
+        rgb: Pixels,
+        out: &mut Vec<u8>,
+    ) -> Result<RgbRegion, AvError> {
+        let stride = size.0 as usize * rgb.pixel_bytes();
+        let plane = stride * size.1 as usize;
+        sized_with_slack(out, plane)?;
+        self.resizer.convert(
+            frame,
+            (0, 0, frame.width(), frame.height()),
+            size,
+            filter,
+            rgb,
+            out,
+            stride,
+        )?;
+        Ok(RgbRegion {
+            offset: corner.1 as usize * stride + corner.0 as usize * rgb.pixel_bytes(),
+            stride,
+            plane,
+        })
+    }
+
     /// [`resized_window_rgb`](Self::resized_window_rgb) for an 8-bit planar YUV frame (its planes `src`):
     /// framefeed's resampler computes only the part of the resized picture that the window's conversion reads
     /// (see [`window_region`]), into a picture of the whole resized size, which is then converted as any

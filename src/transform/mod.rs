@@ -17,7 +17,7 @@ pub(crate) mod write;
 
 pub use crate::settings::transforms::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, OutOfBoundsMode,
-    Resize, ResizeMode, ToneMap, ToneMapOp, TransformOptions, Transforms, CHANNELS,
+    Resize, ResizeMode, ResizeStage, ToneMap, ToneMapOp, TransformOptions, Transforms, CHANNELS,
 };
 pub(crate) use apply::{apply, HostScratch};
 pub(crate) use orient::Orienter;

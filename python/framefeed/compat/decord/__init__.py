@@ -56,7 +56,8 @@ def _int_list(indices: _Indices) -> List[int]:
 
 class VideoReader:
     """decord's ``VideoReader``: ``uri`` a path or a binary file object; ``ctx`` ``cpu(n)`` or ``gpu(n)``;
-    ``width``/``height`` a size to resize to (-1: the frame's own); ``num_threads`` decoder threads (0: one per
+    ``width``/``height`` a size to resize to (-1: the frame's own), as decord resizes (FFmpeg's
+    ``scale=W:H:flags=bilinear`` straight to RGB: ``resize_stage="rgb"``); ``num_threads`` decoder threads (0: one per
     core); ``fault_tol`` is accepted and has no effect (a frame that cannot be decoded raises
     :class:`DECORDError`)."""
 
@@ -83,6 +84,8 @@ class VideoReader:
                 width = width if width > 0 else shown[1]
                 height = height if height > 0 else shown[0]
             keywords["resize"] = (width, height)
+            # decord's resize: FFmpeg's `scale=W:H:flags=bilinear` writing RGB in one pass.
+            keywords["resize_stage"] = "rgb"
         try:
             self._reader = _Reader(uri, **keywords)
         except (FramefeedError, ValueError, OSError) as error:
@@ -120,7 +123,7 @@ class VideoReader:
         n = len(self)
         bad = [i for i in indices if not -n <= i < n]
         if bad:
-            raise DECORDError(f"frame index {bad[0]} is out of bound: the video has {n} frames")
+            raise IndexError(f"Out of bound indices: {bad} (the video has {n} frames)")
         frames = self._read([i % n for i in indices])
         return bridge.convert(frames if frames.device != "cpu" else frames.data)
 
@@ -132,7 +135,7 @@ class VideoReader:
         n = len(self)
         bad = [i for i in indices if not -n <= i < n]
         if bad:
-            raise DECORDError(f"frame index {bad[0]} is out of bound: the video has {n} frames")
+            raise IndexError(f"Out of bound indices: {bad} (the video has {n} frames)")
         if self._times is None:
             self._times = np.array(self._reader.frame_times(), dtype=np.float32).reshape(-1, 2)
         out = self._times[[i % n for i in indices]]
