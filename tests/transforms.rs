@@ -688,3 +688,56 @@ fn f16_output_is_the_f32_output_rounded_to_half_precision() {
         }
     }
 }
+
+#[test]
+fn a_resize_in_the_rgb_conversion_is_the_cli_scale_writing_rgb() {
+    // `ResizeStage::Rgb`: one swscale pass from the decoded picture to RGB at the new size, as the CLI's
+    // `-vf scale=W:H:flags=bilinear -pix_fmt rgb24` (and decord) do: byte for byte, down and up, odd sizes,
+    // 8- and 10-bit sources, with a crop of the resized frame too.
+    if common::skip_without_ffmpeg("the one-pass resize against the ffmpeg CLI") {
+        return;
+    }
+    for name in ["h264.mp4", "vp9.webm", "hevc_10bit.mp4", "mpeg4.avi"] {
+        for (w, h) in [(72, 48), (171, 97), (33, 20)] {
+            let t = Transforms::new()
+                .resize(Resize::Exact {
+                    width: w,
+                    height: h,
+                })
+                .resize_stage(framefeed::ResizeStage::Rgb);
+            let got: Vec<String> =
+                common::frames_of(&batches(Config::new(4, 2).transforms(t), name))
+                    .iter()
+                    .map(|f| common::md5_hex(f))
+                    .collect();
+            let want = common::ffmpeg_md5s(
+                &common::fixture(name),
+                &[],
+                Some(&format!("scale={w}:{h}:flags=bilinear")),
+            );
+            assert_eq!(got, want, "{name} at {w}x{h}");
+            let (cw, ch) = (w / 2, h / 2);
+            let t = Transforms::new()
+                .resize(Resize::Exact {
+                    width: w,
+                    height: h,
+                })
+                .resize_stage(framefeed::ResizeStage::Rgb)
+                .crop(Crop::new(cw, ch).position(CropPosition::Fixed { x: 1.0, y: 0.0 }));
+            let got: Vec<String> =
+                common::frames_of(&batches(Config::new(4, 2).transforms(t), name))
+                    .iter()
+                    .map(|f| common::md5_hex(f))
+                    .collect();
+            let want = common::ffmpeg_md5s(
+                &common::fixture(name),
+                &[],
+                Some(&format!(
+                    "scale={w}:{h}:flags=bilinear,crop={cw}:{ch}:{}:0",
+                    w - cw
+                )),
+            );
+            assert_eq!(got, want, "{name} at {w}x{h}, cropped");
+        }
+    }
+}

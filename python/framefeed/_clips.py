@@ -13,37 +13,46 @@ from typing import Any, Callable, Dict, List, Sequence, Union
 
 import framefeed as ff
 
-__all__ = ["ClipSampler", "clip_indices", "Readers"]
+__all__ = ["ClipSampler", "ClipIndices", "clip_indices", "Readers"]
 
 ClipSampler = Callable[[ff.VideoMetadata, random.Random], Sequence[int]]
 """Chooses a clip's display indices from a video's metadata and a random generator seeded for that item."""
 
 
-def clip_indices(num_frames: int, stride: int = 1, *, random_start: bool = True) -> ClipSampler:
+class ClipIndices:
     """A sampler of ``num_frames`` frames ``stride`` apart (VideoMAE's ``clip_len`` and ``frame_sample_rate``),
     starting anywhere a whole clip fits (``random_start``) or centred; a video shorter than the clip repeats its
-    last frame (TorchCodec's ``repeat_last``)."""
-    if num_frames < 1 or stride < 1:
-        raise ValueError(f"num_frames is {num_frames} and stride {stride}; allowed: 1 or more each")
-    span = (num_frames - 1) * stride + 1
+    last frame (TorchCodec's ``repeat_last``). A plain object: it pickles, so a dataset holding it goes to
+    ``spawn`` and ``forkserver`` workers."""
 
-    def sample(meta: ff.VideoMetadata, rng: random.Random) -> List[int]:
+    def __init__(self, num_frames: int, stride: int = 1, *, random_start: bool = True) -> None:
+        if num_frames < 1 or stride < 1:
+            raise ValueError(f"num_frames is {num_frames} and stride {stride}; allowed: 1 or more each")
+        self.num_frames = num_frames
+        self.stride = stride
+        self.random_start = random_start
+
+    def __call__(self, meta: ff.VideoMetadata, rng: random.Random) -> List[int]:
         n = meta.num_frames
+        span = (self.num_frames - 1) * self.stride + 1
         room = max(n - span, 0)
-        start = rng.randint(0, room) if random_start else room // 2
-        return [min(start + j * stride, n - 1) for j in range(num_frames)]
+        start = rng.randint(0, room) if self.random_start else room // 2
+        return [min(start + j * self.stride, n - 1) for j in range(self.num_frames)]
 
-    return sample
+    def __repr__(self) -> str:
+        return f"clip_indices({self.num_frames}, stride={self.stride}, random_start={self.random_start})"
 
 
-# Readers a forked process inherited from its parent: kept, never closed there (closing a decoder joins its
-# threads, which the fork did not copy: it would wait forever); a DataLoader worker ends with os._exit.
-_INHERITED: List[ff.VideoReader] = []
+def clip_indices(num_frames: int, stride: int = 1, *, random_start: bool = True) -> ClipIndices:
+    """A sampler of ``num_frames`` frames ``stride`` apart (:class:`ClipIndices`)."""
+    return ClipIndices(num_frames, stride, random_start=random_start)
 
 
 class Readers:
     """The readers one process keeps open, the most recently used first (at most ``capacity``), opened with
-    ``keywords``. A process made by ``fork`` (DataLoader workers) starts with none of its parent's."""
+    ``keywords``. Readers opened before a fork keep working in the child (each opens its video again there,
+    once: :class:`framefeed.VideoReader`); pickled (a dataset sent to ``spawn`` workers), it keeps its settings
+    and none of its open readers."""
 
     def __init__(self, capacity: int, keywords: Dict[str, Any]) -> None:
         if capacity < 1:
@@ -51,15 +60,17 @@ class Readers:
         self.capacity = capacity
         self.keywords = keywords
         self._open: "OrderedDict[str, ff.VideoReader]" = OrderedDict()
-        self._pid = os.getpid()
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"capacity": self.capacity, "keywords": self.keywords}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.capacity = state["capacity"]
+        self.keywords = state["keywords"]
+        self._open = OrderedDict()
 
     def get(self, path: Union[str, "os.PathLike[str]"]) -> ff.VideoReader:
         """The reader of ``path``, opened now if it is not kept."""
-        if os.getpid() != self._pid:
-            # The parent's readers (and their decoders' threads) are not this process's.
-            _INHERITED.extend(self._open.values())
-            self._open.clear()
-            self._pid = os.getpid()
         key = os.fspath(path)
         reader = self._open.pop(key, None)
         if reader is None:

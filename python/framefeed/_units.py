@@ -133,3 +133,52 @@ def for_epoch(units: Sequence[Unit], seed: Optional[int], epoch: int, shard: int
     if seed is not None:
         order = order.shuffle(seed)
     return [units[int(str(i))] for i in order.shard(shard, shards).epoch(epoch)]
+
+
+class Placed(NamedTuple):
+    """A unit placed in an epoch: ``video_id``, its place in the epoch's order over all ranks (unique across
+    ranks and workers; a unit repeated to even the ranks out gets an id of its own), and the unit."""
+
+    video_id: int
+    unit: Unit
+
+
+def for_rank(
+    units: Sequence[Unit], seed: Optional[int], epoch: int, rank: int, world: int, drop_last: bool = False
+) -> List[Placed]:
+    """Rank ``rank``'s share of ``units`` for ``epoch`` (of ``world`` ranks), in feeding order, every rank
+    getting the same number of units, as PyTorch's ``DistributedSampler`` shares indices: the epoch's order
+    (shuffled when ``seed`` is given, the permutation :func:`for_epoch` draws) is padded by repeating its first
+    units up to a multiple of ``world`` (``drop_last=False``), or its last units beyond one are dropped
+    (``drop_last=True``). Where every unit's frame count is known (local files, cut or read), the units are
+    dealt to the ranks so as to even out their frames (the longest first, each to the rank with the fewest frames
+    among those still short of their count); otherwise one in ``world`` each, in order. Each rank's units then
+    come in the epoch's order."""
+    if world < 1 or not 0 <= rank < world:
+        raise ValueError(f"rank is {rank} of world_size {world}; allowed: 0 <= rank < world_size")
+    order = ff.FileList([str(i) for i in range(len(units))])
+    if seed is not None:
+        order = order.shuffle(seed)
+    picked = [int(str(i)) for i in order.epoch(epoch)]
+    n = len(picked)
+    if drop_last:
+        total = n // world * world
+    else:
+        total = -(-n // world) * world
+    while len(picked) < total:
+        picked += picked[: total - len(picked)]
+    picked = picked[:total]
+    per_rank = total // world
+    if all(units[i].frames is not None for i in picked):
+        owner = [0] * total
+        frames = [0] * world
+        counts = [0] * world
+        for place in sorted(range(total), key=lambda p: -(units[picked[p]].frames or 0)):
+            r = min((r for r in range(world) if counts[r] < per_rank), key=lambda r: (frames[r], r))
+            owner[place] = r
+            frames[r] += units[picked[place]].frames or 0
+            counts[r] += 1
+        mine = [p for p in range(total) if owner[p] == rank]
+    else:
+        mine = list(range(rank, total, world))
+    return [Placed(p, units[picked[p]]) for p in mine]

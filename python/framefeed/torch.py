@@ -3,8 +3,10 @@
 torchvision's and VideoMAE's datasets: an index in, a clip out).
 
 ``torch`` is imported only by this module. Each DataLoader worker (and each ``torch.distributed`` rank) makes its
-own operator, after the fork, and takes its own shard of the files: every file is decoded exactly once per
-epoch across all of them. Batches reach PyTorch through DLPack, without a copy.
+own operator, in the worker, and takes its own shard of the files: every file is decoded exactly once per
+epoch across all of them (ranks evened out as ``DistributedSampler`` does). Batches reach PyTorch through DLPack,
+without a copy. The datasets pickle (``spawn`` and ``forkserver`` workers, ``torch.multiprocessing.spawn``) and
+their epoch reaches persistent workers.
 
 >>> from torch.utils.data import DataLoader
 >>> dataset = VideoDataset(paths, sequence_length=16, batch_size=4, resize_shorter=128, crop=112,
@@ -12,7 +14,7 @@ epoch across all of them. Batches reach PyTorch through DLPack, without a copy.
 >>> for epoch in range(10):
 ...     dataset.set_epoch(epoch)
 ...     for frames, info in DataLoader(dataset, batch_size=None, num_workers=4):
-...         ...  # frames: (4, 3, 16, 112, 112) float32; info["label"] is the file's path
+...         ...  # frames: (4, 3, 16, 112, 112) float32; info["label"]: each sequence's label (its path)
 
 Training on long videos, a few clips of each per epoch, sequences of several videos mixed in every batch:
 
@@ -23,9 +25,12 @@ Training on long videos, a few clips of each per epoch, sequences of several vid
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 import warnings
 from itertools import chain
+from multiprocessing import context as _mp_context
 from os import PathLike
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -35,10 +40,91 @@ from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
 import framefeed as ff
 from framefeed import _units
-from framefeed._clips import ClipSampler, Readers, clip_indices, frame_indices, item_rng
+from framefeed._clips import ClipIndices, ClipSampler, Readers, clip_indices, frame_indices, item_rng
 from framefeed._shuffle import ShuffleBuffer
 
-__all__ = ["VideoDataset", "VideoClipDataset", "clip_indices"]
+__all__ = ["VideoDataset", "VideoClipDataset", "ClipIndices", "clip_indices", "distributed_rank"]
+
+
+def distributed_rank(rank: Optional[int] = None, world_size: Optional[int] = None) -> Tuple[int, int]:
+    """``(rank, world_size)`` of this process, found as PyTorch's ``DistributedSampler`` finds them, in the
+    rank's main process: the values given (both, or neither), else the initialized ``torch.distributed``
+    process group's, else ``RANK`` and ``WORLD_SIZE`` as ``torchrun`` sets them, else 0 of 1. Checked here:
+    ``0 <= rank < world_size``."""
+    if (rank is None) != (world_size is None):
+        raise ValueError(
+            f"rank is {rank} and world_size {world_size}; allowed: both given, or neither (found from "
+            "torch.distributed, or RANK and WORLD_SIZE)"
+        )
+    if rank is None or world_size is None:
+        if dist.is_available() and dist.is_initialized():
+            rank, world_size = dist.get_rank(), dist.get_world_size()
+        elif "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+            try:
+                rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+            except ValueError as error:
+                raise ValueError(
+                    f"RANK is {os.environ['RANK']!r} and WORLD_SIZE {os.environ['WORLD_SIZE']!r}; allowed: integers"
+                ) from error
+        else:
+            rank, world_size = 0, 1
+    if not (isinstance(rank, int) and isinstance(world_size, int) and world_size >= 1 and 0 <= rank < world_size):
+        raise ValueError(f"rank is {rank!r} and world_size {world_size!r}; allowed: 0 <= rank < world_size")
+    return rank, world_size
+
+
+class _Epoch:
+    """An epoch number shared with the DataLoader's workers, persistent ones included: a value in shared memory
+    made with the dataset, which workers started by fork inherit and workers started by spawn or forkserver
+    receive with the dataset. Pickled any other way (saved, sent elsewhere), it travels as its number."""
+
+    def __init__(self, value: int = 0) -> None:
+        self._shared: Any = multiprocessing.RawValue("q", value)
+        self._plain = value
+
+    @property
+    def value(self) -> int:
+        return int(self._shared.value) if self._shared is not None else self._plain
+
+    @value.setter
+    def value(self, epoch: int) -> None:
+        if self._shared is not None:
+            self._shared.value = epoch
+        self._plain = epoch
+
+    def __getstate__(self) -> Dict[str, Any]:
+        if _mp_context.get_spawning_popen() is not None:
+            return {"shared": self._shared, "plain": self.value}
+        return {"shared": None, "plain": self.value}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._shared = state["shared"]
+        self._plain = state["plain"]
+
+
+def _collatable_color(color: Any) -> Dict[str, Any]:
+    """A sequence's colour as the default collate takes it: no ``None`` (``"unknown"`` for an unnamed primary,
+    transfer, matrix or range, FFmpeg's own word; 0 for an unknown bit depth and, as CTA-861.3 has it, for
+    absent light levels; NaN for absent mastering luminances); the mastering display's primaries and white
+    point are left out (``framefeed.Sequence.color`` and ``VideoReader.metadata.color`` keep them)."""
+    mastering = color.get("mastering_display") or {}
+    light = color.get("content_light") or {}
+
+    def number(value: Any) -> float:
+        return float(value) if value is not None else float("nan")
+
+    return {
+        "bit_depth": color.get("bit_depth") or 0,
+        "primaries": color.get("primaries") or "unknown",
+        "transfer": color.get("transfer") or "unknown",
+        "matrix": color.get("matrix") or "unknown",
+        "range": color.get("range") or "unknown",
+        "dynamic_range": color.get("dynamic_range") or "sdr",
+        "max_luminance": number(mastering.get("max_luminance")),
+        "min_luminance": number(mastering.get("min_luminance")),
+        "max_cll": light.get("max_cll") or 0,
+        "max_fall": light.get("max_fall") or 0,
+    }
 
 
 class VideoDataset(IterableDataset):
@@ -47,18 +133,29 @@ class VideoDataset(IterableDataset):
     Args:
         paths: the video files.
         sequence_length, batch_size: as for :class:`framefeed.VideoInput`.
+        labels: one label per path (any object: an int class, a str, a tensor...), given back for each sequence
+            (default: the path).
         shuffle: shuffle the files every epoch (a permutation drawn from ``seed`` and the epoch).
         seed: the shuffle's seed (the same on every rank, so that the shards partition the files), also the
             seed of random clips (``clips=N``): each file's clips are decided by the seed, its position in
             ``paths`` and the epoch, so :meth:`set_epoch` gives new clips and the same seed the same ones,
             whichever worker decodes the file.
-        shuffle_buffer: 0 (default) yields framefeed's batches as they are (every batch from one video); N > 0
-            mixes sequences of several videos through a shuffle buffer of N sequences (DALI's
-            ``random_shuffle`` with ``initial_fill=N``), seeded by ``seed``, the epoch and the shard, and
-            yields batches of ``batch_size`` sequences from any of them. Each buffered sequence is a copy, so
-            memory is N sequences (plus the batch being decoded) whatever the videos.
-        rank, world_size: this process's rank among ``world_size`` (default: ``torch.distributed``'s, when it
-            is initialized, else 0 of 1).
+        shuffle_buffer: 0 (default) yields framefeed's batches as they are (every batch from one video, or with
+            ``pack=True`` from consecutive videos); N > 0 mixes sequences of several videos through a shuffle
+            buffer of N sequences (DALI's ``random_shuffle`` with ``initial_fill=N``), seeded by ``seed``, the
+            epoch and the shard, and yields batches of ``batch_size`` sequences from any of them. Each buffered
+            sequence is a copy, so memory is N sequences (plus the batch being decoded) whatever the videos.
+        rank, world_size: this process's rank among ``world_size`` ranks, both or neither. Default: found when
+            the dataset is made, in the rank's main process, as ``DistributedSampler`` finds them
+            (:func:`distributed_rank`: the ``torch.distributed`` process group, else ``RANK``/``WORLD_SIZE``
+            as ``torchrun`` sets them, else 0 of 1), and carried to the DataLoader's workers with the dataset
+            (spawn and forkserver workers have no process group of their own).
+        drop_last: how the ranks are evened out, as ``DistributedSampler``'s ``drop_last``: ``False`` (default)
+            repeats the epoch's first units (files or segments) so that every rank gets as many; ``True`` drops
+            the epoch's last units beyond a multiple of ``world_size``. Where the files' frame counts are known
+            (cut into segments, the default for local files), the units are dealt so as to even out the ranks'
+            frames too; the sequences still differ by a unit's worth at most, so a DDP loop that needs equal
+            steps should stop every rank at the smallest count (or use ``clips=N``: N clips a unit).
         on_error: ``"warn"`` (default: a video that fails is skipped with a warning, after its decoded batches),
             ``"skip"`` (silently) or ``"raise"``.
         segment_frames: a local file longer than this many frames is cut at keyframes into segments of at least this
@@ -70,18 +167,22 @@ class VideoDataset(IterableDataset):
             minute at 30 fps).
         **keywords: any other keyword of :class:`framefeed.VideoInput` (``last_sequence_policy`` defaults to
             ``"pad"`` here, so that every batch is one tensor; with ``"partial"`` a video's ragged last batch
-            comes as a list of one tensor per sequence).
+            comes as a list of one tensor per sequence; ``decoder_threads`` defaults to the worker's share of the
+            cores).
 
-    Yields ``(frames, info)``: the batch as a tensor (no copy), and a dict with ``video_id``, ``label`` (the
-    file's path), ``index``, ``is_last``, ``valid_frames`` (per sequence), ``first_frame`` (per sequence),
-    ``indices`` (per sequence: the display index of each real frame), ``pts`` (per sequence, seconds),
-    ``damaged`` (per sequence: whether each real frame is damaged) and ``color`` (per sequence: its video's
-    :class:`framefeed.types.ColorInfo`, bit depth, transfer and HDR metadata included); with ``audio=True``,
-    ``audio`` (per sequence: the sound played with its frames, a float32 tensor of (channels, samples)),
-    ``audio_pts`` and ``audio_sample_rate``. With
-    ``shuffle_buffer``, the batch is stacked from the sequences that came out of the buffer (a list of tensors
-    when they differ in shape, as a ``"partial"`` policy's last sequences do) and every entry of ``info`` is a
-    list with one item per sequence.
+    Yields ``(frames, info)``: the batch as a tensor (no copy), and a dict with, per sequence (a list with one
+    item a sequence, right also for ``pack=True`` batches of several videos and for shuffled ones):
+    ``label`` (its video's label, or path), ``path``, ``video_id`` (its video's place in the epoch, unique across
+    workers and ranks), ``valid_frames``, ``first_frame``, ``indices`` (the display index of each real frame),
+    ``pts`` (seconds), ``damaged`` (whether each real frame is damaged) and ``color`` (its video's colour, as
+    the default collate takes it: see below); and per batch ``index`` (the batch's place in its first video)
+    and ``is_last``; with ``audio=True``, ``audio`` (per sequence: a float32 tensor of (channels, samples)),
+    ``audio_pts`` and ``audio_sample_rate``. With ``shuffle_buffer``, the batch is stacked from the sequences
+    that came out of the buffer (a list of tensors when they differ in shape, as a ``"partial"`` policy's last
+    sequences do), and ``index`` and ``is_last`` are per sequence too. No entry is ``None``: ``color`` has
+    ``bit_depth`` (0 unknown), ``primaries``, ``transfer``, ``matrix``, ``range`` (``"unknown"`` where the
+    video does not say), ``dynamic_range``, ``max_luminance``, ``min_luminance`` (NaN without HDR metadata),
+    ``max_cll`` and ``max_fall`` (0 without).
     """
 
     def __init__(
@@ -90,10 +191,12 @@ class VideoDataset(IterableDataset):
         sequence_length: int,
         batch_size: int = 1,
         *,
+        labels: Optional[Sequence[Any]] = None,
         shuffle: bool = True,
         seed: int = 0,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
+        drop_last: bool = False,
         on_error: str = "warn",
         shuffle_buffer: int = 0,
         segment_frames: Optional[int] = 1800,
@@ -106,58 +209,72 @@ class VideoDataset(IterableDataset):
             ShuffleBuffer(shuffle_buffer, 0)  # checks the setting
         self.shuffle_buffer = shuffle_buffer
         self.paths = [str(p) for p in paths]
+        if labels is not None and len(labels) != len(self.paths):
+            raise ValueError(f"{len(labels)} labels for {len(self.paths)} paths; allowed: one a path")
+        self.labels = list(labels) if labels is not None else None
         self.sequence_length = sequence_length
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.seed = seed
-        self.rank = rank
-        self.world_size = world_size
+        self.rank, self.world_size = distributed_rank(rank, world_size)
+        self.drop_last = bool(drop_last)
         self.on_error = on_error
         keywords.setdefault("last_sequence_policy", "pad")
         if keywords.get("clips") is not None:
             # Random clips follow the dataset's seed (with each file's position and the epoch).
             keywords.setdefault("seed", seed)
         self.keywords = keywords
-        self.epoch = 0
+        self._epoch = _Epoch()
         # Checks the keywords once, here, rather than in every worker.
         ff.VideoInput(sequence_length, batch_size, **keywords).close()
         # Cut once, here (the workers get the plan with the dataset).
         self.units = _units.plan(self.paths, segment_frames)
 
+    @property
+    def epoch(self) -> int:
+        """The epoch the next iteration decodes."""
+        return self._epoch.value
+
     def set_epoch(self, epoch: int) -> None:
-        """The epoch the next iteration decodes (its shuffle, its shards and its random clips)."""
-        self.epoch = epoch
+        """The epoch the next iteration decodes (its shuffle, its shards and its random clips), in this process
+        and in the DataLoader's workers, persistent ones included (call it before iterating the loader)."""
+        self._epoch.value = int(epoch)
 
     def shard(self) -> Tuple[int, int]:
         """``(shard, shards)`` of the calling worker: ranks times DataLoader workers."""
-        rank, world = self.rank, self.world_size
-        if rank is None or world is None:
-            initialized = dist.is_available() and dist.is_initialized()
-            rank = dist.get_rank() if initialized and rank is None else (rank or 0)
-            world = dist.get_world_size() if initialized and world is None else (world or 1)
         worker = get_worker_info()
         workers, worker_id = (worker.num_workers, worker.id) if worker is not None else (1, 0)
-        return rank * workers + worker_id, world * workers
+        return self.rank * workers + worker_id, self.world_size * workers
+
+    def placed(self) -> List[_units.Placed]:
+        """The calling worker's units for the current epoch, in decoding order, each with its ``video_id``:
+        this rank's share (:func:`framefeed._units.for_rank`), one in ``num_workers`` of it."""
+        worker = get_worker_info()
+        workers, worker_id = (worker.num_workers, worker.id) if worker is not None else (1, 0)
+        seed = self.seed if self.shuffle else None
+        mine = _units.for_rank(self.units, seed, self.epoch, self.rank, self.world_size, self.drop_last)
+        return mine[worker_id::workers]
 
     def files(self) -> List[str]:
-        """The calling worker's files for the current epoch, in decoding order."""
-        shard, shards = self.shard()
-        return [str(p) for p in self._file_list().shard(shard, shards).epoch(self.epoch)]
-
-    def _file_list(self) -> ff.FileList:
-        files = ff.FileList(self.paths)
-        return files.shuffle(self.seed) if self.shuffle else files
+        """The calling worker's files for the current epoch, in decoding order (a file cut into segments once
+        per segment)."""
+        return [p.unit.path for p in self.placed()]
 
     def segments(self) -> List[_units.Unit]:
         """The calling worker's units for the current epoch, in decoding order: ``(path, position, segment)``,
         ``segment`` ``None`` for a whole file."""
-        shard, shards = self.shard()
-        return _units.for_epoch(self.units, self.seed if self.shuffle else None, self.epoch, shard, shards)
+        return [p.unit for p in self.placed()]
+
+    def __len__(self) -> int:
+        """The units (files or segments) this rank decodes in an epoch, over all its workers (not batches: a
+        unit's batch count is known only once it is decoded)."""
+        n, world = len(self.units), self.world_size
+        return n // world if self.drop_last else -(-n // world)
 
     def __iter__(self) -> Iterator[Tuple[Union[torch.Tensor, List[torch.Tensor]], Dict[str, Any]]]:
         if not self.shuffle_buffer:
-            for batch in self._batches():
-                yield self._tensor(batch), self._info(batch)
+            for batch, videos in self._batches():
+                yield self._tensor(batch), self._info(batch, videos)
             return
         shard, _ = self.shard()
         buffer: ShuffleBuffer[Tuple[torch.Tensor, Dict[str, Any]]] = ShuffleBuffer(
@@ -176,11 +293,10 @@ class VideoDataset(IterableDataset):
         self, buffer: "ShuffleBuffer[Tuple[torch.Tensor, Dict[str, Any]]]"
     ) -> Iterator[Tuple[torch.Tensor, Dict[str, Any]]]:
         """Every decoded sequence (a copy, which the buffer holds) through ``buffer``: what comes out."""
-        for batch in self._batches():
+        for batch, videos in self._batches():
             for i, seq in enumerate(batch.sequences):
                 info = {
-                    "video_id": batch.video_id,
-                    "label": batch.label,
+                    **self._video_info(seq, videos),
                     "index": batch.index,
                     "is_last": batch.is_last and i == len(batch.sequences) - 1,
                     "valid_frames": seq.valid_frames,
@@ -188,7 +304,7 @@ class VideoDataset(IterableDataset):
                     "indices": seq.indices,
                     "pts": seq.pts,
                     "damaged": seq.damaged,
-                    "color": seq.color,
+                    "color": _collatable_color(seq.color),
                 }
                 if seq.audio is not None:
                     info["audio"] = torch.from_numpy(seq.audio.data)
@@ -208,30 +324,30 @@ class VideoDataset(IterableDataset):
         )
         return frames, {key: [info[key] for _, info in items] for key in items[0][1]}
 
-    def _batches(self) -> Iterator[ff.Batch]:
-        """This worker's framefeed batches for the current epoch, as they are decoded."""
-        shard, shards = self.shard()
-        files = self._file_list().shard(shard, shards)
-        cut = any(u.segment is not None for u in self.units)
+    def _video_info(self, seq: ff.Sequence, videos: List[_units.Placed]) -> Dict[str, Any]:
+        """What a sequence's video is: its label, path and dataset-wide id (the sequence's label is its unit's
+        place in ``videos``)."""
+        placed = videos[int(seq.label)]  # type: ignore[arg-type]
+        position = placed.unit.position
+        label = self.labels[position] if self.labels is not None else placed.unit.path
+        return {"label": label, "path": placed.unit.path, "video_id": placed.video_id}
+
+    def _batches(self) -> Iterator[Tuple[ff.Batch, List[_units.Placed]]]:
+        """This worker's framefeed batches for the current epoch, as they are decoded, with the worker's units:
+        each video is fed labelled with its unit's place in that list, which its sequences carry."""
+        placed = self.placed()
+        epoch = self.epoch
         inp = ff.VideoInput(self.sequence_length, self.batch_size, **self.keywords)
         failure: List[BaseException] = []
 
-        def feed_units() -> None:
-            for unit in self.segments():
-                try:
-                    inp.feed_file(unit.path, unit.path, position=unit.position, epoch=self.epoch,
-                                  segment=unit.segment)
-                except OSError as error:
-                    self._failed(f"{unit.path}: {error}")
-
         def feed() -> None:
             try:
-                if cut:
-                    feed_units()
-                else:
-                    report = files.feed_epoch(inp, self.epoch)
-                    for path, why in report["unreadable"]:
-                        self._failed(f"{path}: {why}")
+                for k, p in enumerate(placed):
+                    unit = p.unit
+                    try:
+                        inp.feed_file(unit.path, k, position=unit.position, epoch=epoch, segment=unit.segment)
+                    except OSError as error:
+                        self._failed(f"{unit.path}: {error}")
             except BaseException as error:  # noqa: BLE001 (handed to the consumer)
                 failure.append(error)
             finally:
@@ -244,11 +360,12 @@ class VideoDataset(IterableDataset):
                 try:
                     batch = inp.next_batch()
                 except ff.VideoError as error:
-                    self._failed(str(error))
+                    where = placed[error.label].unit.path if isinstance(error.label, int) else error.label
+                    self._failed(f"{where}: {error.reason or error}")
                     continue
                 if batch is None:
                     break
-                yield batch
+                yield batch, placed
         finally:
             del inp  # stops the decoder at once if the consumer stopped early
         feeder.join()
@@ -267,12 +384,13 @@ class VideoDataset(IterableDataset):
             return [torch.from_dlpack(seq) for seq in batch.sequences]
         return torch.from_dlpack(batch)
 
-    @staticmethod
-    def _info(batch: ff.Batch) -> Dict[str, Any]:
+    def _info(self, batch: ff.Batch, videos: List[_units.Placed]) -> Dict[str, Any]:
         sequences = batch.sequences
+        per_video = [self._video_info(s, videos) for s in sequences]
         return {
-            "video_id": batch.video_id,
-            "label": batch.label,
+            "label": [v["label"] for v in per_video],
+            "path": [v["path"] for v in per_video],
+            "video_id": [v["video_id"] for v in per_video],
             "index": batch.index,
             "is_last": batch.is_last,
             "valid_frames": [s.valid_frames for s in sequences],
@@ -280,7 +398,7 @@ class VideoDataset(IterableDataset):
             "indices": [s.indices for s in sequences],
             "pts": [s.pts for s in sequences],
             "damaged": [s.damaged for s in sequences],
-            "color": [s.color for s in sequences],
+            "color": [_collatable_color(s.color) for s in sequences],
             **_audio_info(sequences),
         }
 
@@ -307,14 +425,17 @@ class VideoClipDataset(Dataset):
         sampler: chooses a clip's display indices from the video's metadata and a generator seeded by ``seed``,
             the epoch and the item (the same clip for the same seed, whichever DataLoader worker reads it):
             :func:`clip_indices` (``num_frames`` frames ``stride`` apart, as VideoMAE's ``clip_len`` and
-            ``frame_sample_rate``), or any callable ``(metadata, rng) -> indices``.
-        labels: one label per path, given back in each item's info.
-        readers: how many readers each worker keeps open (re-reading a video skips its index).
+            ``frame_sample_rate``), or any callable ``(metadata, rng) -> indices`` (a module-level function or
+            an object, for ``spawn`` workers, which receive the dataset pickled).
+        labels: one label per path, given back in each item's info (default: the path).
+        readers: how many readers each worker keeps open (re-reading a video skips its index); default 4.
         **keywords: :class:`framefeed.VideoReader`'s keywords (``dimension_order``, ``resize``, ``crop``,
-            ``dtype``, ``device``...).
+            ``dtype``, ``device``...; ``threads`` defaults to the worker's share of the cores).
 
     An item is ``(frames, info)``: frames (N, H, W, 3) (or per ``dimension_order``), and ``info`` with ``path``,
-    ``label``, ``indices``, ``pts`` (seconds) and ``damaged`` (whether each frame is damaged).
+    ``label``, ``indices``, ``pts`` (seconds) and ``damaged`` (whether each frame is damaged): nothing ``None``,
+    so the default collate batches items. Use PyTorch's ``DistributedSampler`` across ranks, and
+    :meth:`set_epoch` (it reaches persistent workers) for new clips each epoch.
 
     >>> dataset = VideoClipDataset(paths, clip_indices(16, stride=4), resize_shorter=128, crop=112,
     ...                            dtype="float32_unit", dimension_order="NCHW")
@@ -328,7 +449,7 @@ class VideoClipDataset(Dataset):
         *,
         labels: Optional[Sequence[Any]] = None,
         seed: int = 0,
-        readers: int = 8,
+        readers: int = 4,
         **keywords: Any,
     ) -> None:
         self.paths = [str(p) for p in paths]
@@ -337,12 +458,18 @@ class VideoClipDataset(Dataset):
         self.labels = list(labels) if labels is not None else None
         self.sampler = sampler
         self.seed = seed
-        self.epoch = 0
+        self._epoch = _Epoch()
         self._readers = Readers(readers, keywords)
 
+    @property
+    def epoch(self) -> int:
+        """The epoch items are drawn for."""
+        return self._epoch.value
+
     def set_epoch(self, epoch: int) -> None:
-        """New clips for a new epoch (the same for the same seed and epoch)."""
-        self.epoch = epoch
+        """New clips for a new epoch (the same for the same seed and epoch), in this process and in the
+        DataLoader's workers, persistent ones included (call it before iterating the loader)."""
+        self._epoch.value = int(epoch)
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -354,7 +481,7 @@ class VideoClipDataset(Dataset):
         frames = reader.get_frames_at(indices)
         info = {
             "path": path,
-            "label": self.labels[index] if self.labels is not None else None,
+            "label": self.labels[index] if self.labels is not None else path,
             "indices": frames.indices,
             "pts": frames.pts_seconds,
             "damaged": frames.damaged,

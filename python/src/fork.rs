@@ -26,7 +26,9 @@ struct Slot<T> {
 
 impl<T> Slot<T> {
     fn value(&self) -> Arc<T> {
-        self.value.clone().expect("a PerProcess value is always there")
+        self.value
+            .clone()
+            .expect("a PerProcess value is always there")
     }
 
     /// Puts `value` in place for the calling process `pid`, and gives the old one back with whether it was

@@ -677,7 +677,9 @@ impl PyFileList {
         epoch: u64,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (files, operator) = (&self.inner, input.feeding(py)?);
-        let report = py.detach(|| files.feed_epoch(&operator, epoch)).py_err(py)?;
+        let report = py
+            .detach(|| files.feed_epoch(&operator, epoch))
+            .py_err(py)?;
         let out = PyDict::new(py);
         out.set_item("fed", report.fed)?;
         let unreadable: Vec<(std::path::PathBuf, String)> = report

@@ -123,7 +123,9 @@ pub(crate) fn _video_metadata(fields: &Bound<'_, PyDict>) -> PyResult<PyVideoMet
             .map(|o| o.as_str())
             .find(|name| *name == orientation)
             .ok_or_else(|| {
-                PyValueError::new_err(format!("orientation '{orientation}' is not one framefeed names"))
+                PyValueError::new_err(format!(
+                    "orientation '{orientation}' is not one framefeed names"
+                ))
             })?,
         key_frame_indices: get("key_frame_indices")?.extract()?,
         color: get("color")?.cast_into::<PyDict>()?.unbind(),
@@ -135,13 +137,17 @@ pub(crate) fn _video_metadata(fields: &Bound<'_, PyDict>) -> PyResult<PyVideoMet
 #[pymethods]
 impl PyVideoMetadata {
     /// Pickles as its fields (`framefeed._framefeed._video_metadata` makes it again).
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let py = slf.py();
         let fields = PyDict::new(py);
         for name in METADATA_FIELDS {
             fields.set_item(name, slf.getattr(name)?)?;
         }
-        let make = py.import("framefeed._framefeed")?.getattr("_video_metadata")?;
+        let make = py
+            .import("framefeed._framefeed")?
+            .getattr("_video_metadata")?;
         Ok((make, (fields,)))
     }
 
@@ -548,11 +554,7 @@ impl PyVideoReader {
             orientation: m.orientation.as_str(),
             key_frame_indices: m.key_frame_indices.clone(),
             color: crate::colour::color_dict(py, &m.color)?.unbind(),
-            holes: reader
-                .holes()
-                .iter()
-                .map(|h| (h.index, h.pts))
-                .collect(),
+            holes: reader.holes().iter().map(|h| (h.index, h.pts)).collect(),
             audio: m
                 .audio
                 .as_ref()

@@ -28,7 +28,9 @@ def test_clips_are_seeded_by_seed_epoch_and_item_and_stay_inside_the_video() -> 
         frame_indices(lambda m, r: [60], meta, item_rng(0, 0, 0))
 
 
-def test_readers_are_kept_most_recent_first_and_not_across_a_fork(tmp_path) -> None:
+def test_readers_are_kept_most_recent_first_work_across_a_fork_and_pickle_without_them(tmp_path) -> None:
+    import pickle
+
     paths = []
     for i in range(3):
         p = tmp_path / f"{i}.mp4"
@@ -40,8 +42,13 @@ def test_readers_are_kept_most_recent_first_and_not_across_a_fork(tmp_path) -> N
     readers.get(paths[1])
     readers.get(paths[2])
     assert len(readers) == 2 and readers.get(paths[0]) is not first, "the least recent was closed"
+    kept = readers.get(paths[0])
+    want = kept[7]
     pid = os.fork()
-    if pid == 0:  # a DataLoader worker: its own readers
-        os._exit(0 if readers.get(paths[0]) is not first and len(readers) == 1 else 1)
+    if pid == 0:  # a DataLoader worker started by fork: the parent's readers work here (opened again)
+        ok = readers.get(paths[0]) is kept and (kept[7] == want).all() and len(readers) == 2
+        os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+    copy = pickle.loads(pickle.dumps(readers))
+    assert len(copy) == 0 and copy.capacity == 2 and copy.get(paths[1])[0].shape == (24, 32, 3)

@@ -151,8 +151,12 @@ def test_bad_input_and_requests_fail_clearly() -> None:
     with pytest.raises(ff.VideoError, match="no frame is shown at 2.5 s") as caught:
         reader.get_frames_played_at([2.5])
     assert caught.value.code == "bad_sampling"
-    with pytest.raises(ff.VideoError, match="stop <= 60"):
-        reader.get_frames_in_range(5, 61)
+    # Ranges as TorchCodec (and Python's slices) take them: clamped to the video, negative from the end.
+    assert reader.get_frames_in_range(5, 61).indices == list(range(5, 60))
+    assert reader.get_frames_in_range(-10, -1).indices == list(range(50, 59))
+    assert reader.get_frames_in_range(70, 80).indices == [] and reader.get_frames_in_range(9, 3).indices == []
+    with pytest.raises(ValueError, match="step is 0; allowed: 1 or more"):
+        reader.get_frames_in_range(0, 10, 0)
     assert reader.get_frames_at([]).data.shape == (0, 240, 320, 3)
     with pytest.raises(ff.VideoError) as caught:
         ff.VideoReader(b"not a video at all")

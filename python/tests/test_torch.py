@@ -23,18 +23,27 @@ PATHS = [str(FIXTURES / n) for n in NAMES]
 
 def labels(dataset, workers: int) -> list:
     loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers)
-    return [info["label"] for _, info in loader if info["index"] == 0]
+    return [info["label"][0] for _, info in loader if info["index"] == 0]
 
 
 @pytest.mark.parametrize("workers", [0, 2, 3])
 def test_every_file_once_per_epoch_over_workers_and_ranks(workers):
+    """7 files over 2 ranks: each rank gets 4 (DistributedSampler's padding repeats the epoch's first file);
+    with drop_last, 3 each and one file left out. Every file once otherwise."""
     for epoch in range(2):
-        seen = []
+        seen, dropped = [], []
         for rank in range(2):
             dataset = VideoDataset(PATHS, 23, 1, rank=rank, world_size=2, seed=5)
             dataset.set_epoch(epoch)
-            seen += labels(dataset, workers)
-        assert collections.Counter(seen) == collections.Counter(PATHS), (epoch, seen)
+            mine = labels(dataset, workers)
+            assert len(mine) == 4 == len(dataset), (rank, mine)
+            seen += mine
+            short = VideoDataset(PATHS, 23, 1, rank=rank, world_size=2, seed=5, drop_last=True)
+            short.set_epoch(epoch)
+            dropped += labels(short, workers)
+        counts = collections.Counter(seen)
+        assert set(counts) == set(PATHS) and sorted(counts.values()) == [1] * 6 + [2], (epoch, seen)
+        assert len(dropped) == 6 and len(set(dropped)) == 6, dropped
 
 
 def test_tensors_share_the_batch_memory_and_carry_metadata():
@@ -43,7 +52,7 @@ def test_tensors_share_the_batch_memory_and_carry_metadata():
     frames, info = items[0]
     assert isinstance(frames, torch.Tensor) and frames.shape == (2, 3, 5, 64, 96)
     assert frames.dtype == torch.float32 and 0.0 <= float(frames.min()) and float(frames.max()) <= 1.0
-    assert info["label"] == PATHS[0] and info["first_frame"] == [0, 5] and info["valid_frames"] == [5, 5]
+    assert info["label"] == [PATHS[0]] * 2 == info["path"] and info["first_frame"] == [0, 5] and info["valid_frames"] == [5, 5]
     last_frames, last = items[-1]
     assert last["is_last"] and last["valid_frames"] == [3] and last_frames.shape[2] == 5  # padded
     assert sum(sum(i["valid_frames"]) for _, i in items) == 23
@@ -57,7 +66,7 @@ def test_epochs_reshuffle_and_a_bad_file_is_skipped_with_a_warning(tmp_path):
     for epoch in range(3):
         dataset.set_epoch(epoch)
         with pytest.warns(RuntimeWarning, match="bad.mp4"):
-            orders.append([info["label"] for _, info in dataset])
+            orders.append([info["label"][0] for _, info in dataset])
     assert all(sorted(o) == sorted(PATHS) for o in orders) and len({tuple(o) for o in orders}) > 1
     with pytest.raises(RuntimeError, match="bad.mp4"):
         list(VideoDataset([str(bad)], 4, on_error="raise"))
@@ -85,9 +94,9 @@ def test_clips_per_video_per_epoch_new_each_epoch_the_same_for_the_seed():
         out: dict = collections.defaultdict(list)
         for frames, info in loader:
             assert frames.shape[0] == len(info["indices"]) == len(info["damaged"]) == len(info["color"])
-            depth = 10 if "10bit" in info["label"] else 8
+            depth = 10 if "10bit" in info["label"][0] else 8
             assert all(c["dynamic_range"] == "sdr" and c["bit_depth"] == depth for c in info["color"])
-            for label, indices in zip([info["label"]] * len(info["indices"]), info["indices"]):
+            for label, indices in zip(info["label"], info["indices"]):
                 out[label].append(indices)
         return dict(out)
 
@@ -151,7 +160,7 @@ def test_every_segment_once_per_epoch_over_workers_and_ranks(workers, tmp_path):
                 assert len(info["first_frame"]) == 1
                 # The real frames (a partial last sequence's tail is not a frame).
                 digest = hashlib.md5(frames[0][: info["valid_frames"][0]].numpy().tobytes()).hexdigest()
-                seen[(info["label"], info["first_frame"][0], digest)] += 1
+                seen[(info["label"][0], info["first_frame"][0], digest)] += 1
         assert seen == want, epoch
 
 
