@@ -16,7 +16,8 @@ view their pooled buffer without copying: ``batch.numpy()``, ``np.from_dlpack(ba
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Optional, Protocol, Tuple, Union
+from typing import Sequence as PySequence
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +42,7 @@ from .types import (
     CropPosition,
     DType,
     Interpolation,
+    ResizeStage,
     LastSequencePolicy,
     Layout,
     NvdecDriver,
@@ -143,6 +145,7 @@ class VideoInput(_NativeVideoInput):
             resize_shorter: Optional[int] = None,
             resize_mode: ResizeMode = "exact",
             interpolation: Interpolation = "bilinear",
+            resize_stage: ResizeStage = "yuv",
             crop: Optional[Union[int, Tuple[int, int]]] = None,
             crop_pos: Optional[CropPosition] = None,
             out_of_bounds: OutOfBounds = "error",
@@ -242,6 +245,18 @@ class Frame:
         return f"<framefeed.Frame {self.index} at {self.pts_seconds:.6f} s>"
 
 
+class _HasToList(Protocol):
+    """An array or a tensor: anything with NumPy's and torch's ``tolist``."""
+
+    def tolist(self) -> Any: ...
+
+
+IndexList = Union[PySequence[int], range, _HasToList]
+"""Display indices as the reader takes them: a list or tuple, a range, a NumPy array or a torch tensor."""
+TimeList = Union[PySequence[float], _HasToList]
+"""Times (stream seconds) as the reader takes them: a list or tuple, a NumPy array or a torch tensor."""
+
+
 def _index_list(indices: Any, kind: type = int) -> List[Any]:
     """Indices (or times) as a list: a list or tuple, a range, a NumPy array or a torch tensor (anything with
     ``tolist``), or one number."""
@@ -312,6 +327,7 @@ class VideoReader(_NativeVideoReader):
             resize_shorter: Optional[int] = None,
             resize_mode: ResizeMode = "exact",
             interpolation: Interpolation = "bilinear",
+            resize_stage: ResizeStage = "yuv",
             crop: Optional[Union[int, Tuple[int, int]]] = None,
             crop_pos: Optional[CropPosition] = None,
             out_of_bounds: OutOfBounds = "error",
@@ -369,12 +385,12 @@ class VideoReader(_NativeVideoReader):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def get_frames_at(self, indices: Any) -> Frames:  # type: ignore[override]
+    def get_frames_at(self, indices: IndexList) -> Frames:  # type: ignore[override]
         """The frames at these display indices (negative from the end), in this order, repeats allowed: a list, a
         range, a NumPy array or a torch tensor. An index out of range raises ``IndexError``."""
         return super().get_frames_at(_index_list(indices))
 
-    def get_frames_played_at(self, seconds: Any) -> Frames:  # type: ignore[override]
+    def get_frames_played_at(self, seconds: TimeList) -> Frames:  # type: ignore[override]
         """The frame shown at each of these times (stream seconds): a list, a NumPy array or a torch tensor."""
         return super().get_frames_played_at(_index_list(seconds, float))
 

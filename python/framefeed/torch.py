@@ -11,16 +11,20 @@ their epoch reaches persistent workers.
 >>> from torch.utils.data import DataLoader
 >>> dataset = VideoDataset(paths, sequence_length=16, batch_size=4, resize_shorter=128, crop=112,
 ...                        dtype="float32_unit", layout="CFHW")
->>> for epoch in range(10):
-...     dataset.set_epoch(epoch)
-...     for frames, info in DataLoader(dataset, batch_size=None, num_workers=4):
-...         ...  # frames: (4, 3, 16, 112, 112) float32; info["label"]: each sequence's label (its path)
+>>> loader = DataLoader(dataset, batch_size=None, num_workers=2, persistent_workers=True)
+>>> for epoch in range(2):
+...     dataset.set_epoch(epoch)  # reaches the persistent workers
+...     for frames, info in loader:
+...         step = frames.mean()  # frames: (4, 3, 16, 112, 112) float32; info["label"]: each sequence's path
 
 Training on long videos, a few clips of each per epoch, sequences of several videos mixed in every batch:
 
 >>> dataset = VideoDataset(paths, sequence_length=8, batch_size=16, clips=4, shuffle_buffer=256, crop=224,
 ...                        dtype="float32_unit", layout="CFHW")
 >>> dataset.set_epoch(epoch)  # new clips (and a new order) every epoch; the same ones for the same seed
+
+In a DDP job (``torchrun``, or ``torch.multiprocessing.spawn`` with a process group), make the dataset in each
+rank's main process: it finds its rank there and every rank reads its own, even share.
 """
 
 from __future__ import annotations
@@ -439,7 +443,10 @@ class VideoClipDataset(Dataset):
 
     >>> dataset = VideoClipDataset(paths, clip_indices(16, stride=4), resize_shorter=128, crop=112,
     ...                            dtype="float32_unit", dimension_order="NCHW")
-    >>> loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4)
+    >>> loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=2)
+    >>> frames, info = next(iter(loader))
+    >>> frames.shape, len(info["label"])
+    (torch.Size([8, 16, 3, 112, 112]), 8)
     """
 
     def __init__(

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SeekMode",
+    "ResizeStage",
     "LastSequencePolicy",
     "DType",
     "Layout",
@@ -66,6 +67,10 @@ ClipPolicy = Literal["cut", "repeat_last", "wrap", "error"]
 policy), its last frame repeated, its frames again from its first, or the video fails."""
 DimensionOrder = Literal["NHWC", "NCHW"]
 """The order of a :class:`VideoReader`'s frame arrays: frames, then height, width, channels (or channels first)."""
+ResizeStage = Literal["yuv", "rgb"]
+"""Where a resize happens: on the YUV planes before the conversion to RGB (``"yuv"``, the default), or in one
+swscale pass to RGB at the new size (``"rgb"``: the ``ffmpeg`` CLI's ``-vf scale=W:H:flags=F -pix_fmt rgb24``,
+decord's resize)."""
 SeekMode = Literal["exact", "approximate"]
 """TorchCodec's ``seek_mode``, accepted by :class:`VideoReader`: framefeed's index is exact in both (read from the
 container's index, nothing decoded to build it)."""
@@ -222,6 +227,7 @@ class CameraSettings(TypedDict, total=False):
     resize_shorter: Optional[int]
     resize_mode: ResizeMode
     interpolation: Interpolation
+    resize_stage: ResizeStage
     crop: Optional[Union[int, Tuple[int, int]]]
     crop_pos: Optional[CropPosition]
     out_of_bounds: OutOfBounds
