@@ -697,45 +697,34 @@ fn a_resize_in_the_rgb_conversion_is_the_cli_scale_writing_rgb() {
     if common::skip_without_ffmpeg("the one-pass resize against the ffmpeg CLI") {
         return;
     }
+    let md5s = |t: Transforms, name: &str| -> Vec<String> {
+        common::frames_of(&batches(Config::new(4, 2).transforms(t), name))
+            .iter()
+            .map(|f| common::md5_hex(f))
+            .collect()
+    };
     for name in ["h264.mp4", "vp9.webm", "hevc_10bit.mp4", "mpeg4.avi"] {
         for (w, h) in [(72, 48), (171, 97), (33, 20)] {
-            let t = Transforms::new()
+            let resized = Transforms::new()
                 .resize(Resize::Exact {
                     width: w,
                     height: h,
                 })
                 .resize_stage(framefeed::ResizeStage::Rgb);
-            let got: Vec<String> =
-                common::frames_of(&batches(Config::new(4, 2).transforms(t), name))
-                    .iter()
-                    .map(|f| common::md5_hex(f))
-                    .collect();
-            let want = common::ffmpeg_md5s(
-                &common::fixture(name),
-                &[],
-                Some(&format!("scale={w}:{h}:flags=bilinear")),
+            let cli =
+                |filters: &str| common::ffmpeg_md5s(&common::fixture(name), &[], Some(filters));
+            let scale = format!("scale={w}:{h}:flags=bilinear");
+            assert_eq!(
+                md5s(resized.clone(), name),
+                cli(&scale),
+                "{name} at {w}x{h}"
             );
-            assert_eq!(got, want, "{name} at {w}x{h}");
             let (cw, ch) = (w / 2, h / 2);
-            let t = Transforms::new()
-                .resize(Resize::Exact {
-                    width: w,
-                    height: h,
-                })
-                .resize_stage(framefeed::ResizeStage::Rgb)
-                .crop(Crop::new(cw, ch).position(CropPosition::Fixed { x: 1.0, y: 0.0 }));
-            let got: Vec<String> =
-                common::frames_of(&batches(Config::new(4, 2).transforms(t), name))
-                    .iter()
-                    .map(|f| common::md5_hex(f))
-                    .collect();
-            let want = common::ffmpeg_md5s(
-                &common::fixture(name),
-                &[],
-                Some(&format!(
-                    "scale={w}:{h}:flags=bilinear,crop={cw}:{ch}:{}:0",
-                    w - cw
-                )),
+            let cropped =
+                resized.crop(Crop::new(cw, ch).position(CropPosition::Fixed { x: 1.0, y: 0.0 }));
+            let (got, want) = (
+                md5s(cropped, name),
+                cli(&format!("{scale},crop={cw}:{ch}:{}:0", w - cw)),
             );
             assert_eq!(got, want, "{name} at {w}x{h}, cropped");
         }
