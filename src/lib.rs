@@ -170,7 +170,7 @@ pub use transform::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, OutOfBoundsMode,
     Resize, ResizeMode, ResizeStage, ToneMap, ToneMapOp, TransformOptions, Transforms, CHANNELS,
 };
-pub use video::{Encoded, Label, VideoId, VideoRef};
+pub use video::{Encoded, Label, ReadAt, VideoId, VideoRef};
 
 /// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at
 /// 30 fps (60 frames), H.264 in MP4 (made by `tests/fixtures/make.sh`).

@@ -98,11 +98,47 @@ pub(crate) enum Whole {
     File(Arc<WholeFile>),
 }
 
-/// A video file opened for reading, with its length when it was opened (a file that shrinks later reads
-/// short, as a truncated video).
+/// A source of a whole video's bytes that can be read at any offset, for [`Encoded::reader`]: what the demuxer
+/// reads as it needs (the index, then the packets of the GOPs it decodes), never the whole of it at once. The
+/// Python package reads file objects (fsspec's, `open()`'s) through one; any store that serves byte ranges can
+/// be one.
+///
+/// Reads may come from any thread, one at a time for a video; a read may block (it runs on the decoder's
+/// thread, never on the consumer's).
+pub trait ReadAt: Send + Sync + std::fmt::Debug {
+    /// Reads bytes from `offset` into `buf`, returning how many it read (fewer than `buf.len()` is allowed;
+    /// 0 only at the end). An error fails the video as an I/O error (its message is logged as a warning).
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
+}
+
+impl ReadAt for std::fs::File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(self, buf, offset)
+    }
+}
+
+/// What a [`WholeFile`] reads from: a file on disk, or another [`ReadAt`].
+#[derive(Debug)]
+pub(crate) enum Reader {
+    Disk(std::fs::File),
+    Other(Box<dyn ReadAt>),
+}
+
+impl Reader {
+    /// Reads at `offset` (see [`ReadAt::read_at`]).
+    pub(crate) fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        match self {
+            Reader::Disk(file) => ReadAt::read_at(file, buf, offset),
+            Reader::Other(source) => source.read_at(buf, offset),
+        }
+    }
+}
+
+/// A video file opened for reading (or another source read at offsets), with its length when it was opened (a
+/// file that shrinks later reads short, as a truncated video).
 #[derive(Debug)]
 pub(crate) struct WholeFile {
-    pub(crate) file: std::fs::File,
+    pub(crate) file: Reader,
     pub(crate) len: u64,
 }
 
@@ -117,10 +153,13 @@ pub(crate) struct FileIdentity {
 }
 
 impl WholeFile {
-    /// Who the file is now; `None` where its metadata cannot be read.
+    /// Who the file is now; `None` where its metadata cannot be read, and for a source that is no file.
     pub(crate) fn identity(&self) -> Option<FileIdentity> {
         use std::os::unix::fs::MetadataExt;
-        let meta = self.file.metadata().ok()?;
+        let Reader::Disk(file) = &self.file else {
+            return None;
+        };
+        let meta = file.metadata().ok()?;
         Some(FileIdentity {
             device: meta.dev(),
             inode: meta.ino(),
@@ -220,12 +259,45 @@ impl Encoded {
         }
         Ok(Self {
             data: Whole::File(Arc::new(WholeFile {
-                file,
+                file: Reader::Disk(file),
                 len: meta.len(),
             })),
             label: None,
             key: Default::default(),
         })
+    }
+
+    /// The video of `len` bytes that `source` reads at offsets ([`ReadAt`]): read as it is decoded, as
+    /// [`Encoded::file`] reads a file, never whole. Unlabelled.
+    ///
+    /// ```
+    /// use framefeed::{Config, Encoded, ReadAt, VideoInput};
+    /// #[derive(Debug)]
+    /// struct Sample;
+    /// impl ReadAt for Sample {
+    ///     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    ///         let data = framefeed::SAMPLE_MP4;
+    ///         let start = (offset as usize).min(data.len());
+    ///         let n = buf.len().min(data.len() - start);
+    ///         buf[..n].copy_from_slice(&data[start..start + n]);
+    ///         Ok(n)
+    ///     }
+    /// }
+    /// let input = VideoInput::new(Config::new(30, 1))?;
+    /// input.feed(Encoded::reader(Sample, framefeed::SAMPLE_MP4.len() as u64))?;
+    /// input.close();
+    /// assert_eq!(input.iter().count(), 2);
+    /// # Ok::<(), framefeed::Error>(())
+    /// ```
+    pub fn reader(source: impl ReadAt + 'static, len: u64) -> Self {
+        Self {
+            data: Whole::File(Arc::new(WholeFile {
+                file: Reader::Other(Box::new(source)),
+                len,
+            })),
+            label: None,
+            key: Default::default(),
+        }
     }
 
     /// With `label`, which travels with the video's batches and errors.

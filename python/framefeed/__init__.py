@@ -282,7 +282,9 @@ class VideoReader(_NativeVideoReader):
     CLI's at those indices, turned upright.
 
     ``source``: a path, a URL served with range requests, ``bytes`` (or any buffer), or a binary file object
-    (read whole when the reader opens; the reader keeps its bytes). Keywords: ``dimension_order`` (``"NHWC"`` or
+    (fsspec's, s3fs', smart_open's, ``open()``'s, ``io.BytesIO``): read lazily, only the bytes the index and each
+    read's GOPs need (a file object over a file on disk is read from that file at offsets; any other through
+    ``seek`` and ``read``, the GIL taken only inside each call); one that cannot seek is read through once. Keywords: ``dimension_order`` (``"NHWC"`` or
     ``"NCHW"``), ``threads`` (decoder threads; by default the cores this process may use, shared among the
     DataLoader's workers when it runs in one: ``framefeed._threads``), ``device`` (``"cpu"``, ``"cuda"``,
     ``"cuda:N"``, ``"auto"``), and the transform keywords of :class:`VideoInput` (``resize``, ``crop``, ``dtype``,
@@ -297,7 +299,8 @@ class VideoReader(_NativeVideoReader):
     One reader may be shared by threads; the GIL is released while it decodes. ``with VideoReader(...) as r:``
     closes it at the end (``close()``). A reader used in a process forked after it opened (a DataLoader worker)
     opens its source again there, once; a reader pickles as its source and keywords and opens again where it is
-    unpickled (a buffer travels as its bytes; a file object's bytes, read when the reader opened, travel too).
+    unpickled (a buffer travels as its bytes; a file object as itself, so fsspec's files travel and ``open()``'s
+    do not; a file object that cannot seek, as the bytes it gave).
 
     >>> import framefeed as ff
     >>> reader = ff.VideoReader(ff.SAMPLE_MP4)
@@ -375,8 +378,9 @@ class VideoReader(_NativeVideoReader):
             pass
         elif hasattr(source, "__fspath__"):
             source = os.fspath(source)
-        else:
+        elif not hasattr(source, "read"):
             source = bytes(memoryview(source))  # a buffer travels as its bytes
+        # A file object travels as itself: fsspec's files pickle (and open again), `open()`'s do not.
         return (_open_reader, (type(self), source, self._keywords))
 
     def __enter__(self) -> "VideoReader":

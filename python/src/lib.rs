@@ -18,6 +18,7 @@ mod cuda;
 mod errors;
 mod events;
 mod ffi;
+mod fileobj;
 mod fork;
 mod input;
 mod mux;

@@ -388,17 +388,23 @@ fn open_source(
         }
     }
     let (video, kept) = if source.hasattr("read")? && !source.hasattr("__buffer__")? {
-        // A binary file object: read whole (a reader seeks in it); its bytes are what the reader keeps.
-        let data = source.call_method0("read")?;
-        if !data.is_instance_of::<pyo3::types::PyBytes>() {
-            return Err(PyTypeError::new_err(
-                "the file object must be opened in binary mode (read() gave no bytes)",
-            ));
+        // A binary file object: read at the offsets the reader needs (its file on disk, or `seek`/`read`); one
+        // that cannot seek is read through once, and its bytes are what the reader keeps.
+        match crate::fileobj::lazy(py, source)? {
+            Some(video) => (video, source.clone().unbind()),
+            None => {
+                let data = source.call_method0("read")?;
+                if !data.is_instance_of::<pyo3::types::PyBytes>() {
+                    return Err(PyTypeError::new_err(
+                        "the file object must be opened in binary mode (read() gave no bytes)",
+                    ));
+                }
+                (
+                    framefeed::Encoded::new(crate::input::data_bytes(&data)?),
+                    data.unbind(),
+                )
+            }
         }
-        (
-            framefeed::Encoded::new(crate::input::data_bytes(&data)?),
-            data.unbind(),
-        )
     } else {
         (crate::whole_video(py, source)?.0, source.clone().unbind())
     };

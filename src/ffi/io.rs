@@ -167,7 +167,6 @@ unsafe extern "C" fn read_packet(opaque: *mut c_void, buf: *mut u8, buf_size: c_
             n as c_int
         }
         Cursor::File { file, pos } => {
-            use std::os::unix::fs::FileExt;
             let remaining = file.len.saturating_sub(*pos);
             if remaining == 0 {
                 return AVERROR_EOF;
@@ -184,7 +183,12 @@ unsafe extern "C" fn read_packet(opaque: *mut c_void, buf: *mut u8, buf_size: c_
                         return n as c_int;
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return -e.raw_os_error().unwrap_or(libc::EIO),
+                    Err(e) => {
+                        if e.raw_os_error().is_none() {
+                            tracing::warn!(offset = *pos, error = %e, "a video's source failed a read");
+                        }
+                        return -e.raw_os_error().unwrap_or(libc::EIO);
+                    }
                 }
             }
         }

@@ -68,7 +68,6 @@ pub(crate) fn id3v2_len(data: &[u8]) -> usize {
 /// box of its kind), after any ID3v2 tags. `Ok(None)`: the file could not be read; `Err`: a box it parses is
 /// too large for memory.
 pub(crate) fn movie_boxes(file: &WholeFile) -> Result<Option<Vec<u8>>, String> {
-    use std::os::unix::fs::FileExt;
     let read = |at: u64, buf: &mut [u8]| -> Option<usize> {
         let mut done = 0;
         while done < buf.len() {
