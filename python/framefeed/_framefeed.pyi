@@ -54,6 +54,7 @@ __all__ = [
     "redact_url",
     "segments",
     "_video_metadata",
+    "_frames",
     "SAMPLE_MP4",
     "ERROR_CODES",
     "LIBRARY_DEFAULTS",
@@ -89,6 +90,11 @@ def cuda_status() -> Tuple[bool, str]:
 
 def segments(video: Union[str, PathLike[str], _Buffer], every: int) -> List[Tuple[int, int]]:
     """A whole video's frames cut at keyframes into parts of at least ``every`` frames."""
+
+def _frames(
+    data: Any, indices: List[int], pts: List[float], durations: List[float], damaged: List[bool]
+) -> Frames:
+    """A :class:`Frames` from what it pickled as: a copy of its array, and its lists."""
 
 def _video_metadata(fields: Dict[str, Any]) -> VideoMetadata:
     """A :class:`VideoMetadata` from the fields it pickled as."""

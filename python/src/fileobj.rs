@@ -48,6 +48,11 @@ pub(crate) fn lazy(
     py: Python<'_>,
     file: &Bound<'_, PyAny>,
 ) -> PyResult<Option<framefeed::Encoded>> {
+    if file.is_instance(&py.import("io")?.getattr("TextIOBase")?)? {
+        return Err(PyTypeError::new_err(
+            "the file object is in text mode: open it in binary mode ('rb')",
+        ));
+    }
     if let Some(video) = on_disk(file) {
         return Ok(Some(video));
     }
@@ -63,7 +68,6 @@ pub(crate) fn lazy(
     let reader = PyFileReader {
         file: Mutex::new(file.clone().unbind()),
     };
-    let _ = py;
     Ok(Some(framefeed::Encoded::reader(reader, len)))
 }
 

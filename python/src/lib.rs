@@ -247,6 +247,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reader::PyVideoMetadata>()?;
     m.add_class::<reader::PyFrames>()?;
     m.add_function(wrap_pyfunction!(reader::_video_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(reader::_frames, m)?)?;
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(segments, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;

@@ -172,12 +172,53 @@ impl PyVideoMetadata {
 /// `np.from_dlpack(frames)` / `torch.from_dlpack(frames)` view it without copying.
 #[pyclass(module = "framefeed._framefeed", name = "Frames", frozen)]
 pub(crate) struct PyFrames {
-    batch: Shared,
+    pixels: Pixels,
     shape: [usize; 4],
     indices: Vec<u64>,
     pts: Vec<f64>,
     durations: Vec<f64>,
     damaged: Vec<bool>,
+}
+
+/// Where a `Frames`' pixels are: the read's buffer, or, for frames that were unpickled, a NumPy array of them.
+enum Pixels {
+    Read(Shared),
+    Unpickled(Py<PyAny>),
+}
+
+impl Pixels {
+    fn is_on_gpu(&self) -> bool {
+        matches!(self, Pixels::Read(batch) if batch.is_on_gpu())
+    }
+}
+
+/// A `Frames` from what it pickled as (`Frames.__reduce__`): its array (a copy of the frames) and its
+/// per-frame lists.
+#[pyfunction]
+pub(crate) fn _frames(
+    data: &Bound<'_, PyAny>,
+    indices: Vec<u64>,
+    pts: Vec<f64>,
+    durations: Vec<f64>,
+    damaged: Vec<bool>,
+) -> PyResult<PyFrames> {
+    let shape: Vec<usize> = data.getattr("shape")?.extract()?;
+    let shape: [usize; 4] = shape
+        .try_into()
+        .map_err(|_| PyValueError::new_err("a pickled Frames' array has four dimensions"))?;
+    if [pts.len(), durations.len(), damaged.len(), shape[0]] != [indices.len(); 4] {
+        return Err(PyValueError::new_err(
+            "a pickled Frames' lists and array differ in length",
+        ));
+    }
+    Ok(PyFrames {
+        pixels: Pixels::Unpickled(data.clone().unbind()),
+        shape,
+        indices,
+        pts,
+        durations,
+        damaged,
+    })
 }
 
 impl PyFrames {
@@ -188,7 +229,7 @@ impl PyFrames {
         let durations = frames.duration_seconds().to_vec();
         let damaged = frames.damaged().to_vec();
         Self {
-            batch: Arc::new(frames.into_batch()),
+            pixels: Pixels::Read(Arc::new(frames.into_batch())),
             shape,
             indices,
             pts,
@@ -204,10 +245,13 @@ impl PyFrames {
     /// with DLPack (`torch.from_dlpack(frames)`).
     #[getter]
     fn data<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        if slf.get().batch.is_on_gpu() {
+        if slf.get().pixels.is_on_gpu() {
             return Err(PyValueError::new_err(
                 "these frames are in GPU memory: export them with DLPack (torch.from_dlpack(frames), cupy)",
             ));
+        }
+        if let Pixels::Unpickled(array) = &slf.get().pixels {
+            return Ok(array.bind(slf.py()).clone());
         }
         slf.py()
             .import("numpy")?
@@ -253,11 +297,36 @@ impl PyFrames {
     /// `"cpu"` or `"cuda:N"`: where the frames are.
     #[getter]
     fn device(&self) -> String {
-        if self.batch.is_on_gpu() {
-            format!("cuda:{}", crate::cuda::gpu_ordinal(&self.batch))
-        } else {
-            "cpu".into()
+        match &self.pixels {
+            Pixels::Read(batch) if batch.is_on_gpu() => {
+                format!("cuda:{}", crate::cuda::gpu_ordinal(batch))
+            }
+            _ => "cpu".into(),
         }
+    }
+
+    /// Pickles as a copy of its array and its lists (`framefeed._framefeed._frames` makes it again, its `data`
+    /// that array); frames in GPU memory do not pickle.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let py = slf.py();
+        if slf.get().pixels.is_on_gpu() {
+            return Err(PyTypeError::new_err(
+                "frames in GPU memory do not pickle: copy them to the host first (torch.from_dlpack(frames).cpu())",
+            ));
+        }
+        let this = slf.get();
+        let data = Self::data(slf)?.call_method0("copy")?;
+        let args = (
+            data,
+            this.indices.clone(),
+            this.pts.clone(),
+            this.durations.clone(),
+            this.damaged.clone(),
+        )
+            .into_pyobject(py)?
+            .into_any();
+        let make = py.import("framefeed._framefeed")?.getattr("_frames")?;
+        Ok((make, args))
     }
 
     fn __len__(&self) -> usize {
@@ -274,20 +343,28 @@ impl PyFrames {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
+        let batch = match &self.pixels {
+            Pixels::Read(batch) => batch,
+            Pixels::Unpickled(array) => {
+                let kwargs = pyo3::types::PyDict::new(py);
+                if let Some(stream) = stream {
+                    kwargs.set_item("stream", stream)?;
+                }
+                return Ok(array
+                    .bind(py)
+                    .call_method("__dlpack__", (), Some(&kwargs))?
+                    .unbind());
+            }
+        };
         let shape = self.shape.iter().map(|&n| n as i64).collect();
-        batch::export_region(
-            py,
-            &self.batch,
-            (0, shape),
-            stream,
-            max_version,
-            dl_device,
-            copy,
-        )
+        batch::export_region(py, batch, (0, shape), stream, max_version, dl_device, copy)
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {
-        batch::device_pair(&self.batch)
+        match &self.pixels {
+            Pixels::Read(batch) => batch::device_pair(batch),
+            Pixels::Unpickled(_) => (1, 0), // kDLCPU
+        }
     }
 
     fn __repr__(&self) -> String {
@@ -625,7 +702,7 @@ impl PyVideoReader {
             (vec![this.index(py, i)?], true)
         };
         let frames = Bound::new(py, this.read(py, move |r| r.frames_at(&indices))?)?;
-        if frames.get().batch.is_on_gpu() {
+        if frames.get().pixels.is_on_gpu() {
             return Ok(frames.into_any());
         }
         let data = PyFrames::data(&frames)?;

@@ -114,14 +114,21 @@ def test_a_bare_fork_reads_with_the_parents_reader_and_makes_an_unfed_operator_a
 def test_readers_metadata_samplers_and_datasets_pickle(tmp_path) -> None:
     path = tmp_path / "clip.mp4"
     path.write_bytes(ff.SAMPLE_MP4)
-    with open(path, "rb") as f:
-        from_file = ff.VideoReader(f, resize=(32, 24))
+    import io
+
+    from_file = ff.VideoReader(io.BytesIO(ff.SAMPLE_MP4), resize=(32, 24))  # travels as its file object
     for reader in [ff.VideoReader(str(path)), ff.VideoReader(path, dtype="float32_unit"),
                    ff.VideoReader(ff.SAMPLE_MP4), ff.VideoReader(bytearray(ff.SAMPLE_MP4)), from_file]:
         copy = pickle.loads(pickle.dumps(reader))
         assert type(copy) is ff.VideoReader and len(copy) == len(reader)
         assert np.array_equal(copy.get_frames_at([3, 40]).data, reader.get_frames_at([3, 40]).data)
     assert pickle.loads(pickle.dumps(from_file))[0].shape == (24, 32, 3), "keywords travel"
+    frames = ff.VideoReader(ff.SAMPLE_MP4, dimension_order="NCHW").get_frames_at([4, 0])
+    back = pickle.loads(pickle.dumps(frames))
+    assert back.indices == [4, 0] and back.pts_seconds == frames.pts_seconds and back.damaged == frames.damaged
+    assert back.shape == frames.shape and back.device == "cpu" and len(back) == 2
+    assert np.array_equal(back.data, frames.data) and np.array_equal(np.from_dlpack(back), frames.data)
+    assert torch.equal(torch.from_dlpack(back), torch.from_dlpack(frames))
     meta = ff.VideoReader(ff.SAMPLE_MP4).metadata
     again = pickle.loads(pickle.dumps(meta))
     assert repr(again) == repr(meta) and again.key_frame_indices == meta.key_frame_indices
