@@ -269,9 +269,10 @@ class VideoDataset(IterableDataset):
         ``segment`` ``None`` for a whole file."""
         return [p.unit for p in self.placed()]
 
-    def __len__(self) -> int:
-        """The units (files or segments) this rank decodes in an epoch, over all its workers (not batches: a
-        unit's batch count is known only once it is decoded)."""
+    def units_per_rank(self) -> int:
+        """The units (files or segments) each rank decodes in an epoch, over all its workers: the same on every
+        rank. (Not ``__len__``: a unit's batch count is known only once it is decoded, and a DataLoader would
+        take a length for its batch count.)"""
         n, world = len(self.units), self.world_size
         return n // world if self.drop_last else -(-n // world)
 

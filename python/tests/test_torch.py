@@ -36,7 +36,7 @@ def test_every_file_once_per_epoch_over_workers_and_ranks(workers):
             dataset = VideoDataset(PATHS, 23, 1, rank=rank, world_size=2, seed=5)
             dataset.set_epoch(epoch)
             mine = labels(dataset, workers)
-            assert len(mine) == 4 == len(dataset), (rank, mine)
+            assert len(mine) == 4 == dataset.units_per_rank(), (rank, mine)
             seen += mine
             short = VideoDataset(PATHS, 23, 1, rank=rank, world_size=2, seed=5, drop_last=True)
             short.set_epoch(epoch)

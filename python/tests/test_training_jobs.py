@@ -111,6 +111,29 @@ def test_a_bare_fork_reads_with_the_parents_reader_and_makes_an_unfed_operator_a
     assert sum(len(b) for b in fed) == 5, "the parent's operator goes on"
 
 
+def test_async_polls_work_in_a_child_forked_after_the_parent_polled_asynchronously() -> None:
+    import asyncio
+
+    async def count(inp: Any) -> int:
+        inp.feed_file(PATHS[0])
+        inp.close()
+        n = 0
+        while (batch := await inp.next_batch_async()) is not None:
+            n += len(batch)
+        return n
+
+    assert asyncio.run(count(ff.VideoInput(5, 2))) == 5  # the parent's asyncio bridge thread runs now
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = 0 if asyncio.run(asyncio.wait_for(count(ff.VideoInput(5, 2)), 60)) == 5 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+
+
 def test_readers_metadata_samplers_and_datasets_pickle(tmp_path) -> None:
     path = tmp_path / "clip.mp4"
     path.write_bytes(ff.SAMPLE_MP4)
@@ -172,10 +195,10 @@ def _ddp_rank(rank: int, port: int, out: str, context: str) -> None:
             for k in range(len(info["path"])):
                 digest = hashlib.md5(frames[k][: info["valid_frames"][k]].numpy().tobytes()).hexdigest()
                 rows.append((info["path"][k], info["video_id"][k], info["first_frame"][k], digest))
-        counts = torch.tensor([len(dataset)])
+        counts = torch.tensor([dataset.units_per_rank()])
         dist.all_reduce(counts)  # the ranks meet: neither waits on the other
         with open(os.path.join(out, f"rank{rank}.pkl"), "wb") as f:
-            pickle.dump({"rows": rows, "units": len(dataset), "total": int(counts)}, f)
+            pickle.dump({"rows": rows, "units": dataset.units_per_rank(), "total": int(counts)}, f)
     finally:
         dist.destroy_process_group()
 
