@@ -15,6 +15,7 @@ view their pooled buffer without copying: ``batch.numpy()``, ``np.from_dlpack(ba
 
 from __future__ import annotations
 
+import operator
 import os
 from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Optional, Protocol, Tuple, Union
 from typing import Sequence as PySequence
@@ -259,12 +260,14 @@ TimeList = Union[PySequence[float], _HasToList]
 
 def _index_list(indices: Any, kind: type = int) -> List[Any]:
     """Indices (or times) as a list: a list or tuple, a range, a NumPy array or a torch tensor (anything with
-    ``tolist``), or one number."""
+    ``tolist``), or one number. Indices must be integers (``operator.index``: a float raises ``TypeError``)."""
     if hasattr(indices, "tolist"):
         indices = indices.tolist()
     if isinstance(indices, (int, float)):
-        return [kind(indices)]
-    return [kind(i) for i in indices]
+        indices = [indices]
+    if kind is int:
+        return [operator.index(i) for i in indices]
+    return [float(i) for i in indices]
 
 
 def _open_reader(cls: type, source: Any, keywords: Dict[str, Any]) -> "VideoReader":
@@ -395,12 +398,36 @@ class VideoReader(_NativeVideoReader):
         return super().get_frames_at(_index_list(indices))
 
     def get_frames_played_at(self, seconds: TimeList) -> Frames:  # type: ignore[override]
-        """The frame shown at each of these times (stream seconds): a list, a NumPy array or a torch tensor."""
-        return super().get_frames_played_at(_index_list(seconds, float))
+        """The frame shown at each of these times (stream seconds): a list, a NumPy array or a torch tensor. A
+        time outside ``[metadata.begin_stream_seconds, metadata.end_stream_seconds)`` raises ``IndexError``, as
+        :meth:`get_frame_played_at` does."""
+        times = _index_list(seconds, float)
+        meta = self.metadata
+        outside = [t for t in times if not meta.begin_stream_seconds <= t < meta.end_stream_seconds]
+        if outside:
+            raise IndexError(
+                f"no frame is shown at {outside[0]} s: allowed from {meta.begin_stream_seconds} s up to (not "
+                f"including) {meta.end_stream_seconds} s"
+            )
+        return super().get_frames_played_at(times)
+
+    def get_frames_played_in_range(self, start_seconds: float, stop_seconds: float) -> Frames:  # type: ignore[override]
+        """The frames shown in ``[start_seconds, stop_seconds)``, as TorchCodec checks the range: ``ValueError``
+        when ``start_seconds`` is after ``stop_seconds``, outside ``[metadata.begin_stream_seconds,
+        metadata.end_stream_seconds)``, or ``stop_seconds`` after ``metadata.end_stream_seconds``."""
+        meta = self.metadata
+        begin, end = meta.begin_stream_seconds, meta.end_stream_seconds
+        if not start_seconds <= stop_seconds:
+            raise ValueError(f"start_seconds is {start_seconds}; allowed: at most stop_seconds ({stop_seconds})")
+        if not begin <= start_seconds < end:
+            raise ValueError(f"start_seconds is {start_seconds}; allowed: from {begin} up to (not including) {end}")
+        if not stop_seconds <= end:
+            raise ValueError(f"stop_seconds is {stop_seconds}; allowed: at most {end}")
+        return super().get_frames_played_in_range(start_seconds, stop_seconds)
 
     def get_frame_at(self, index: int) -> Frame:
         """Frame ``index`` (negative from the end) as a :class:`Frame`; ``IndexError`` out of range."""
-        return Frame(super().get_frames_at([int(index)]))
+        return Frame(super().get_frames_at([operator.index(index)]))
 
     def get_frame_played_at(self, seconds: float) -> Frame:
         """The frame shown at ``seconds`` (stream seconds) as a :class:`Frame`; ``IndexError`` outside

@@ -3,8 +3,9 @@
 torchvision's and VideoMAE's datasets: an index in, a clip out).
 
 ``torch`` is imported only by this module. Each DataLoader worker (and each ``torch.distributed`` rank) makes its
-own operator, in the worker, and takes its own shard of the files: every file is decoded exactly once per
-epoch across all of them (ranks evened out as ``DistributedSampler`` does). Batches reach PyTorch through DLPack,
+own operator, in the worker, and takes its own shard of the files: every file is decoded once per epoch across
+all of them, but for the few that even the ranks out (``drop_last=False``, as ``DistributedSampler`` pads: read
+again on another rank) or are left out (``drop_last=True``). Batches reach PyTorch through DLPack,
 without a copy. The datasets pickle (``spawn`` and ``forkserver`` workers, ``torch.multiprocessing.spawn``) and
 their epoch reaches persistent workers.
 
@@ -24,7 +25,10 @@ Training on long videos, a few clips of each per epoch, sequences of several vid
 >>> dataset.set_epoch(epoch)  # new clips (and a new order) every epoch; the same ones for the same seed
 
 In a DDP job (``torchrun``, or ``torch.multiprocessing.spawn`` with a process group), make the dataset in each
-rank's main process: it finds its rank there and every rank reads its own, even share.
+rank's main process, after ``torch.distributed.init_process_group``: it finds its rank there and every rank
+reads its own, even share. (A dataset made before the group that finds the group in a forked worker raises;
+one that cannot see it, in a spawn worker, reads as rank 0 of 1: pass ``rank=`` and ``world_size=`` if it
+must be made first.)
 """
 
 from __future__ import annotations
@@ -221,6 +225,7 @@ class VideoDataset(IterableDataset):
         self.shuffle = shuffle
         self.seed = seed
         self.rank, self.world_size = distributed_rank(rank, world_size)
+        self._explicit_ranks = rank is not None
         self.drop_last = bool(drop_last)
         self.on_error = on_error
         keywords.setdefault("last_sequence_policy", "pad")
@@ -253,11 +258,25 @@ class VideoDataset(IterableDataset):
     def placed(self) -> List[_units.Placed]:
         """The calling worker's units for the current epoch, in decoding order, each with its ``video_id``:
         this rank's share (:func:`framefeed._units.for_rank`), one in ``num_workers`` of it."""
+        self._check_group()
         worker = get_worker_info()
         workers, worker_id = (worker.num_workers, worker.id) if worker is not None else (1, 0)
         seed = self.seed if self.shuffle else None
         mine = _units.for_rank(self.units, seed, self.epoch, self.rank, self.world_size, self.drop_last)
         return mine[worker_id::workers]
+
+    def _check_group(self) -> None:
+        """A dataset that found no ranks (made before the process group) while a process group is there now
+        would read every file on every rank: refused, saying so."""
+        if self._explicit_ranks or not (dist.is_available() and dist.is_initialized()):
+            return
+        found = (dist.get_rank(), dist.get_world_size())
+        if found != (self.rank, self.world_size):
+            raise RuntimeError(
+                f"this VideoDataset was made as rank {self.rank} of {self.world_size}, but torch.distributed's process "
+                f"group says rank {found[0]} of {found[1]}: make the dataset after init_process_group (or pass "
+                "rank= and world_size=), or every rank reads every file"
+            )
 
     def files(self) -> List[str]:
         """The calling worker's files for the current epoch, in decoding order (a file cut into segments once

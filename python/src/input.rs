@@ -290,6 +290,15 @@ impl PyVideoInput {
         })
     }
 
+    /// An operator does not pickle: its queue and its decoding are this process's. Raises `TypeError` saying
+    /// where to make it instead.
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(
+            "a VideoInput does not pickle (its queue and its decoding belong to the process that made it): make it \
+             in the process that polls it, e.g. in a DataLoader worker's __iter__ (framefeed.torch.VideoDataset does)",
+        ))
+    }
+
     /// Queues one whole encoded video and returns its id. `bytes` and other read-only buffers are referenced,
     /// not copied; writable ones (`bytearray`, a writable NumPy array) are copied once. Waits (without the GIL)
     /// while the queue is full. `position` and `epoch`: the video's place in its dataset, which decides its

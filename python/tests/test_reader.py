@@ -148,9 +148,18 @@ def test_bad_input_and_requests_fail_clearly() -> None:
         reader[60]
     with pytest.raises(IndexError):
         reader.get_frames_at([0, -61])
-    with pytest.raises(ff.VideoError, match="no frame is shown at 2.5 s") as caught:
-        reader.get_frames_played_at([2.5])
-    assert caught.value.code == "bad_sampling"
+    # Times outside the video: IndexError for the frames played at them (as for one frame), ValueError for a
+    # range (TorchCodec's checks); floats are no indices.
+    with pytest.raises(IndexError, match="no frame is shown at 2.5 s: allowed from 0.0 s up to"):
+        reader.get_frames_played_at([0.5, 2.5])
+    with pytest.raises(ValueError, match="start_seconds is 1.5; allowed: at most stop_seconds"):
+        reader.get_frames_played_in_range(1.5, 1.0)
+    with pytest.raises(ValueError, match="stop_seconds is 9.0; allowed: at most 2.0"):
+        reader.get_frames_played_in_range(1.0, 9.0)
+    with pytest.raises(ValueError, match="start_seconds is 2.0; allowed: from 0.0 up to"):
+        reader.get_frames_played_in_range(2.0, 2.0)
+    with pytest.raises(TypeError):
+        reader.get_frames_at([1.0, 2.9])  # type: ignore[list-item]
     # Ranges as TorchCodec (and Python's slices) take them: clamped to the video, negative from the end.
     assert reader.get_frames_in_range(5, 61).indices == list(range(5, 60))
     assert reader.get_frames_in_range(-10, -1).indices == list(range(50, 59))

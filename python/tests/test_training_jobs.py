@@ -180,6 +180,19 @@ def test_ranks_come_from_the_arguments_the_process_group_or_torchruns_environmen
     for bad in [dict(rank=1), dict(world_size=2), dict(rank=2, world_size=2), dict(rank=-1, world_size=2)]:
         with pytest.raises(ValueError, match="allowed"):
             VideoDataset(PATHS, 4, 1, **bad)
+    # Made before the process group (as rank 0 of 1), iterated where the group is seen: refused, not read whole.
+    early = VideoDataset(PATHS, 4, 1)
+    explicit = VideoDataset(PATHS, 4, 1, rank=0, world_size=1)
+    import torch.distributed as dist
+
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_rank", lambda: 1)
+    monkeypatch.setattr(dist, "get_world_size", lambda: 2)
+    with pytest.raises(RuntimeError, match="made as rank 0 of 1, but torch.distributed's process group says rank 1 of 2"):
+        next(iter(early))
+    assert len(explicit.placed()) == len(PATHS), "explicit ranks are the user's word"
+    with pytest.raises(TypeError, match="a VideoInput does not pickle"):
+        pickle.dumps(ff.VideoInput(4, 1))
 
 
 def _ddp_rank(rank: int, port: int, out: str, context: str) -> None:
