@@ -53,6 +53,8 @@ mkdir -p "$CACHE"
 if [ ! -f "$BASE" ] || [ -n "$(find "$BASE" -mtime +30)" ]; then
   echo "debootstrap (its second stage emulated: tens of minutes), kept in $BASE"
   rm -rf "$ROOT.base"
+  # debootstrap refuses a cache directory that does not exist (a new machine's first run).
+  mkdir -p "$CACHE/debootstrap-trixie-arm64"
   debootstrap --arch=arm64 --variant=minbase --include=python3,python3-venv \
     --cache-dir="$CACHE/debootstrap-trixie-arm64" trixie "$ROOT.base" "$MIRROR" >/dev/null
   tar -C "$ROOT.base" -cf "$BASE.part" . && mv "$BASE.part" "$BASE"
