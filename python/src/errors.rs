@@ -77,20 +77,21 @@ pub(crate) fn to_py(py: Python<'_>, error: Error) -> PyErr {
 
 /// A `FramefeedError` with this message and `code`, for failures the binding itself finds.
 pub(crate) fn framefeed_error(py: Python<'_>, message: &str, code: &str) -> PyErr {
-    let attributes = PyDict::new(py);
-    if let Err(e) = attributes.set_item("code", code) {
-        return e;
-    }
-    raise::<classes::FramefeedError>(py, message.to_owned(), &attributes)
+    binding_error::<classes::FramefeedError>(py, message, code)
 }
 
 /// A `ClosedError` with this message (code `closed`), for an object of the binding's that was closed.
 pub(crate) fn closed_error(py: Python<'_>, message: &str) -> PyErr {
+    binding_error::<classes::ClosedError>(py, message, "closed")
+}
+
+/// An instance of `T` with this message and `code`.
+fn binding_error<T: PyTypeInfo>(py: Python<'_>, message: &str, code: &str) -> PyErr {
     let attributes = PyDict::new(py);
-    if let Err(e) = attributes.set_item("code", "closed") {
-        return e;
+    match attributes.set_item("code", code) {
+        Ok(()) => raise::<T>(py, message.to_owned(), &attributes),
+        Err(e) => e,
     }
-    raise::<classes::ClosedError>(py, message.to_owned(), &attributes)
 }
 
 /// `Result<T, framefeed::Error>` into `PyResult<T>`.

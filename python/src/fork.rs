@@ -6,6 +6,9 @@
 //!
 //! The parent's copy is never dropped in the child: dropping it would join threads that are not there. It is
 //! leaked instead (its memory is the parent's pages, shared copy-on-write, once per fork).
+//!
+//! [`process_threads`] gives the decoder threads a setting left to the default gets in the process that makes
+//! (or re-makes) the object.
 
 use std::sync::Arc;
 
@@ -75,13 +78,14 @@ impl<T> PerProcess<T> {
         // ask meanwhile (the first to finish wins; the other's value is dropped: it never ran elsewhere).
         let fresh = Arc::new(remake()?);
         let mut slot = self.slot.lock();
-        if slot.pid != pid {
-            let (old, inherited) = slot.set(pid, fresh);
-            drop(slot);
-            dispose(old, inherited);
-            return Ok(self.slot.lock().value());
+        if slot.pid == pid {
+            return Ok(slot.value()); // another thread of this process made it first
         }
-        Ok(slot.value())
+        let (old, inherited) = slot.set(pid, fresh);
+        let value = slot.value();
+        drop(slot);
+        dispose(old, inherited);
+        Ok(value)
     }
 
     /// Puts `value` in place for this process (the old one dropped, or in a forked child leaked).
@@ -103,4 +107,21 @@ impl<T> Drop for PerProcess<T> {
         let inherited = slot.pid != std::process::id();
         dispose(slot.value.take(), inherited);
     }
+}
+
+/// `config` with this process's share of the cores as its decoder threads when `auto` (the keyword was left to
+/// its default: `framefeed._threads`' rule, which depends on the process: a DataLoader worker gets its share).
+pub(crate) fn process_threads(
+    py: Python<'_>,
+    config: framefeed::Config,
+    auto: bool,
+) -> PyResult<framefeed::Config> {
+    if !auto {
+        return Ok(config);
+    }
+    let threads: usize = py
+        .import("framefeed._threads")?
+        .call_method0("default_threads")?
+        .extract()?;
+    Ok(config.decoder_threads(threads))
 }

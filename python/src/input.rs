@@ -134,10 +134,7 @@ impl PyVideoInput {
                     "forked",
                 ));
             }
-            let mut config = self.config.clone();
-            if self.auto_threads {
-                config = config.decoder_threads(crate::reader::default_threads(py)?);
-            }
+            let config = crate::fork::process_threads(py, self.config.clone(), self.auto_threads)?;
             py.detach(|| VideoInput::new(config)).py_err(py)
         })
     }
@@ -275,11 +272,7 @@ impl PyVideoInput {
         }
         .config()?;
         let auto_threads = decoder_threads.is_none();
-        let config = if auto_threads {
-            config.decoder_threads(crate::reader::default_threads(py)?)
-        } else {
-            config
-        };
+        let config = crate::fork::process_threads(py, config, auto_threads)?;
         let made = config.clone();
         let inner = py.detach(|| VideoInput::new(made)).py_err(py)?;
         Ok(Self {

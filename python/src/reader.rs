@@ -28,7 +28,7 @@ pub(crate) struct PyVideoReader {
     /// The open reader, re-made in a process forked after it was opened (`fork`); `None` once closed.
     inner: PerProcess<Option<Arc<framefeed::VideoReader>>>,
     /// What it was opened from, to open it again (in a forked process, or where it is unpickled): the path or
-    /// URL as given, the buffer, or the bytes a file object gave.
+    /// URL as given, the buffer, the file object, or the bytes a file object that cannot seek gave.
     source: Py<PyAny>,
     /// Its settings.
     config: framefeed::Config,
@@ -394,10 +394,7 @@ impl PyVideoReader {
     /// source opened again (the parent's decoder threads are not in this process); `ClosedError` once closed.
     fn reader(&self, py: Python<'_>) -> PyResult<Arc<framefeed::VideoReader>> {
         let reader = self.inner.get(|| {
-            let mut config = self.config.clone();
-            if self.auto_threads {
-                config = config.decoder_threads(default_threads(py)?);
-            }
+            let config = crate::fork::process_threads(py, self.config.clone(), self.auto_threads)?;
             Ok(Some(Arc::new(
                 open_source(py, self.source.bind(py), &config)?.0,
             )))
@@ -433,14 +430,6 @@ impl PyVideoReader {
         let frames = py.detach(move || read(&inner)).py_err(py)?;
         Ok(PyFrames::new(frames))
     }
-}
-
-/// The decoder threads a reader left to the default gets in this process: `framefeed._threads`' rule (the
-/// cores this process may use, shared among the DataLoader's workers).
-pub(crate) fn default_threads(py: Python<'_>) -> PyResult<usize> {
-    py.import("framefeed._threads")?
-        .call_method0("default_threads")?
-        .extract()
 }
 
 /// What `source` is: a URL (a string with a scheme other than `file`), a path, a buffer or a file object.
@@ -585,11 +574,7 @@ impl PyVideoReader {
         }
         .config()?;
         let auto_threads = threads.is_none();
-        let config = if auto_threads {
-            config.decoder_threads(default_threads(py)?)
-        } else {
-            config
-        };
+        let config = crate::fork::process_threads(py, config, auto_threads)?;
         let (reader, source) = open_source(py, source, &config)?;
         Ok(Self {
             inner: PerProcess::new(Some(Arc::new(reader))),
@@ -599,8 +584,8 @@ impl PyVideoReader {
         })
     }
 
-    /// What the reader was opened from: the path or URL as given, the buffer, or the bytes a file object gave
-    /// (what a pickled reader opens again).
+    /// What the reader was opened from: the path or URL as given, the buffer, the file object, or the bytes a
+    /// file object that cannot seek gave (what a pickled reader opens again).
     #[getter]
     fn _source(&self, py: Python<'_>) -> Py<PyAny> {
         self.source.clone_ref(py)
