@@ -96,6 +96,8 @@ ZIG=$("$TOOLS/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dir
 
 # The compiler and archiver for the C libraries (and the Arm module's linker): zig, for glibc 2.28.
 # Preprocess-only runs (configure's and meson's probes) take the plain triple, which zig's preprocessor accepts.
+# A crate's C (ring's, for rustls) comes with cc-rs's `--target=aarch64-unknown-linux-gnu`, a triple zig cannot
+# read: left out, the wrapper's own target stands.
 BIN=$WORK/bin-$ARCH
 mkdir -p "$BIN"
 for tool in cc c++; do
@@ -103,6 +105,7 @@ for tool in cc c++; do
 #!/bin/sh
 triple=$ARCH-linux-gnu.2.28
 for a in "\$@"; do [ "\$a" = -E ] && triple=$ARCH-linux-gnu; done
+for a in "\$@"; do shift; case "\$a" in --target=*) ;; *) set -- "\$@" "\$a" ;; esac; done
 exec "$ZIG" $tool -target "\$triple" -fno-sanitize=all "\$@"
 EOF
 done

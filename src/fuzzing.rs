@@ -44,3 +44,10 @@ pub fn mp4_claims(bytes: &[u8]) {
         assert!(one_by_one.is_err(), "whole: {whole:?}, box by box: ok");
     }
 }
+
+/// The range planner of remote videos (`source::ranges`): from any wanted and held ranges, requests that fetch
+/// every wanted byte not held, never a held one, none past the object or over the request size, no two
+/// overlapping, and no other byte but in a short gap between wanted ones.
+pub fn range_planner(bytes: &[u8]) {
+    crate::source::ranges::check_plan(bytes);
+}

@@ -160,17 +160,19 @@ pub use settings::choice::Choice;
 pub use settings::config::{
     limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
 };
+pub use settings::remote::{is_remote_url, RemoteOptions};
 pub use settings::sampling::{ClipPolicy, ClipSampler, Sampling, SamplingOptions};
 pub use settings::seconds::seconds_setting;
 pub use settings::url::{Reconnect, RtspTransport, Scheme, UrlOptions};
 pub use source::files::FileList;
 pub use source::live::{LiveVideo, PushChunk, PushReady};
+pub use source::remote::{remote_index_scans, RemoteStats};
 pub use source::url::redact_url;
 pub use transform::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, OutOfBoundsMode,
     Resize, ResizeMode, ResizeStage, ToneMap, ToneMapOp, TransformOptions, Transforms, CHANNELS,
 };
-pub use video::{Encoded, Label, ReadAt, VideoId, VideoRef};
+pub use video::{Encoded, Label, ReadAt, SourceFailure, VideoId, VideoRef};
 
 /// A small sample video built into the library and the CLI: 2 s of FFmpeg's `testsrc2` pattern, 320x240 at
 /// 30 fps (60 frames), H.264 in MP4 (made by `tests/fixtures/make.sh`).

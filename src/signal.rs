@@ -39,12 +39,35 @@ pub(crate) struct Signals {
     pub(crate) stop: AtomicBool,
     /// Set by the thread when it ends normally (not by a panic).
     pub(crate) exited_cleanly: AtomicBool,
+    /// The sources of the videos being read that a read may block on (remote objects): told to give up when
+    /// the handle stops ([`cancel_sources`](Self::cancel_sources)).
+    sources: Mutex<Vec<std::sync::Weak<crate::video::WholeFile>>>,
 }
 
 impl Signals {
     /// Wakes every task waiting in an async poll.
     pub(crate) fn wake_all(&self) {
         self.wakers.wake_all();
+    }
+
+    /// Keeps `file` to cancel at a stop, when it reads from a source that may block (not a file on disk).
+    pub(crate) fn watch_source(&self, file: &std::sync::Arc<crate::video::WholeFile>) {
+        if file.file.source().is_some() {
+            let mut sources = self.sources.lock();
+            sources.retain(|s| s.strong_count() > 0);
+            sources.push(std::sync::Arc::downgrade(file));
+        }
+    }
+
+    /// Tells every watched source that is still read to give up its blocked reads
+    /// ([`ReadAt::cancel`](crate::ReadAt::cancel)).
+    pub(crate) fn cancel_sources(&self) {
+        let sources = std::mem::take(&mut *self.sources.lock());
+        for file in sources.iter().filter_map(std::sync::Weak::upgrade) {
+            if let Some(source) = file.file.source() {
+                source.cancel();
+            }
+        }
     }
 
     /// Registers a task to wake at the next message (once per task).

@@ -109,6 +109,37 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
     /// Reads bytes from `offset` into `buf`, returning how many it read (fewer than `buf.len()` is allowed;
     /// 0 only at the end). An error fails the video as an I/O error (its message is logged as a warning).
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
+
+    /// A hint: the byte ranges the demuxer will read next, in the order it will read them (the packets of the
+    /// GOPs a sampling plan or a reader call decodes). A source that fetches over a network fetches them
+    /// ahead, in parallel; replaces the hint before. By default ignored.
+    fn will_need(&self, ranges: &[std::ops::Range<u64>]) {
+        let _ = ranges;
+    }
+
+    /// Told once the video is open and indexed (what was read so far is what opening it takes: an index
+    /// cache keeps it). By default ignored.
+    fn opened(&self) {}
+
+    /// Called when the operator reading this source is dropped: a read blocked on the network should return
+    /// an error soon, and later ones at once. By default nothing (a read that cannot block needs nothing).
+    fn cancel(&self) {}
+
+    /// Why the source failed, when a read failed because of the source itself (a remote object that could not
+    /// be fetched after its retries, or that changed during the read): the video then fails with
+    /// `source_unavailable` naming it, rather than as a demuxer's I/O error. By default `None`.
+    fn failure(&self) -> Option<SourceFailure> {
+        None
+    }
+}
+
+/// How a [`ReadAt`] source failed (see [`ReadAt::failure`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFailure {
+    /// What the source is, as it may be shown (a URL without its credentials or query).
+    pub source: String,
+    /// What went wrong, and at which bytes.
+    pub reason: String,
 }
 
 impl ReadAt for std::fs::File {
@@ -130,6 +161,14 @@ impl Reader {
         match self {
             Reader::Disk(file) => ReadAt::read_at(file, buf, offset),
             Reader::Other(source) => source.read_at(buf, offset),
+        }
+    }
+
+    /// The source's own hint, notice and failure ([`ReadAt`]); a file on disk needs none.
+    pub(crate) fn source(&self) -> Option<&dyn ReadAt> {
+        match self {
+            Reader::Disk(_) => None,
+            Reader::Other(source) => Some(&**source),
         }
     }
 }
@@ -170,6 +209,14 @@ impl WholeFile {
 }
 
 impl Whole {
+    /// The [`ReadAt`] source it reads from, when it is neither in memory nor a file on disk.
+    pub(crate) fn source(&self) -> Option<&dyn ReadAt> {
+        match self {
+            Whole::File(file) => file.file.source(),
+            Whole::Memory(_) => None,
+        }
+    }
+
     /// Who it is, when it is a file (bytes in memory have no identity that outlives them).
     pub(crate) fn file_identity(&self) -> Option<FileIdentity> {
         match self {

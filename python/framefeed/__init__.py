@@ -68,6 +68,7 @@ from ._framefeed import (
     ffmpeg_build,
     probe,
     redact_url,
+    is_remote_url,
     segments,
 )
 from ._framefeed import Frames, VideoMetadata
@@ -96,6 +97,7 @@ __all__ = [
     "cuda_status",
     "ffmpeg_build",
     "redact_url",
+    "is_remote_url",
     "segments",
     "SAMPLE_MP4",
     "ERROR_CODES",
@@ -179,6 +181,8 @@ class VideoInput(_NativeVideoInput):
             audio_sample_rate: Optional[int] = None,
             audio_channels: Optional[int] = None,
             audio_stream: Optional[int] = None,
+            storage_options: Optional[Dict[str, Any]] = None,
+            index_cache: Optional[Union[str, "os.PathLike[str]"]] = None,
         ) -> "VideoInput": ...
 
     else:
@@ -284,7 +288,11 @@ class VideoReader(_NativeVideoReader):
     for a tensor), ``indices``, ``pts_seconds``, ``duration_seconds``. The frames are byte for byte the ``ffmpeg``
     CLI's at those indices, turned upright.
 
-    ``source``: a path, a URL served with range requests, ``bytes`` (or any buffer), or a binary file object
+    ``source``: a path, a remote video's URL (``s3://``, ``gs://``, ``az://``, ``https://``: read by byte ranges,
+    only the index and each read's GOPs; credentials from the environment or ``storage_options``, a dict with
+    fsspec's names such as ``key``, ``secret``, ``endpoint_url``, ``anon``, and framefeed's ``ca_file``,
+    ``in_flight``, ``timeout``...; ``index_cache=DIR`` opens it again with one ``HEAD``; README "Remote videos"),
+    ``bytes`` (or any buffer), or a binary file object
     (fsspec's, s3fs', smart_open's, ``open()``'s, ``io.BytesIO``): read lazily, only the bytes the index and each
     read's GOPs need (a file object over a file on disk is read from that file at offsets; any other through
     ``seek`` and ``read``, the GIL taken only inside each call); one that cannot seek is read through once. Keywords: ``dimension_order`` (``"NHWC"`` or
@@ -347,6 +355,8 @@ class VideoReader(_NativeVideoReader):
             audio_sample_rate: Optional[int] = None,
             audio_channels: Optional[int] = None,
             audio_stream: Optional[int] = None,
+            storage_options: Optional[Dict[str, Any]] = None,
+            index_cache: Optional[Union[str, "os.PathLike[str]"]] = None,
         ) -> "VideoReader": ...
 
     else:

@@ -52,6 +52,7 @@ __all__ = [
     "cuda_status",
     "ffmpeg_build",
     "redact_url",
+    "is_remote_url",
     "segments",
     "_video_metadata",
     "_frames",
@@ -79,7 +80,8 @@ def decode_audio(
 
 def probe(data: Union[str, PathLike[str], _Buffer]) -> ContainerInfo:
     """What a container holds (format, duration, streams), without decoding it: from a path (read where the
-    demuxer looks, never whole) or the encoded bytes."""
+    demuxer looks, never whole), a remote video's URL (by byte ranges, credentials from the environment) or the
+    encoded bytes."""
 
 def ffmpeg_build() -> FfmpegBuild:
     """The FFmpeg this module decodes with: ``version``, ``configuration`` (its configure line), ``license``,
@@ -89,7 +91,8 @@ def cuda_status() -> Tuple[bool, str]:
     """Whether this build can decode on a GPU, and why not if it cannot."""
 
 def segments(video: Union[str, PathLike[str], _Buffer], every: int) -> List[Tuple[int, int]]:
-    """A whole video's frames cut at keyframes into parts of at least ``every`` frames."""
+    """A whole video's frames cut at keyframes into parts of at least ``every`` frames (a path, a remote video's
+    URL read by byte ranges, or the encoded bytes)."""
 
 def _frames(
     data: Any, indices: List[int], pts: List[float], durations: List[float], damaged: List[bool]
@@ -101,6 +104,10 @@ def _video_metadata(fields: Dict[str, Any]) -> VideoMetadata:
 
 def redact_url(url: str) -> str:
     """``url`` without its credentials, as framefeed labels and logs URLs."""
+
+def is_remote_url(url: str) -> bool:
+    """Whether framefeed reads ``url`` by byte ranges as a remote object (``s3://``, ``gs://``, ``az://``,
+    ``http(s)://`` but for an HLS or DASH playlist), with ``storage_options``."""
 
 @final
 class AudioSamples:
@@ -313,6 +320,8 @@ class VideoInput:
         audio_sample_rate: Optional[int] = None,
         audio_channels: Optional[int] = None,
         audio_stream: Optional[int] = None,
+        storage_options: Optional[Dict[str, Any]] = None,
+        index_cache: Optional[Union[str, PathLike[str]]] = None,
     ) -> Self: ...
     def feed(
         self,
@@ -363,6 +372,8 @@ class VideoInput:
         reconnect_initial: float = 0.5,
         reconnect_max: float = 4.0,
         rtsp_transport: RtspTransport = "tcp",
+        storage_options: Optional[Dict[str, Any]] = None,
+        index_cache: Optional[Union[str, PathLike[str]]] = None,
     ) -> int: ...
     def close(self) -> None: ...
     @property
@@ -555,6 +566,8 @@ class VideoReader:
         audio_sample_rate: Optional[int] = None,
         audio_channels: Optional[int] = None,
         audio_stream: Optional[int] = None,
+        storage_options: Optional[Dict[str, Any]] = None,
+        index_cache: Optional[Union[str, PathLike[str]]] = None,
     ) -> Self: ...
     @property
     def metadata(self) -> VideoMetadata: ...

@@ -82,7 +82,7 @@ def merge(parts: Sequence[Tuple[int, int]], every: int) -> List[Tuple[int, int]]
 def plan(paths: Sequence[str], segment_frames: SegmentFrames, workers: int = 1) -> List[Unit]:
     """The units of ``paths``, in order: each local file longer than ``segment_frames`` in keyframe-aligned
     segments (an MP4's read from its index, others by demuxing without decoding), the others whole, as are
-    files given by URI (read whole by whoever decodes them) and files that cannot be read here (their decoder
+    files given by URI (decoded whole, read by byte ranges by whoever decodes them) and files that cannot be read here (their decoder
     reports why). The files are read on a few threads at once (:func:`framefeed.segments` lets go of the GIL):
     a dataset of many files, or files on a network filesystem, is cut in a fraction of the time one by one
     takes.

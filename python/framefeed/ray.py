@@ -161,7 +161,8 @@ class Decoder:
 
     Each input row holds one encoded video (column ``bytes_column``) and its name (``path_column``); where the
     input has no ``bytes_column``, the actor reads the file the path names (a local file from disk as it is
-    decoded; a URI such as ``s3://...`` whole), and a file it cannot read fails that one video, per
+    decoded; a remote URI such as ``s3://...`` or ``https://...`` by byte ranges, with the ``storage_options``
+    keyword; another URI pyarrow reads, whole), and a file it cannot read fails that one video, per
     ``on_error``. An optional ``position`` column places each video in its dataset: with ``epoch`` and the
     seed it decides the video's random clips, so that they do not depend on which actor decodes it. The instance keeps one
     operator for its life; videos are decoded one after the other, and each framefeed batch is yielded as soon
@@ -254,12 +255,16 @@ class Decoder:
                 if encoded is not None:
                     data = encoded[i]
                     self.input.feed(bytes(data) if not isinstance(data, bytes) else data, path, **place)
-                elif "://" not in path:
+                elif "://" not in path or ff.is_remote_url(path):
+                    # A local file from disk, a remote object by byte ranges: neither read whole.
                     self.input.feed_file(path, path, **place)
                 else:
                     self.input.feed(_read_file(path), path, **place)
             except OSError as error:
                 yield from self._failed(path, f"cannot read the file: {error}", error)
+                continue
+            except ff.VideoError as error:
+                yield from self._failed(path, str(error), error)
                 continue
             yield from self._decode(path)
 

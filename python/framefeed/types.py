@@ -9,7 +9,7 @@ canonical names below.
 from __future__ import annotations
 
 from os import PathLike
-from typing import TYPE_CHECKING, Any, List, Literal, Optional, Tuple, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
 
 if TYPE_CHECKING:
     import numpy as np
@@ -260,3 +260,5 @@ class CameraSettings(TypedDict, total=False):
     audio_sample_rate: Optional[int]
     audio_channels: Optional[int]
     audio_stream: Optional[int]
+    storage_options: Optional[Dict[str, Any]]
+    index_cache: Optional[Union[str, "PathLike[str]"]]

@@ -117,6 +117,8 @@ pub(crate) struct PyVideoInput {
     auto_threads: bool,
     /// Whether anything was fed: what the fed videos' decoding has reached is the making process's alone.
     fed: AtomicBool,
+    /// How remote videos fed by URL are read (`storage_options`, `index_cache`).
+    remote: framefeed::RemoteOptions,
 }
 
 impl PyVideoInput {
@@ -165,7 +167,7 @@ impl PyVideoInput {
         huge_pages=false, autorotate=true, strict=false, low_latency=false, max_queued=None, max_batch_bytes=None, max_container_samples=None,
         live_buffer_bytes=None, stall_timeout=None, stride=None, step=None, clips=None, clip_sampler="random",
         clip_policy="cut", fps=None, start=None, end=None, indices=None, audio=false, audio_sample_rate=None,
-        audio_channels=None, audio_stream=None
+        audio_channels=None, audio_stream=None, storage_options=None, index_cache=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
@@ -216,7 +218,10 @@ impl PyVideoInput {
         audio_sample_rate: Option<u32>,
         audio_channels: Option<u32>,
         audio_stream: Option<usize>,
+        storage_options: Option<Bound<'py, pyo3::types::PyDict>>,
+        index_cache: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
+        let remote = crate::remote::remote_options(storage_options.as_ref(), index_cache)?;
         let center = "center".into_pyobject(py)?.into_any();
         let config = Settings {
             sequence_length,
@@ -280,6 +285,7 @@ impl PyVideoInput {
             config,
             auto_threads,
             fed: AtomicBool::new(false),
+            remote,
         })
     }
 
@@ -313,8 +319,10 @@ impl PyVideoInput {
 
     /// Queues the video in the file at `path`, read from disk as it is decoded (never whole in memory: a long
     /// video costs no more memory than a short one, and clips read only what they need), and returns its id.
-    /// `label` defaults to the path. Raises `OSError` when the file cannot be opened; waits (without the GIL)
-    /// while the queue is full. `position`, `epoch` and `segment` as for `feed`.
+    /// A remote URL (`s3://`, `gs://`, `az://`, `https://`...) is opened here (one `HEAD`) and read by byte
+    /// ranges with the operator's `storage_options` (`framefeed.SourceUnavailableError` when it cannot be
+    /// reached). `label` defaults to the path. Raises `OSError` when the file cannot be opened; waits (without
+    /// the GIL) while the queue is full. `position`, `epoch` and `segment` as for `feed`.
     #[pyo3(signature = (path, label=None, *, position=None, epoch=0, segment=None))]
     fn feed_file(
         &self,
@@ -325,6 +333,15 @@ impl PyVideoInput {
         epoch: u64,
         segment: Option<(u64, u64)>,
     ) -> PyResult<u64> {
+        if let Some(url) = path.to_str().filter(|p| framefeed::is_remote_url(p)) {
+            let label =
+                self::label(label)?.unwrap_or_else(|| Label::Text(framefeed::redact_url(url)));
+            let (url, options) = (url.to_owned(), self.remote.clone());
+            let video = py
+                .detach(move || Encoded::remote(&url, &options))
+                .py_err(py)?;
+            return self.feed_waiting(py, placed(video, Some(label), position, epoch, segment)?);
+        }
         let label = self::label(label)?.unwrap_or_else(|| Label::Text(path.display().to_string()));
         let file = open_file(py, &path)?;
         self.feed_waiting(py, placed(file, Some(label), position, epoch, segment)?)
@@ -374,13 +391,16 @@ impl PyVideoInput {
         aio::feed(py, &self.feeding(py)?, video, len)
     }
 
-    /// Queues a video pulled by URL through FFmpeg's protocols (`rtsp://`, `srt://`, `rtmp://`, HLS or media
-    /// over `http(s)://`; `file:` only when listed in `schemes`) and returns its id. `open_timeout` and
+    /// Queues a video pulled by URL and returns its id: an object in a store or a file over HTTP(S) (`s3://`,
+    /// `gs://`, `az://`, `https://...mp4`) read by byte ranges with `storage_options` and `index_cache` (by
+    /// default the operator's), a whole video that sampling seeks in; a live source through FFmpeg's protocols
+    /// (`rtsp://`, `srt://`, `rtmp://`, an HLS playlist; `file:` only when listed in `schemes`). `open_timeout` and
     /// `read_timeout` in seconds; `reconnect`: the reopen attempts after a drop (0: a drop fails the video),
     /// waiting `reconnect_initial` seconds, doubling up to `reconnect_max`. Raises `ValueError` for a scheme
     /// outside `schemes` or bad settings.
     #[pyo3(signature = (url, label=None, *, schemes=None, open_timeout=10.0, read_timeout=5.0, reconnect=5,
-                        reconnect_initial=0.5, reconnect_max=4.0, rtsp_transport="tcp"))]
+                        reconnect_initial=0.5, reconnect_max=4.0, rtsp_transport="tcp", storage_options=None,
+                        index_cache=None))]
     #[allow(clippy::too_many_arguments)]
     fn feed_url(
         &self,
@@ -394,7 +414,14 @@ impl PyVideoInput {
         reconnect_initial: f64,
         reconnect_max: f64,
         rtsp_transport: &str,
+        storage_options: Option<Bound<'_, pyo3::types::PyDict>>,
+        index_cache: Option<std::path::PathBuf>,
     ) -> PyResult<u64> {
+        let remote = if storage_options.is_some() || index_cache.is_some() {
+            crate::remote::remote_options(storage_options.as_ref(), index_cache)?
+        } else {
+            self.remote.clone()
+        };
         let seconds =
             |name: &str, s: f64| framefeed::seconds_setting(name, s).map_err(PyValueError::new_err);
         let mut options = UrlOptions::new()
@@ -408,7 +435,8 @@ impl PyVideoInput {
                     max: seconds("reconnect_max", reconnect_max)?,
                 },
             })
-            .rtsp_transport(choice::<RtspTransport>(rtsp_transport)?);
+            .rtsp_transport(choice::<RtspTransport>(rtsp_transport)?)
+            .remote(remote);
         if let Some(names) = schemes {
             let mut list = Vec::new();
             for name in names {
@@ -416,7 +444,7 @@ impl PyVideoInput {
                     Some(scheme) if scheme.as_str() == name.to_ascii_lowercase() => list.push(scheme),
                     _ => {
                         return Err(PyValueError::new_err(format!(
-                            "scheme {name:?} is not one framefeed pulls from; allowed: rtsp, srt, rtmp, http, https, file"
+                            "scheme {name:?} is not one framefeed pulls from; allowed: rtsp, srt, rtmp, http, https, s3, gs, az, file"
                         )))
                     }
                 }

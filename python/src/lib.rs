@@ -23,6 +23,7 @@ mod fork;
 mod input;
 mod mux;
 mod reader;
+mod remote;
 
 use framefeed::Choice;
 use pyo3::prelude::*;
@@ -36,6 +37,18 @@ fn whole_video(
     py: Python<'_>,
     video: &Bound<'_, PyAny>,
 ) -> PyResult<(framefeed::Encoded, Option<String>)> {
+    // A remote video's URL (credentials from the environment): read by byte ranges.
+    if let Some(url) = video
+        .extract::<String>()
+        .ok()
+        .filter(|u| framefeed::is_remote_url(u))
+    {
+        let options = framefeed::RemoteOptions::new();
+        let encoded = py
+            .detach(|| framefeed::Encoded::remote(&url, &options))
+            .map_err(|e| to_py(py, e))?;
+        return Ok((encoded, Some(framefeed::redact_url(&url))));
+    }
     if let Ok(path) = video.extract::<std::path::PathBuf>() {
         let encoded = input::open_file(py, &path)?;
         let label = path.display().to_string();
@@ -46,7 +59,8 @@ fn whole_video(
 }
 
 /// What a container holds (format, streams, codecs, sizes, colour tags), without decoding it: a dict. `data`
-/// is a path (read where the demuxer looks, never whole) or the encoded bytes.
+/// is a path (read where the demuxer looks, never whole), a remote video's URL (`s3://`, `https://`...; by
+/// byte ranges, credentials from the environment) or the encoded bytes.
 #[pyfunction]
 fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let (video, label) = whole_video(py, data)?;
@@ -162,7 +176,8 @@ fn cuda_status() -> (bool, String) {
     }
 }
 
-/// The segments of a whole video (a path, read from disk, or a buffer): its frames cut at keyframes into parts
+/// The segments of a whole video (a path, read from disk; a remote video's URL, read by byte ranges with
+/// credentials from the environment; or a buffer): its frames cut at keyframes into parts
 /// of at least `every` frames, as `(first, end)` display indices; feed each with `segment=(first, end)`.
 #[pyfunction]
 fn segments(py: Python<'_>, video: &Bound<'_, PyAny>, every: u64) -> PyResult<Vec<(u64, u64)>> {
@@ -179,6 +194,13 @@ fn segments(py: Python<'_>, video: &Bound<'_, PyAny>, every: u64) -> PyResult<Ve
 #[pyfunction]
 fn redact_url(url: &str) -> String {
     framefeed::redact_url(url)
+}
+
+/// Whether `url` names a remote object framefeed reads by byte ranges (`s3://`, `gs://`, `az://`, and
+/// `http(s)://` but for an HLS or DASH playlist), with `storage_options`.
+#[pyfunction]
+fn is_remote_url(url: &str) -> bool {
+    framefeed::is_remote_url(url)
 }
 
 /// framefeed's table of error codes (`framefeed::ErrorCode`): code → (`"library"` or `"service"`, the HTTP
@@ -249,6 +271,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader::_video_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(reader::_frames, m)?)?;
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
+    m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
     m.add_function(wrap_pyfunction!(segments, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(decode_audio, m)?)?;

@@ -34,6 +34,8 @@ pub(crate) struct PyVideoReader {
     config: framefeed::Config,
     /// Whether `threads` was left to the default, which depends on the process (`framefeed._threads`).
     auto_threads: bool,
+    /// How a remote source is read (`storage_options`, `index_cache`).
+    remote: framefeed::RemoteOptions,
 }
 
 /// What a reader knows of its video, read when it opened it.
@@ -396,7 +398,7 @@ impl PyVideoReader {
         let reader = self.inner.get(|| {
             let config = crate::fork::process_threads(py, self.config.clone(), self.auto_threads)?;
             Ok(Some(Arc::new(
-                open_source(py, self.source.bind(py), &config)?.0,
+                open_source(py, self.source.bind(py), &config, &self.remote)?.0,
             )))
         })?;
         match &*reader {
@@ -437,6 +439,7 @@ fn open_source(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     config: &framefeed::Config,
+    remote: &framefeed::RemoteOptions,
 ) -> PyResult<(framefeed::VideoReader, Py<PyAny>)> {
     if source.is_instance_of::<PyString>() {
         let text: String = source.extract()?;
@@ -445,10 +448,9 @@ fn open_source(
         if text.contains("://") && scheme != Some(framefeed::Scheme::File) {
             let url = text.to_owned();
             let config = config.clone();
+            let options = framefeed::UrlOptions::new().remote(remote.clone());
             let reader = py
-                .detach(move || {
-                    framefeed::VideoReader::open_url(url, framefeed::UrlOptions::new(), &config)
-                })
+                .detach(move || framefeed::VideoReader::open_url(url, options, &config))
                 .py_err(py)?;
             return Ok((reader, source.clone().unbind()));
         }
@@ -488,7 +490,8 @@ impl PyVideoReader {
         source, *, dimension_order="NHWC", threads=None, device="cpu", cpu_fallback=true, nvdec_driver="direct",
         resize=None, resize_shorter=None, resize_mode="exact", interpolation="bilinear", resize_stage="yuv", crop=None, crop_pos=None,
         out_of_bounds="error", fill=(0.0, 0.0, 0.0), seed=None, dtype="uint8", normalize=None, tonemap=None, autorotate=true,
-        strict=false, audio_sample_rate=None, audio_channels=None, audio_stream=None
+        strict=false, audio_sample_rate=None, audio_channels=None, audio_stream=None, storage_options=None,
+        index_cache=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
@@ -517,7 +520,10 @@ impl PyVideoReader {
         audio_sample_rate: Option<u32>,
         audio_channels: Option<u32>,
         audio_stream: Option<usize>,
+        storage_options: Option<Bound<'py, pyo3::types::PyDict>>,
+        index_cache: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
+        let remote = crate::remote::remote_options(storage_options.as_ref(), index_cache)?;
         let layout = match dimension_order.to_ascii_uppercase().as_str() {
             "NHWC" => "FHWC",
             "NCHW" => "FCHW",
@@ -575,12 +581,13 @@ impl PyVideoReader {
         .config()?;
         let auto_threads = threads.is_none();
         let config = crate::fork::process_threads(py, config, auto_threads)?;
-        let (reader, source) = open_source(py, source, &config)?;
+        let (reader, source) = open_source(py, source, &config, &remote)?;
         Ok(Self {
             inner: PerProcess::new(Some(Arc::new(reader))),
             source,
             config,
             auto_threads,
+            remote,
         })
     }
 

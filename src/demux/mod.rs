@@ -199,8 +199,18 @@ impl Demuxer {
             ..Self::probe(config, Demuxers::Any)
         };
         let mut this = Self::open_io(MemoryIo::new(data.clone())?, config, probe)?;
+        if let Some(source) = data.source() {
+            source.opened();
+        }
         this.whole = Some(data);
         Ok(this)
+    }
+
+    /// The [`ReadAt`](crate::ReadAt) source of a whole video that reads from one (a remote object), and its
+    /// length: what sampling hints the ranges it will read to.
+    pub(crate) fn whole_source(&self) -> Option<(&dyn crate::ReadAt, u64)> {
+        let whole = self.whole.as_ref()?;
+        Some((whole.source()?, whole.len()))
     }
 
     /// A demuxer over the whole video `data` reading only an audio stream: `stream` when it is one, else the one

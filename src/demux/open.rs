@@ -24,7 +24,7 @@ use crate::settings::config::{Config, MoovAtEnd};
 use crate::signal::Signals;
 use crate::source::feed::Source;
 use crate::source::live::{Failure, LiveReader, LiveShared};
-use crate::source::url::{redact_url, UrlSource};
+use crate::source::url::{redact_url, Scheme, UrlSource};
 use crate::video::{ClipKey, FileIdentity, Whole};
 
 /// A source, opened.
@@ -52,7 +52,8 @@ impl Opened {
     pub(crate) fn failure(&self) -> Option<Failure> {
         match &self.origin {
             Origin::Live(live) => live.0.failure(),
-            Origin::Whole(..) | Origin::Url { .. } => None,
+            Origin::Whole(..) => source_failure(&self.origin),
+            Origin::Url { .. } => None,
         }
     }
 
@@ -118,6 +119,19 @@ impl Opened {
     }
 }
 
+/// A whole video's own source failure (a remote object that could not be fetched), as the video's error.
+fn source_failure(origin: &Origin) -> Option<Failure> {
+    let Origin::Whole(data, _) = origin else {
+        return None;
+    };
+    let failure = data.source()?.failure()?;
+    Some(Failure::Video(VideoError::SourceUnavailable {
+        url: failure.source,
+        attempts: 1,
+        reason: failure.reason,
+    }))
+}
+
 /// Closes a live video's producer side when its decoding ends, however it ends.
 struct CloseLive(Arc<LiveShared>);
 
@@ -137,20 +151,22 @@ impl Opener<'_> {
     /// Opens `source`: a URL at once and then per its reconnect policy.
     pub(crate) fn open(&self, source: Source) -> Result<Opened, Failure> {
         match source {
-            Source::Whole(data, key) => Ok(Opened {
-                demuxer: Demuxer::open(data.clone(), self.config).map_err(Failure::Video)?,
-                origin: Origin::Whole(data, key),
-            }),
-            Source::Live(live) => self.open_live(live),
-            Source::Url(source) => {
-                let signals = self.signals.clone();
-                let interrupt = Interrupt::new(move || signals.stop.load(Ordering::Relaxed));
-                let (demuxer, _) = self.open_url(&source, &interrupt, true)?;
+            Source::Whole(data, key) => {
+                if let Whole::File(file) = &data {
+                    self.signals.watch_source(file);
+                }
                 Ok(Opened {
-                    demuxer,
-                    origin: Origin::Url { source, interrupt },
+                    demuxer: Demuxer::open(data.clone(), self.config).map_err(Failure::Video)?,
+                    origin: Origin::Whole(data, key),
                 })
             }
+            Source::Live(live) => self.open_live(live),
+            Source::Url(source)
+                if source.options.ranged && crate::settings::remote::is_remote_url(&source.url) =>
+            {
+                self.open_remote(source)
+            }
+            Source::Url(source) => self.pull(source),
         }
     }
 
@@ -180,6 +196,48 @@ impl Opener<'_> {
         let (demuxer, attempts) = self.open_url(source, interrupt, false)?;
         opened.demuxer = demuxer;
         Ok(attempts)
+    }
+
+    /// A URL pulled through FFmpeg's protocols, opened at once and then per its reconnect policy.
+    fn pull(&self, source: Box<UrlSource>) -> Result<Opened, Failure> {
+        let signals = self.signals.clone();
+        let interrupt = Interrupt::new(move || signals.stop.load(Ordering::Relaxed));
+        let (demuxer, _) = self.open_url(&source, &interrupt, true)?;
+        Ok(Opened {
+            demuxer,
+            origin: Origin::Url { source, interrupt },
+        })
+    }
+
+    /// A remote object (`source::remote`), opened with a `HEAD` and read as a whole video by ranges; an
+    /// HTTP(S) URL whose server gives no length to a `HEAD` (a live stream) goes through FFmpeg instead.
+    fn open_remote(&self, source: Box<UrlSource>) -> Result<Opened, Failure> {
+        let stop = || self.signals.stop.load(Ordering::Relaxed);
+        match crate::source::store::open(&source.url, &source.options.remote, &stop) {
+            Ok((remote, len)) => {
+                let file = Arc::new(crate::video::WholeFile {
+                    file: crate::video::Reader::Other(Box::new(remote)),
+                    len,
+                });
+                self.signals.watch_source(&file);
+                let data = Whole::File(file);
+                let demuxer = Demuxer::open(data.clone(), self.config);
+                let origin = Origin::Whole(data, ClipKey::default());
+                let failure = source_failure(&origin);
+                match demuxer {
+                    Ok(demuxer) => Ok(Opened { demuxer, origin }),
+                    Err(error) => Err(failure.unwrap_or(Failure::Video(error))),
+                }
+            }
+            Err(_) if stop() => Err(Failure::Shutdown),
+            Err(crate::source::store::OpenError::NotAnObject(error))
+                if matches!(source.scheme, Scheme::Http | Scheme::Https) =>
+            {
+                tracing::debug!(%error, "not read by ranges: pulling the URL through FFmpeg");
+                self.pull(source)
+            }
+            Err(error) => Err(Failure::Video(error.into())),
+        }
     }
 
     fn open_live(&self, live: Arc<LiveShared>) -> Result<Opened, Failure> {

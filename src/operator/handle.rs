@@ -186,6 +186,7 @@ impl VideoInput {
 impl Drop for VideoInput {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.cancel_sources();
         self.feed.shut_down();
         let Some(handle) = self.worker.take() else {
             return;

@@ -94,9 +94,13 @@ impl VideoReader {
         Self::open_source(Source::Whole(video.data, ClipKey::default()), label, config)
     }
 
-    /// Opens and indexes a video served over HTTP(S) with range requests (or another URL FFmpeg can seek in):
-    /// the index reads it once through, then each read fetches only the GOPs it needs. `options` are the
-    /// operator's (timeouts, allowed schemes; reconnection does not apply).
+    /// Opens and indexes a video by URL. An object in a store or a file over HTTP(S) ([`is_remote_url`]) is
+    /// read by byte ranges with `options`' [`RemoteOptions`](crate::RemoteOptions): its index (an MP4's
+    /// `moov`, at either end), then only the packets of the GOPs each read needs, fetched ahead in parallel.
+    /// Another URL FFmpeg can seek in is read through FFmpeg's protocols (the index reads it once through).
+    /// `options` are the operator's (timeouts, allowed schemes; reconnection does not apply).
+    ///
+    /// [`is_remote_url`]: crate::is_remote_url
     pub fn open_url(url: impl Into<String>, options: UrlOptions, config: &Config) -> Result<Self> {
         let url = url.into();
         options.validate()?;
@@ -111,6 +115,20 @@ impl VideoReader {
             options,
         }));
         Self::open_source(source, Some(label), config)
+    }
+
+    /// Opens and indexes the remote object at `url` (`s3://`, `gs://`, `az://`, `https://`...), read by byte
+    /// ranges with `options` (see [`Encoded::remote`]): one `HEAD`, its index, then only what each read needs.
+    ///
+    /// ```no_run
+    /// use framefeed::{Config, RemoteOptions, VideoReader};
+    /// let options = RemoteOptions::new().option("region", "eu-west-1");
+    /// let reader = VideoReader::open_remote("s3://videos/a.mp4", &options, &Config::new(8, 1))?;
+    /// let clip = reader.frames_at(&[100, 101, 102])?;
+    /// # Ok::<(), framefeed::Error>(())
+    /// ```
+    pub fn open_remote(url: &str, options: &crate::RemoteOptions, config: &Config) -> Result<Self> {
+        Self::open(Encoded::remote(url, options)?, config)
     }
 
     fn open_source(source: Source, label: Option<Label>, config: &Config) -> Result<Self> {

@@ -270,6 +270,11 @@ impl Reading {
             let given = (needed.len() - outcome.missing.len()) as u64;
             let strict = self.config.strict;
             if let Some(error) = outcome.read_error(given, &self.index, strict) {
+                // A remote object that could not be fetched says so, rather than the demuxer's I/O error.
+                let error = match opened.failure() {
+                    Some(crate::source::live::Failure::Video(source)) => source,
+                    _ => error,
+                };
                 return Err(failed(error));
             }
         }

@@ -27,7 +27,17 @@ use crate::video::FileIdentity;
 pub(crate) fn scan(demuxer: &mut Demuxer, max: usize) -> Result<Option<Vec<PacketEntry>>, AvError> {
     match listed(demuxer, max) {
         Some(packets) => Ok(packets),
-        None => demuxer.read_packets(max),
+        None => {
+            if demuxer.whole_source().is_some() {
+                // A remote video without an index framefeed reads by ranges (not an MP4's moov): read through.
+                crate::source::remote::count_index_scan();
+                tracing::warn!(
+                    "a remote video has no container index framefeed reads by ranges: reading it through once \
+                     to index it"
+                );
+            }
+            demuxer.read_packets(max)
+        }
     }
 }
 
@@ -217,6 +227,44 @@ impl FrameIndex {
             .map(|(_, i)| i as usize)
     }
 
+    /// The byte ranges decoding the display indices `needed` reads (see `source::remote`'s hints): for each,
+    /// from its start keyframe's packet to the end of the packet [`REORDER_SLACK`] after its own in decode
+    /// order (a decoder gives a frame a few packets after its own), the end being where the next packet of the
+    /// stream starts, else `len`. Ranges of packets without a byte position are left out.
+    pub(crate) fn byte_ranges(&self, needed: &[u64], len: u64) -> Vec<std::ops::Range<u64>> {
+        let mut ranges: Vec<std::ops::Range<u64>> = Vec::new();
+        for &d in needed {
+            let Some(&own) = self.display.get(d as usize) else {
+                continue;
+            };
+            let start = self.start_for(d, 0);
+            let last = (own as usize + REORDER_SLACK).min(self.packets.len() - 1);
+            let mut positions = self.packets[start.min(last)..=last].iter().map(|p| p.pos);
+            let Some(span) = positions.try_fold((i64::MAX, i64::MIN), |(lo, hi), pos| {
+                let pos = pos?;
+                Some((lo.min(pos), hi.max(pos)))
+            }) else {
+                continue;
+            };
+            let (Ok(lo), Ok(hi)) = (u64::try_from(span.0), u64::try_from(span.1)) else {
+                continue;
+            };
+            // The end of the packet at `hi`: where the next one by position starts.
+            let next = self.by_pos.partition_point(|&(p, _)| p <= span.1);
+            let end = self
+                .by_pos
+                .get(next)
+                .and_then(|&(p, _)| u64::try_from(p).ok())
+                .unwrap_or(len)
+                .max(hi + 1);
+            match ranges.last_mut() {
+                Some(r) if lo <= r.end && lo >= r.start => r.end = r.end.max(end),
+                _ => ranges.push(lo..end),
+            }
+        }
+        ranges
+    }
+
     /// The keyframe packet decoding display index `d` starts from: the last keyframe (in decode order, not
     /// after `d`'s own packet) displayed at or before it; `earlier` keyframes before that one. The first
     /// packet when there is none (frames shown before the first keyframe).
@@ -236,6 +284,10 @@ impl FrameIndex {
         0
     }
 }
+
+/// Packets after a frame's own, in decode order, that decoding may read before the frame comes out (B-frame
+/// reordering), for [`FrameIndex::byte_ranges`].
+pub(crate) const REORDER_SLACK: usize = 4;
 
 /// The index of the file a decoding thread indexed last, kept for the next video from the same file (the same
 /// device, inode, length and modification time, so a file rewritten or replaced is indexed again). One entry:
@@ -296,6 +348,35 @@ mod tests {
         .iter()
         .map(|&(t, k)| packet(t, k))
         .collect()
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // lists of ranges, one here
+    fn byte_ranges_run_from_the_start_keyframe_past_the_frames_packet() {
+        // Packets at pts * 100 (here the bytes lie in display order): I0 P3 B1 B2 | I6 B4 B5 P9 B7 B8, the file
+        // 1000 bytes long. A range spans the packets from the start keyframe to REORDER_SLACK past the frame's
+        // own in decode order, lowest to highest byte, and ends where the next packet by position starts.
+        let index = FrameIndex::new(open_gop(), 1.0).unwrap();
+        // Frame 7 (decode position 8) from I6 (4) to the last packet (9): bytes 400 (B4) to the end.
+        assert_eq!(index.byte_ranges(&[7], 1000), [400..1000]);
+        // Frame 1 (decode position 2) from I0 to decode position 6: bytes 0 to I6's end (700).
+        assert_eq!(index.byte_ranges(&[1], 1000), [0..700]);
+        // Frames of one GOP make one range; an index past the end is left out.
+        assert_eq!(index.byte_ranges(&[7, 8, 99], 1000), [400..1000]);
+        // Every needed frame's own packet lies in a range (the rule the remote reads rely on).
+        for d in 0..index.frames() {
+            let own = index
+                .packet(index.display[d as usize] as usize)
+                .pos
+                .unwrap() as u64;
+            assert!(
+                index
+                    .byte_ranges(&[d], 1000)
+                    .iter()
+                    .any(|r| r.contains(&own)),
+                "frame {d}"
+            );
+        }
     }
 
     #[test]

@@ -113,6 +113,10 @@ pub(crate) fn decode_needed(
     seen: &mut dyn FnMut(&FrameRef<'_>, bool),
     deliver: &mut Deliver<'_>,
 ) -> Result<SeekOutcome, Stop> {
+    // A remote video fetches the packets these frames take ahead, in parallel (`source::remote`).
+    if let Some((source, len)) = demuxer.whole_source() {
+        source.will_need(&index.byte_ranges(needed, len));
+    }
     let mut run = Run {
         demuxer,
         decoder,
@@ -351,7 +355,14 @@ impl Run<'_> {
         let first = *self.index.packet(0);
         // Times framefeed gave a stream without any are not the demuxer's: only byte positions seek there.
         let times = !self.index.is_synthetic();
+        // By the keyframe's presentation time first: a demuxer that indexes shifted decode times (the MOV
+        // demuxer with B-frames' edit list) lands one GOP early when asked for the decode time, and a remote
+        // video would fetch that GOP for nothing. A landing past the keyframe is caught by `read_to`.
         let attempts = [
+            target
+                .pts
+                .filter(|&pts| times && target.dts.is_some_and(|dts| dts < pts))
+                .map(|ts| (ts, false)),
             target
                 .dts
                 .or(target.pts)

@@ -210,7 +210,10 @@ impl StreamRequest {
         })
         .map_err(|e| bad(e.into_reason()))?;
         settings.transforms = transforms;
-        let mut options = UrlOptions::new();
+        // FFmpeg's protocols under the host rules; no object store (it would lend the server's credentials).
+        let mut options = UrlOptions::new()
+            .schemes(crate::Scheme::NETWORK)
+            .ranged(false);
         if let Some(t) = value(body.open_timeout) {
             options = options.open_timeout(t);
         }

@@ -10,6 +10,7 @@ pub(crate) mod audio;
 pub(crate) mod choice;
 pub(crate) mod config;
 pub(crate) mod mux;
+pub(crate) mod remote;
 pub(crate) mod sampling;
 pub(crate) mod seconds;
 pub(crate) mod transforms;

@@ -65,10 +65,21 @@ pub enum Scheme {
     /// `file:` (and plain paths): never allowed unless listed, since a URL from a client must not read the
     /// server's files.
     File,
+    /// `s3://` (and `s3a://`): an Amazon S3 object or one of any S3-compatible store, read by byte ranges
+    /// ([`RemoteOptions`](crate::RemoteOptions)).
+    S3,
+    /// `gs://` (and `gcs://`): a Google Cloud Storage object.
+    Gcs,
+    /// `az://` (and `azure://`, `abfs://`, `abfss://`, `adl://`): an Azure Blob Storage object.
+    Azure,
 }
 
 impl Scheme {
-    /// The schemes allowed by default: every network one, not `file:`.
+    /// The object stores' schemes: allowed by default in the library ([`UrlOptions::new`]); the ingest
+    /// service refuses them unless listed (it would lend its own credentials to its clients).
+    pub const OBJECT_STORES: [Scheme; 3] = [Scheme::S3, Scheme::Gcs, Scheme::Azure];
+
+    /// The network schemes FFmpeg pulls from, not `file:`.
     pub const NETWORK: [Scheme; 5] = [
         Scheme::Rtsp,
         Scheme::Srt,
@@ -90,6 +101,9 @@ impl Scheme {
             "http" => Some(Scheme::Http),
             "https" => Some(Scheme::Https),
             "file" => Some(Scheme::File),
+            "s3" | "s3a" => Some(Scheme::S3),
+            "gs" | "gcs" => Some(Scheme::Gcs),
+            "az" | "azure" | "abfs" | "abfss" | "adl" => Some(Scheme::Azure),
             // FFmpeg's other protocols (`data:`, `subfile:`, `concat:`...) are refused by name, not read as
             // a file path with a colon in it.
             other if FFMPEG_PROTOCOLS.contains(&other) => None,
@@ -108,6 +122,8 @@ impl Scheme {
             Scheme::Http => &["http", "tcp", "hls", "crypto"],
             Scheme::Https => &["https", "http", "tls", "tcp", "hls", "crypto"],
             Scheme::File => &["file", "crypto"],
+            // Read by framefeed's own client, never by FFmpeg.
+            Scheme::S3 | Scheme::Gcs | Scheme::Azure => &[],
         }
     }
 
@@ -126,6 +142,9 @@ impl Scheme {
             Scheme::Http => "http",
             Scheme::Https => "https",
             Scheme::File => "file",
+            Scheme::S3 => "s3",
+            Scheme::Gcs => "gs",
+            Scheme::Azure => "az",
         }
     }
 }
@@ -235,6 +254,10 @@ pub struct UrlOptions {
     pub(crate) reconnect: Reconnect,
     pub(crate) rtsp_transport: RtspTransport,
     pub(crate) label: Option<Label>,
+    pub(crate) remote: crate::RemoteOptions,
+    /// Whether an object's URL is read by byte ranges (`source::remote`); the ingest service pulls every URL
+    /// through FFmpeg, under its host rules.
+    pub(crate) ranged: bool,
 }
 
 impl Default for UrlOptions {
@@ -249,17 +272,39 @@ impl UrlOptions {
     /// How long one read may wait for data by default before the source counts as dropped.
     pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(5);
 
-    /// Every network scheme, not `file:`; 10 s to open, 5 s of silence before a read fails, the default
-    /// [`Reconnect`], RTSP over TCP.
+    /// Every network scheme and object store, not `file:`; 10 s to open, 5 s of silence before a read fails,
+    /// the default [`Reconnect`], RTSP over TCP, the default [`RemoteOptions`](crate::RemoteOptions).
     pub fn new() -> Self {
         Self {
-            schemes: Scheme::NETWORK.to_vec(),
+            schemes: [Scheme::NETWORK.as_slice(), Scheme::OBJECT_STORES.as_slice()].concat(),
+            remote: crate::RemoteOptions::new(),
+            ranged: true,
             open_timeout: Self::DEFAULT_OPEN_TIMEOUT,
             read_timeout: Self::DEFAULT_READ_TIMEOUT,
             reconnect: Reconnect::default(),
             rtsp_transport: RtspTransport::default(),
             label: None,
         }
+    }
+
+    /// How an object in a store or a file over HTTP(S) is read by byte ranges ([`RemoteOptions`]: credentials,
+    /// CA bundle, requests in flight, memory, the index cache). Such a URL (see [`is_remote_url`]) is read
+    /// as a whole video (sampling seeks in it); an HTTP(S) one whose server answers no `HEAD` with a length
+    /// (a live stream) is pulled through FFmpeg as before.
+    ///
+    /// [`RemoteOptions`]: crate::RemoteOptions
+    /// [`is_remote_url`]: crate::is_remote_url
+    pub fn remote(mut self, options: crate::RemoteOptions) -> Self {
+        self.remote = options;
+        self
+    }
+
+    /// Whether an object's URL ([`is_remote_url`](crate::is_remote_url)) is read by byte ranges (the default),
+    /// or, `false`, every URL pulled through FFmpeg's protocols, as the ingest service pulls (under its host
+    /// rules).
+    pub fn ranged(mut self, ranged: bool) -> Self {
+        self.ranged = ranged;
+        self
     }
 
     /// The schemes a URL may have (the allowlist).
@@ -306,6 +351,7 @@ impl UrlOptions {
         if self.schemes.is_empty() {
             return bad("UrlOptions::schemes is empty: allow at least one scheme".into());
         }
+        self.remote.validate()?;
         for (name, value) in [
             ("open_timeout", self.open_timeout),
             ("read_timeout", self.read_timeout),

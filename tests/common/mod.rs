@@ -9,6 +9,7 @@ use framefeed::{Batch, Config, Error, VideoInput};
 
 pub mod http_client;
 pub mod mp4_forge;
+pub mod object_server;
 pub mod serve;
 
 /// Runs each named async test function on tokio's current-thread and multi-thread runtimes.
@@ -52,6 +53,8 @@ pub enum Need {
     Gpu,
     /// Free reserved huge pages (`sysctl vm.nr_hugepages=64`).
     HugePages,
+    /// nginx (Debian's), the real HTTP(S) server of the remote video tests.
+    Nginx,
 }
 
 impl Need {
@@ -62,6 +65,7 @@ impl Need {
             Need::Corpus => "corpus",
             Need::Gpu => "gpu",
             Need::HugePages => "hugepages",
+            Need::Nginx => "nginx",
         }
     }
 }

@@ -10,10 +10,20 @@ use serde_json::{json, Value};
 use super::{written, Failure};
 
 pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, Failure> {
-    // Read where the demuxer looks, never whole: a long video's file may be larger than memory.
-    let video = framefeed::Encoded::file(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?
-        .label(file.display().to_string());
+    // Read where the demuxer looks, never whole: a long video's file may be larger than memory; a remote one
+    // (s3://, gs://, az://, https://, credentials from the environment) by byte ranges.
+    let video = match file.to_str().filter(|f| framefeed::is_remote_url(f)) {
+        Some(url) => match framefeed::Encoded::remote(url, &framefeed::RemoteOptions::new()) {
+            Ok(video) => video,
+            Err(e) => {
+                eprintln!("framefeed: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        },
+        None => framefeed::Encoded::file(file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?
+            .label(file.display().to_string()),
+    };
     let info = match framefeed::probe(video.clone()) {
         Ok(info) => info,
         Err(e) => {

@@ -37,10 +37,11 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Decode videos into batches; with no FILES, the built-in sample video (320x240, 60 frames).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Describe a container and its streams as JSON.
     Info {
-        /// The video file.
+        /// The video file, or a remote video's URL (s3://, gs://, az://, https://; credentials from the
+        /// environment), read by byte ranges.
         file: PathBuf,
         /// Also cut the video at keyframes into segments of at least N frames (an MP4 from its index, other
         /// files by demuxing, without decoding), listed as `"segments": [[FIRST, END], ...]` (display indices, END excluded): give each to
@@ -50,7 +51,7 @@ enum Command {
         segments: Option<u64>,
     },
     /// Serve the HTTP ingest service: POST /videos streams one JSON line per batch; GET /health, /metrics.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
 }
 
 fn main() -> ExitCode {
@@ -72,10 +73,10 @@ fn main() -> ExitCode {
         Command::Run(args) => match args.prepare() {
             Err(message) => Err(Failure::Message(message)),
             Ok(prepared) if args.mux => mux::run(&args, prepared),
-            Ok(prepared) => run::run(args, prepared),
+            Ok(prepared) => run::run(*args, prepared),
         },
         Command::Info { file, segments } => info::info(&file, segments),
-        Command::Serve(args) => serve::serve(args),
+        Command::Serve(args) => serve::serve(*args),
     };
     match result {
         Ok(code) => code,
