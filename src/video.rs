@@ -225,6 +225,25 @@ impl Whole {
         }
     }
 
+    /// Reads at `offset` when the bytes are local (in memory or a file on disk); `None` for other sources
+    /// (a remote object is read only where the frames need it).
+    pub(crate) fn read_local(&self, offset: u64, buf: &mut [u8]) -> Option<std::io::Result<usize>> {
+        match self {
+            Whole::Memory(data) => {
+                let at = usize::try_from(offset)
+                    .unwrap_or(usize::MAX)
+                    .min(data.len());
+                let n = buf.len().min(data.len() - at);
+                buf[..n].copy_from_slice(&data[at..at + n]);
+                Some(Ok(n))
+            }
+            Whole::File(file) => match &file.file {
+                Reader::Disk(_) => Some(file.file.read_at(buf, offset)),
+                Reader::Other(_) => None,
+            },
+        }
+    }
+
     /// Its length in bytes.
     pub(crate) fn len(&self) -> u64 {
         match self {

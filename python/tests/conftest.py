@@ -83,10 +83,11 @@ def needs_ffmpeg() -> None:
 
 
 def ffmpeg_rgb(path: pathlib.Path, width: int, height: int) -> np.ndarray:
-    """The ffmpeg CLI's rgb24 decode of `path` (default stream, no frame-rate conversion), as (N, H, W, 3)."""
+    """The ffmpeg CLI's rgb24 decode of `path` (default stream, no frame-rate conversion), as (N, H, W, 3), on one
+    decoder thread: the decode whose damaged pictures are the same every run, as framefeed's are."""
     needs_ffmpeg()
     out = subprocess.run(
-        ["ffmpeg", "-v", "quiet", "-threads", "2", "-i", str(path), "-fps_mode", "passthrough",
+        ["ffmpeg", "-v", "quiet", "-threads", "1", "-i", str(path), "-fps_mode", "passthrough",
          "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
         check=True, capture_output=True,
     ).stdout
@@ -94,12 +95,13 @@ def ffmpeg_rgb(path: pathlib.Path, width: int, height: int) -> np.ndarray:
 
 
 class FfmpegFrames:
-    """The ffmpeg CLI's rgb24 decode of a file, read frame by frame from its pipe (memory stays flat)."""
+    """The ffmpeg CLI's rgb24 decode of a file on one decoder thread (damaged pictures the same every run, as
+    framefeed's are), read frame by frame from its pipe (memory stays flat)."""
 
     def __init__(self, path: pathlib.Path) -> None:
         needs_ffmpeg()
         self.process = subprocess.Popen(
-            ["ffmpeg", "-v", "quiet", "-threads", "2", "-i", str(path), "-fps_mode", "passthrough",
+            ["ffmpeg", "-v", "quiet", "-threads", "1", "-i", str(path), "-fps_mode", "passthrough",
              "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
             stdout=subprocess.PIPE,
         )

@@ -72,13 +72,24 @@ impl DecodeLoop {
         packet: Option<&Packet>,
         on_frame: &mut dyn FnMut(&AvFrame, FrameInfo) -> Result<(), Stop>,
     ) -> Result<Option<AvError>, Stop> {
+        self.decode_marked(packet, false, on_frame)
+    }
+
+    /// [`decode`](Self::decode), with the packet taken as damaged when `damaged` (the demuxer lost data right
+    /// after it: where its resync started, this packet's own data may be overwritten).
+    pub(crate) fn decode_marked(
+        &mut self,
+        packet: Option<&Packet>,
+        damaged: bool,
+        on_frame: &mut dyn FnMut(&AvFrame, FrameInfo) -> Result<(), Stop>,
+    ) -> Result<Option<AvError>, Stop> {
         let mut rejected = None;
         if let Some(packet) = packet {
             if packet.follows_lost_data() {
                 self.damage.lost_before_next();
             }
             self.damage.sent(packet.pts(), packet.is_key());
-            if packet.is_corrupt() {
+            if packet.is_corrupt() || damaged {
                 self.damage.sent_damaged();
             }
         }
@@ -135,6 +146,11 @@ impl DecodeLoop {
             self.logged_errors = logged;
             self.damage.rejected_in_flight();
         }
+    }
+
+    /// The damage signals this decoder gave so far (see [`DamageWatch::signals`]).
+    pub(crate) fn signals(&self) -> u64 {
+        self.damage.signals()
     }
 
     /// Drops the frames and references the decoder holds (after a seek).

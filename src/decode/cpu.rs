@@ -3,6 +3,7 @@
 
 use super::backend::{DecodeLoop, Decoder, FrameSink, Stop};
 use super::frame::FrameRef;
+use super::steady::SteadyLoop;
 use crate::demux::Demuxer;
 use crate::error::{AvError, VideoError};
 use crate::ffi::codec::CodecContext;
@@ -11,7 +12,13 @@ use crate::settings::config::Threading;
 
 /// libavcodec decoding on the CPU.
 pub(crate) struct CpuDecoder {
-    receiver: DecodeLoop,
+    receiver: Receiver,
+}
+
+/// The libavcodec loop: with frame threads, held to the one-thread decode (`steady`); without, as it is.
+enum Receiver {
+    Plain(DecodeLoop),
+    Steady(Box<SteadyLoop>),
 }
 
 impl CpuDecoder {
@@ -36,9 +43,20 @@ impl CpuDecoder {
                     }
                 })?;
         tracing::debug!(decoder = %codec.decoder_name(), stream = stream.index, "opened decoder");
-        Ok(Self {
-            receiver: DecodeLoop::new(codec, stream, demuxer.frame_limits())?,
-        })
+        let frame_threaded = codec.frame_threaded();
+        let first = DecodeLoop::new(codec, stream, demuxer.frame_limits())?;
+        let receiver = if frame_threaded {
+            // The same decoder on one thread, for the GOPs where damage is seen.
+            let single = CodecContext::open_decoder(demuxer.format(), stream.index, 1, false)?;
+            let single = DecodeLoop::new(single, stream, demuxer.frame_limits())?;
+            Receiver::Steady(Box::new(SteadyLoop::new(Some(first), single)))
+        } else if threading == Threading::Slice {
+            // Live input at the lowest latency: frames go on as they are decoded.
+            Receiver::Plain(first)
+        } else {
+            Receiver::Steady(Box::new(SteadyLoop::new(None, first)))
+        };
+        Ok(Self { receiver })
     }
 }
 
@@ -48,17 +66,26 @@ impl Decoder for CpuDecoder {
         packet: Option<&Packet>,
         sink: &mut FrameSink<'_>,
     ) -> Result<Option<AvError>, Stop> {
-        self.receiver
-            .decode(packet, &mut |frame, info| sink(info, FrameRef::Host(frame)))
+        let on_frame = &mut |frame: &_, info| sink(info, FrameRef::Host(frame));
+        match &mut self.receiver {
+            Receiver::Plain(receiver) => receiver.decode(packet, on_frame),
+            Receiver::Steady(receiver) => receiver.decode(packet, on_frame),
+        }
     }
 
     fn flush(&mut self) -> Result<(), Stop> {
-        self.receiver.flush();
+        match &mut self.receiver {
+            Receiver::Plain(receiver) => receiver.flush(),
+            Receiver::Steady(receiver) => receiver.flush(),
+        }
         Ok(())
     }
 
     /// H.264 only (see `CodecContext::skip_unreferenced`).
     fn skip_unreferenced(&mut self, skip: bool) -> bool {
-        self.receiver.codec.skip_unreferenced(skip)
+        match &mut self.receiver {
+            Receiver::Plain(receiver) => receiver.codec.skip_unreferenced(skip),
+            Receiver::Steady(receiver) => receiver.skip_unreferenced(skip),
+        }
     }
 }

@@ -52,6 +52,9 @@ pub(crate) struct DamageWatch {
     /// The GOPs with damage, each from the first packet (decode order) after it: `(gop, seq)`; at most the
     /// current one and the one before matter.
     damaged_from: Vec<(u64, u64)>,
+    /// Every damage signal taken since the watch was made (restarts included): what `decode::steady` watches
+    /// to decode again on one thread.
+    signals: u64,
 }
 
 impl DamageWatch {
@@ -62,7 +65,16 @@ impl DamageWatch {
 
     /// Decoding starts again elsewhere (a seek; the decoder was flushed): nothing carries over.
     pub(crate) fn restart(&mut self) {
-        *self = Self::default();
+        *self = Self {
+            signals: self.signals,
+            ..Self::default()
+        };
+    }
+
+    /// The damage signals taken so far (each packet rejected or lost, each error, each picture flagged), over
+    /// restarts: a count that moves is damage seen.
+    pub(crate) fn signals(&self) -> u64 {
+        self.signals
     }
 
     /// A packet is about to be sent to the decoder.
@@ -152,6 +164,7 @@ impl DamageWatch {
     }
 
     fn damage(&mut self, gop: u64, seq: u64) {
+        self.signals += 1;
         match self.damaged_from.iter_mut().find(|(g, _)| *g == gop) {
             Some((_, from)) => *from = (*from).min(seq),
             None => self.damaged_from.push((gop, seq)),

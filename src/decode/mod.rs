@@ -16,6 +16,7 @@ pub(crate) mod frame;
 #[cfg_attr(not(feature = "cuda"), path = "cuda_none.rs")]
 mod nvdec;
 mod nvdec_support;
+mod steady;
 
 pub(crate) use backend::{Decoder, FrameInfo, FrameSink, Stop};
 pub(crate) use nvdec::{hold_picture, open as open_nvdec, HeldPicture};

@@ -5,6 +5,7 @@
 //! its media data.
 
 pub(crate) mod indexed;
+mod matroska_crc;
 pub(crate) mod mp4;
 pub(crate) mod open;
 
@@ -127,6 +128,8 @@ pub(crate) struct Demuxer {
     read_ahead: std::collections::VecDeque<Packet>,
     /// An audio stream whose packets are set aside as they are read ([`tap_audio`](Self::tap_audio)).
     audio_tap: Option<(usize, std::sync::Arc<AudioTap>)>,
+    /// A local Matroska file's Cluster checksums, checked as its packets are read (`matroska_crc`).
+    crc: Option<matroska_crc::ClusterCrc>,
 }
 
 /// The packets of an audio stream read by a video's demuxer (a live video's or a URL's, read once), set aside
@@ -202,6 +205,9 @@ impl Demuxer {
         if let Some(source) = data.source() {
             source.opened();
         }
+        if this.format.is_matroska() && data.read_local(0, &mut []).is_some() {
+            this.crc = Some(matroska_crc::ClusterCrc::new(data.len()));
+        }
         this.whole = Some(data);
         Ok(this)
     }
@@ -239,6 +245,7 @@ impl Demuxer {
             limits: FrameLimits::of(config),
             read_ahead: std::collections::VecDeque::new(),
             audio_tap: None,
+            crc: None,
         }))
     }
 
@@ -355,6 +362,7 @@ impl Demuxer {
             limits: FrameLimits::of(config),
             read_ahead: std::collections::VecDeque::new(),
             audio_tap: None,
+            crc: None,
         })
     }
 
@@ -457,6 +465,14 @@ impl Demuxer {
                 // missing before this one.
                 if self.format.logged_errors_since() {
                     pkt.mark_after_lost_data();
+                }
+                // Its Cluster's CRC-32 does not match: damage no decoder may report.
+                if let (Some(crc), Some(whole), Some(pos)) = (&mut self.crc, &self.whole, pkt.pos())
+                {
+                    let read = |at: u64, buf: &mut [u8]| whole.read_local(at, buf).unwrap_or(Ok(0));
+                    if crc.damaged_at(pos as u64, &read) {
+                        pkt.mark_corrupt();
+                    }
                 }
                 return Ok(true);
             }

@@ -126,6 +126,16 @@ impl CodecContext {
         Ok(this)
     }
 
+    /// Whether the open decoder runs frame threads (more than one thread, frame threading active): its
+    /// output on damaged data then varies from run to run (`decode::steady`).
+    pub(crate) fn frame_threaded(&self) -> bool {
+        // SAFETY: the context is valid and open for the life of self; both are plain fields set by open.
+        unsafe {
+            let ctx = self.ctx.as_ptr();
+            (*ctx).thread_count > 1 && (*ctx).active_thread_type & sys::FF_THREAD_FRAME != 0
+        }
+    }
+
     /// The frame size the decoder last learnt from the stream (its parameter sets or headers), 0 when none.
     pub(crate) fn frame_size(&self) -> (u32, u32) {
         // SAFETY: the context is valid and open for the life of self; width and height are plain fields.

@@ -514,6 +514,12 @@ impl FormatContext {
         content_light_from(&data)
     }
 
+    /// Whether the container is read by the Matroska/WebM demuxer.
+    pub(crate) fn is_matroska(&self) -> bool {
+        // SAFETY: `iformat` is set on an open context and points at a static demuxer description.
+        static_str(unsafe { (*self.raw().iformat).name }) == "matroska,webm"
+    }
+
     /// Whether the container is read by the MOV/MP4 demuxer.
     pub(crate) fn is_mov(&self) -> bool {
         // SAFETY: `iformat` is set on an open context and points at a static demuxer description.

@@ -89,6 +89,13 @@ impl Packet {
         self.raw().flags & sys::AV_PKT_FLAG_CORRUPT != 0
     }
 
+    /// Marks the packet's data as damaged (`AV_PKT_FLAG_CORRUPT`), as a demuxer does: the container's own
+    /// checksum of it does not match.
+    pub(crate) fn mark_corrupt(&mut self) {
+        // SAFETY: the packet is valid and owned by `self`; `flags` is a plain field.
+        unsafe { (*self.ptr.as_ptr()).flags |= sys::AV_PKT_FLAG_CORRUPT };
+    }
+
     /// Whether the demuxer marks the packet as decoded only for reference (an MP4 edit list cuts its frame):
     /// libavcodec drops the frame it gives.
     pub(crate) fn is_discarded(&self) -> bool {
@@ -104,6 +111,17 @@ impl Packet {
             sys::av_packet_move_ref(self.ptr.as_ptr(), other.ptr.as_ptr());
         }
         self.after_loss = std::mem::take(&mut other.after_loss);
+    }
+
+    /// A new reference to this packet's data (no bytes are copied where the data is reference-counted, as a
+    /// demuxer's is), with its properties and its lost-data mark: kept to decode the packet again.
+    pub(crate) fn new_ref(&self) -> Result<Packet, AvError> {
+        let mut copy = Packet::new()?;
+        // SAFETY: both packets are valid; `copy` is empty, as av_packet_ref requires of its destination.
+        let ret = unsafe { sys::av_packet_ref(copy.ptr.as_ptr(), self.ptr.as_ptr()) };
+        super::check(ret, "av_packet_ref")?;
+        copy.after_loss = self.after_loss;
+        Ok(copy)
     }
 
     /// Releases the packet's data, keeping the struct for the next read.

@@ -21,6 +21,12 @@ use crate::ffi::packet::Packet;
 /// How many keyframes further back a needed frame that did not come out is tried from.
 pub(crate) const EARLIER_STARTS: usize = 2;
 
+/// How many keyframes further back a needed frame that came out damaged is tried from while the GOP decoding
+/// started in is damaged too: the decode from a whole GOP gives the pictures the plain run gives, damaged ones
+/// included (damage spanning more GOPs than this before a needed frame gives its picture from that far back,
+/// the same every run).
+pub(crate) const DAMAGED_EARLIER_STARTS: usize = 8;
+
 /// What went wrong, short of stopping, while decoding the needed frames.
 #[derive(Debug, Default)]
 pub(crate) struct SeekOutcome {
@@ -95,6 +101,13 @@ pub(crate) struct Position {
     /// Frames after `last_out` whose pictures may have been skipped (not needed then, nothing refers to
     /// them): a later read that needs one seeks.
     skipped: Vec<u64>,
+    /// The packet index of the keyframe the decoder started at, and whether a frame of its GOP came out
+    /// damaged (a damaged picture then depends on where decoding started).
+    start: Option<usize>,
+    start_damaged: bool,
+    /// Whether a picture was skipped since the decoder started (`Decoder::skip_unreferenced`): on damaged
+    /// data, skipping one may change the pictures after it.
+    skipped_any: bool,
 }
 
 /// Decodes the frames at the display indices `needed` (ascending, unique) and hands each to `deliver`, in
@@ -125,6 +138,7 @@ pub(crate) fn decode_needed(
         needed,
         next: 0,
         earlier: 0,
+        no_skip: false,
         at: std::mem::take(at),
         outcome: SeekOutcome::default(),
     };
@@ -158,6 +172,9 @@ struct Run<'a> {
     next: usize,
     /// How many keyframes before its own the next needed frame is tried from.
     earlier: usize,
+    /// Damage was seen: no picture is skipped from now on (the plain run decodes them all, and on damaged
+    /// data the pictures after one skipped may differ).
+    no_skip: bool,
     /// Where the decoder stands.
     at: Position,
     outcome: SeekOutcome,
@@ -191,7 +208,10 @@ impl Run<'_> {
                 self.decoder.flush()?;
                 self.at = Position::default();
                 match self.position(start, &mut packet) {
-                    Ok(()) => self.at.reading = Some(start),
+                    Ok(()) => {
+                        self.at.reading = Some(start);
+                        self.at.start = Some(start);
+                    }
                     Err(e) => {
                         // The container cannot go back there: what is left is missing.
                         self.outcome.demux_error.get_or_insert(e);
@@ -278,9 +298,10 @@ impl Run<'_> {
             .and_then(|packet| packet.pts())
             .and_then(|pts| self.index.display_of(pts))
             .filter(|&d| d < last_needed && self.needed.binary_search(&d).is_err());
-        let skip = self.at.gave_frame && unneeded.is_some();
+        let skip = self.at.gave_frame && unneeded.is_some() && !self.no_skip;
         if self.decoder.skip_unreferenced(skip) && skip {
             self.at.skipped.extend(unneeded);
+            self.at.skipped_any = true;
         }
         if packet.is_some() {
             self.outcome.packets_decoded += 1;
@@ -292,6 +313,8 @@ impl Run<'_> {
         let gave_frame = &mut self.at.gave_frame;
         let last_out = &mut self.at.last_out;
         let skipped = &mut self.at.skipped;
+        let (start, start_damaged) = (self.at.start, &mut self.at.start_damaged);
+        let (skipped_any, no_skip) = (self.at.skipped_any, &mut self.no_skip);
         let missing = &mut self.outcome.missing;
         let seen = &mut *self.seen;
         let rejected = self.decoder.decode(packet, &mut |info, frame| {
@@ -310,14 +333,41 @@ impl Run<'_> {
             }
             // The start keyframe or a frame after it came out whole: the decoder has recovered.
             *gave_frame |= !info.corrupt;
+            *start_damaged |= info.damaged && start == Some(index.start_for(d, 0));
             while let Some(&n) = needed.get(*next) {
                 if d < n {
                     return Ok(());
                 }
                 // `n` came out flagged: from further back, if there is further back (a decoder recovering
                 // from an open GOP's keyframe flags what it gives before the recovery).
-                let further_back = *earlier < EARLIER_STARTS
-                    && index.start_for(n, *earlier + 1) < index.start_for(n, *earlier);
+                // `n` came out damaged, and so did the GOP decoding started in: from further back, where a
+                // whole GOP gives the pictures the plain run gives; and without skipping pictures.
+                let limit = if info.corrupt {
+                    EARLIER_STARTS
+                } else {
+                    DAMAGED_EARLIER_STARTS
+                };
+                // Further back than where this decode started (a decode that runs on from an earlier read
+                // may have started before `n`'s own keyframe).
+                let started = start.unwrap_or_else(|| index.start_for(n, *earlier));
+                let further_back = *earlier < limit && index.start_for(n, *earlier + 1) < started;
+                let damaged_start = info.damaged && *start_damaged;
+                if d == n && info.damaged && skipped_any && !*no_skip {
+                    // Decoded with pictures skipped: again without (from further back if the start GOP was
+                    // damaged too).
+                    *no_skip = true;
+                    if damaged_start && further_back {
+                        *earlier += 1;
+                    }
+                    verdict = Verdict::Retry;
+                    return Ok(());
+                }
+                if d == n && damaged_start && further_back {
+                    *no_skip = true;
+                    *earlier += 1;
+                    verdict = Verdict::Retry;
+                    return Ok(());
+                }
                 if d == n && (!info.corrupt || !further_back) {
                     // Whole, or damaged however far back decoding starts: delivered, marked.
                     let damaged = info.damaged;

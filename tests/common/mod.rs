@@ -191,8 +191,10 @@ pub fn ffmpeg_available() -> bool {
 
 impl FfmpegFrames {
     pub fn open(path: &Path) -> Self {
+        // One decoder thread: the decode whose pictures are the same every run, damaged or not (issue 73:
+        // framefeed gives it with frame threads too); on whole video it equals any thread count's.
         let child = Command::new("ffmpeg")
-            .args(["-v", "quiet", "-threads", "2", "-i"])
+            .args(["-v", "quiet", "-threads", "1", "-i"])
             .arg(path)
             .args([
                 "-fps_mode",
