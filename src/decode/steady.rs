@@ -30,7 +30,7 @@
 //! [`MAX_KEPT_BYTES`]: a GOP larger than that (keyframes hours apart) is decoded as frame threads give it,
 //! with a warning.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 use super::backend::{DecodeLoop, FrameInfo, Stop};
 use crate::error::{AvError, VideoError};
@@ -73,6 +73,38 @@ enum Mode {
     Single { signals: u64 },
 }
 
+/// The packet times of the frames handed on, for the GOPs kept: a frame decoded again is not handed on twice.
+#[derive(Default)]
+struct Handed {
+    /// By GOP, to forget the old ones.
+    by_gop: BTreeSet<(u64, i64)>,
+    times: HashSet<i64>,
+}
+
+impl Handed {
+    /// Notes a frame of GOP `gop` with packet time `pts`; false when one with that time was handed on already.
+    fn first_time(&mut self, gop: u64, pts: i64) -> bool {
+        if !self.times.insert(pts) {
+            return false;
+        }
+        self.by_gop.insert((gop, pts));
+        true
+    }
+
+    /// Forgets the frames of GOPs before `gop`.
+    fn forget_before(&mut self, gop: u64) {
+        while let Some(&(_, pts)) = self.by_gop.first().filter(|&&(g, _)| g < gop) {
+            self.by_gop.pop_first();
+            self.times.remove(&pts);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.by_gop.clear();
+        self.times.clear();
+    }
+}
+
 /// What a frame is handed to.
 type OnFrame<'a> = dyn FnMut(&AvFrame, FrameInfo) -> Result<(), Stop> + 'a;
 
@@ -96,7 +128,7 @@ pub(crate) struct SteadyLoop {
     /// Packets sent to the frame-threaded decoder whose pictures have not come out: pts -> (seq, gop).
     pending: BTreeMap<i64, (u64, u64)>,
     /// The packet times of frames handed on, by GOP, for the GOPs kept.
-    handed: BTreeSet<(u64, i64)>,
+    handed: Handed,
     /// Packets sent since the start (decode order), keyframes sent (the current GOP), the current keyframe's
     /// time, and the GOP decoding started in (after a flush).
     seq: u64,
@@ -125,7 +157,7 @@ impl SteadyLoop {
             unkept_gop: None,
             held: VecDeque::new(),
             pending: BTreeMap::new(),
-            handed: BTreeSet::new(),
+            handed: Handed::default(),
             seq: 0,
             gop: 0,
             key_pts: None,
@@ -272,9 +304,7 @@ impl SteadyLoop {
             let old = self.kept.pop_front().expect("checked");
             self.kept_bytes -= old.packet.size();
         }
-        while self.handed.first().is_some_and(|&(gop, _)| gop < keep_from) {
-            self.handed.pop_first();
-        }
+        self.handed.forget_before(keep_from);
     }
 
     /// Sends a packet to the frame-threaded decoder; holds what comes out; on damage, decodes again on one
@@ -342,17 +372,16 @@ impl SteadyLoop {
 
     /// Hands `frame` on unless a frame of its packet was handed on already.
     fn hand_new(
-        handed: &mut BTreeSet<(u64, i64)>,
+        handed: &mut Handed,
         gop: u64,
         frame: &AvFrame,
         info: FrameInfo,
         on_frame: &mut OnFrame<'_>,
     ) -> Result<(), Stop> {
         if let Some(pts) = info.packet_pts {
-            if handed.iter().any(|&(_, p)| p == pts) {
+            if !handed.first_time(gop, pts) {
                 return Ok(());
             }
-            handed.insert((gop, pts));
         }
         on_frame(frame, info)
     }
@@ -408,10 +437,9 @@ impl SteadyLoop {
 
     fn hand(&mut self, held: Held, on_frame: &mut OnFrame<'_>) -> Result<(), Stop> {
         if let Some(pts) = held.info.packet_pts {
-            if self.handed.iter().any(|&(_, p)| p == pts) {
+            if !self.handed.first_time(held.gop, pts) {
                 return Ok(());
             }
-            self.handed.insert((held.gop, pts));
         }
         on_frame(&held.frame, held.info)
     }
