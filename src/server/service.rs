@@ -189,6 +189,19 @@ impl Service {
     fn shed(&self, pressure: Pressure, needed: u64, exclude: Option<u64>) -> bool {
         let now = Instant::now();
         let uploads = self.uploads.lock();
+        // Uploads shed for memory earlier and still ending free theirs shortly: only the rest is shed for (a
+        // newcomer that grows twice, for its body and then its frames, does not shed a second upload for
+        // memory that is on its way).
+        let needed = match pressure {
+            Pressure::Memory => {
+                let freeing: u64 = uploads.values().map(|t| t.freeing()).sum();
+                if freeing > 0 && freeing >= needed {
+                    return true;
+                }
+                needed.saturating_sub(freeing)
+            }
+            Pressure::Slots => needed,
+        };
         let candidates: Vec<Candidate> =
             uploads.values().filter_map(|t| t.candidate(now)).collect();
         let mut shed = false;

@@ -151,6 +151,15 @@ impl Tracked {
                 .compare_exchange(NOT_SHED, RECEIVED, Ordering::AcqRel, Ordering::Acquire);
     }
 
+    /// The memory it still holds when it was shed for memory (what its ending is about to free), else 0.
+    pub(crate) fn freeing(&self) -> u64 {
+        if self.state.load(Ordering::Acquire) == SHED_FOR_MEMORY {
+            self.memory.lock().bytes()
+        } else {
+            0
+        }
+    }
+
     /// As a candidate; `None` once shed (it is ending already) or once its body has all come.
     pub(crate) fn candidate(&self, now: Instant) -> Option<Candidate> {
         (self.state.load(Ordering::Acquire) == NOT_SHED).then(|| Candidate {
