@@ -436,12 +436,7 @@ impl SteadyLoop {
     }
 
     fn hand(&mut self, held: Held, on_frame: &mut OnFrame<'_>) -> Result<(), Stop> {
-        if let Some(pts) = held.info.packet_pts {
-            if !self.handed.first_time(held.gop, pts) {
-                return Ok(());
-            }
-        }
-        on_frame(&held.frame, held.info)
+        Self::hand_new(&mut self.handed, held.gop, &held.frame, held.info, on_frame)
     }
 
     /// Damage seen with frame threads: drops what they hold and decodes again on one thread from the
