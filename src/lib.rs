@@ -154,7 +154,7 @@ pub use operator::handle::VideoInput;
 pub use operator::polling::Batches;
 pub use orientation::{display_rotation, Orientation};
 pub use reader::{AudioMetadata, Frames, VideoMetadata, VideoReader};
-pub use sample::segments::segments;
+pub use sample::segments::{segments, segments_from_index};
 pub use settings::audio::Audio;
 pub use settings::choice::Choice;
 pub use settings::config::{
@@ -167,6 +167,7 @@ pub use settings::url::{Reconnect, RtspTransport, Scheme, UrlOptions};
 pub use source::files::FileList;
 pub use source::live::{LiveVideo, PushChunk, PushReady};
 pub use source::remote::{remote_index_scans, RemoteStats};
+pub use source::store::list_remote;
 pub use source::url::redact_url;
 pub use transform::{
     Crop, CropPosition, DType, Interpolation, Layout, Normalize, OutOfBounds, OutOfBoundsMode,

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use common::*;
 use framefeed::{
-    segments, Batch, ClipSampler, Config, Crop, CropPosition, Encoded, Error, LastSequencePolicy,
-    Sampling, Transforms, VideoInput,
+    segments, segments_from_index, Batch, ClipSampler, Config, Crop, CropPosition, Encoded, Error,
+    LastSequencePolicy, Sampling, Transforms, VideoInput,
 };
 
 /// One sequence: its display indices, pts and frames' bytes.
@@ -175,6 +175,15 @@ fn cuts_fall_on_keyframes_and_short_videos_stay_whole() {
         .iter()
         .all(|p| p.end - p.start >= 20));
     assert_eq!(segments(&video, &config, 1000).unwrap(), vec![0..150]);
+    // From the MP4's index alone, the same cut; a container that lists no packets gives none (the planners then
+    // decode it whole rather than read a remote one through to cut it), where `segments` demuxes it.
+    assert_eq!(
+        segments_from_index(&video, &config, 20).unwrap(),
+        Some(parts.clone())
+    );
+    let mkv = Encoded::file(fixture("h264.mkv")).unwrap();
+    assert_eq!(segments_from_index(&mkv, &config, 20).unwrap(), None);
+    assert!(!segments(&mkv, &config, 20).unwrap().is_empty());
     // Bad settings.
     assert!(matches!(
         segments(&video, &config, 0),

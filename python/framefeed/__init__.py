@@ -69,6 +69,7 @@ from ._framefeed import (
     probe,
     redact_url,
     is_remote_url,
+    list_remote,
     segments,
 )
 from ._framefeed import Frames, VideoMetadata
@@ -98,6 +99,7 @@ __all__ = [
     "ffmpeg_build",
     "redact_url",
     "is_remote_url",
+    "list_remote",
     "segments",
     "SAMPLE_MP4",
     "ERROR_CODES",

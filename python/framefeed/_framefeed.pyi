@@ -54,6 +54,8 @@ __all__ = [
     "redact_url",
     "is_remote_url",
     "segments",
+    "_segments_from_index",
+    "list_remote",
     "_video_metadata",
     "_frames",
     "SAMPLE_MP4",
@@ -90,9 +92,46 @@ def ffmpeg_build() -> FfmpegBuild:
 def cuda_status() -> Tuple[bool, str]:
     """Whether this build can decode on a GPU, and why not if it cannot."""
 
-def segments(video: Union[str, PathLike[str], _Buffer], every: int) -> List[Tuple[int, int]]:
-    """A whole video's frames cut at keyframes into parts of at least ``every`` frames (a path, a remote video's
-    URL read by byte ranges, or the encoded bytes)."""
+def segments(
+    video: Union[str, PathLike[str], _Buffer],
+    every: int,
+    *,
+    storage_options: Optional[Dict[str, Any]] = None,
+    index_cache: Optional[Union[str, PathLike[str]]] = None,
+) -> List[Tuple[int, int]]:
+    """A whole video's frames cut at keyframes into parts of at least ``every`` frames, as ``(first, end)``
+    display indices (feed each with ``segment=(first, end)``).
+
+    Args:
+        video: a path, a remote video's URL (read by byte ranges: an MP4's ``moov`` only), or the encoded bytes.
+        every: the shortest part, in frames (the last may be shorter).
+        storage_options: a remote video's credentials and settings, as :class:`VideoInput` takes them (default:
+            the environment's).
+        index_cache: a directory of remote videos' indexes, as :class:`VideoInput` takes it.
+    """
+
+def _segments_from_index(
+    video: Union[str, PathLike[str], _Buffer],
+    every: int,
+    *,
+    storage_options: Optional[Dict[str, Any]] = None,
+    index_cache: Optional[Union[str, PathLike[str]]] = None,
+) -> Optional[List[Tuple[int, int]]]:
+    """:func:`segments` from the container's own index only: ``None`` where it lists no packets."""
+
+def list_remote(url: str, *, storage_options: Optional[Dict[str, Any]] = None) -> List[str]:
+    """The objects under a remote URL (``s3://bucket/videos/``, ``gs://``, ``az://``), as URLs in name order,
+    hidden entries (a path part starting with ``.``) left out; ``url`` itself where it names one object (an
+    ``http(s)://`` URL always: HTTP has no listing).
+
+    Args:
+        url: a prefix or an object.
+        storage_options: credentials and endpoint, as :class:`VideoInput` takes them (default: the
+            environment's).
+
+    Raises:
+        VideoError: nothing is there (``source_unavailable``), or the store refused the listing.
+    """
 
 def _frames(
     data: Any, indices: List[int], pts: List[float], durations: List[float], damaged: List[bool]

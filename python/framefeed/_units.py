@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import framefeed as ff
+from framefeed._framefeed import _segments_from_index
 
 #: ``segment_frames="auto"``: segments sized for the job (:func:`auto_length`).
 AUTO = "auto"
@@ -32,7 +33,7 @@ _MAX_THREADS = 4
 
 class Unit(NamedTuple):
     """One video to feed: its path, its position in its dataset, its segment (``None``: whole), and how many
-    frames it covers (``None`` where the plan did not read the file: a URI, or no cutting asked for)."""
+    frames it covers (``None`` where the plan did not read the file: a URI it does not cut, or no cutting asked for)."""
 
     path: str
     position: int
@@ -79,11 +80,19 @@ def merge(parts: Sequence[Tuple[int, int]], every: int) -> List[Tuple[int, int]]
     return merged
 
 
-def plan(paths: Sequence[str], segment_frames: SegmentFrames, workers: int = 1) -> List[Unit]:
+def plan(
+    paths: Sequence[str],
+    segment_frames: SegmentFrames,
+    workers: int = 1,
+    storage_options: Optional[Dict[str, Any]] = None,
+    index_cache: Optional[str] = None,
+) -> List[Unit]:
     """The units of ``paths``, in order: each local file longer than ``segment_frames`` in keyframe-aligned
-    segments (an MP4's read from its index, others by demuxing without decoding), the others whole, as are
-    files given by URI (decoded whole, read by byte ranges by whoever decodes them) and files that cannot be read here (their decoder
-    reports why). The files are read on a few threads at once (:func:`framefeed.segments` lets go of the GIL):
+    segments (an MP4's read from its index, others by demuxing without decoding), and so each remote video
+    (``s3://``, ``gs://``, ``az://``, ``https://``, with ``storage_options`` and ``index_cache``) whose container
+    lists its packets (an MP4's ``moov``, read by byte ranges); the others whole: a remote video without such an
+    index (Matroska, a transport stream: cutting it would read it through), another URI, and files that cannot
+    be read here (their decoder reports why). The files are read on a few threads at once (:func:`framefeed.segments` lets go of the GIL):
     a dataset of many files, or files on a network filesystem, is cut in a fraction of the time one by one
     takes.
 
@@ -93,9 +102,16 @@ def plan(paths: Sequence[str], segment_frames: SegmentFrames, workers: int = 1) 
     finest = _AUTO_SHORTEST if segment_frames == AUTO else segment_frames
 
     def cut(path: str) -> List[Tuple[int, int]]:
-        if finest is None or "://" in path:
+        if finest is None:
             return []
         try:
+            if ff.is_remote_url(path):
+                parts = _segments_from_index(
+                    path, int(finest), storage_options=storage_options, index_cache=index_cache
+                )
+                return parts or []
+            if "://" in path:
+                return []
             return ff.segments(path, int(finest))
         except (OSError, ff.FramefeedError, ValueError):
             return []

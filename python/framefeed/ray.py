@@ -59,13 +59,23 @@ def _filesystem(path: str) -> Tuple[pyarrow.fs.FileSystem, str]:
     return pyarrow.fs.LocalFileSystem(), os.path.abspath(path)
 
 
-def _list_files(paths: Sequence[str]) -> List[str]:
+def _list_files(paths: Sequence[str], storage_options: Optional[Dict[str, Any]] = None) -> List[str]:
     """Every file named in ``paths``, directories expanded recursively (in name order, hidden entries left
     out): URIs as they were given (a directory's files under its spelling), local paths made absolute (the
-    actors' working directories are not the driver's). Raises ``FileNotFoundError`` for a path that does not
-    exist."""
+    actors' working directories are not the driver's). A remote video's URI (``s3://``, ``gs://``, ``az://``)
+    is listed by framefeed's own object store client with ``storage_options`` (the credentials and endpoint the
+    actors read with); an ``http(s)://`` URL is one file; other URIs through pyarrow's filesystems. Raises
+    ``FileNotFoundError`` for a path that does not exist."""
     files: List[str] = []
     for path in paths:
+        if ff.is_remote_url(path):
+            try:
+                files.extend(ff.list_remote(path, storage_options=storage_options))
+            except ff.VideoError as e:
+                if e.code == "source_unavailable" and "no such object" in str(e):
+                    raise FileNotFoundError(f"{ff.redact_url(path)}: no such object or prefix") from e
+                raise
+            continue
         filesystem, inner = _filesystem(path)
         path = path if "://" in path else inner
         info = filesystem.get_file_info(inner)
@@ -85,14 +95,20 @@ def _list_files(paths: Sequence[str]) -> List[str]:
     return files
 
 
-def _segment_rows(files: List[str], every: _units.SegmentFrames, workers: int) -> List[Dict[str, Any]]:
+def _segment_rows(
+    files: List[str],
+    every: _units.SegmentFrames,
+    workers: int,
+    storage_options: Optional[Dict[str, Any]] = None,
+    index_cache: Optional[str] = None,
+) -> List[Dict[str, Any]]:
     """One row per video to decode: each local file longer than `every` frames (``"auto"``: sized for
     `workers` actors) in its segments, the others whole (``segment`` ``[0, -1]``), as
     :func:`framefeed._units.plan` cuts them, longest first (:func:`framefeed._units.longest_first`: the actors
     that finish last finish short units)."""
     return [
         {"path": u.path, "position": u.position, "segment": list(u.segment or (0, -1))}
-        for u in _units.longest_first(_units.plan(files, every, workers))
+        for u in _units.longest_first(_units.plan(files, every, workers, storage_options, index_cache))
     ]
 
 
@@ -468,7 +484,8 @@ def read_videos(
             whole files, as one actor each, in the given order. Default ``"auto"``: sized for the job, the listed
             files' frames in about 4 units an actor of the pool (``concurrency``, or the cluster's CPUs over
             ``num_cpus``), within 300 and 1800 frames, so that a long file among short ones, or a few long files
-            on a large pool, keep every actor busy while many short files stay whole. Files by URI are not cut.
+            on a large pool, keep every actor busy while many short files stay whole. A remote video is cut only
+            where it is an MP4 (its index read by byte ranges); other remote videos and other URIs are not cut.
         **keywords: the transform keywords of :class:`framefeed.VideoInput` (``resize``, ``resize_shorter``,
             ``crop``, ``crop_pos``, ``seed``, ``dtype``, ``normalize``, ``layout``...), and ``device``.
     """
@@ -483,14 +500,20 @@ def read_videos(
     settings = {key: value for key, value in keywords.items() if key != "device"}
     batch = sequences_per_block if isinstance(sequences_per_block, int) else 1
     ff.VideoInput(sequence_length, batch, last_sequence_policy=last_sequence_policy, **settings).close()
-    files = _list_files(given)
+    files = _list_files(given, keywords.get("storage_options"))
     restarts: Dict[str, Any] = {} if max_restarts is None else {"max_restarts": max_restarts}
     # Only the paths travel to the actors, which read the files themselves: one stage, no read tasks' workers
     # to start and no encoded bytes through the object store.
     if segment_frames is None:
         items = [{"path": f, "position": i} for i, f in enumerate(files)]
     else:
-        items = _segment_rows(files, segment_frames, _pool_size(concurrency, num_cpus))
+        items = _segment_rows(
+            files,
+            segment_frames,
+            _pool_size(concurrency, num_cpus),
+            keywords.get("storage_options"),
+            keywords.get("index_cache"),
+        )
     listed = ray.data.from_items(items, override_num_blocks=max(1, min(len(items), _MAX_BLOCKS)))
     # The dataset's own context (a copy of the global one, shared by the datasets made from it).
     target = listed.context.target_max_block_size

@@ -166,9 +166,10 @@ class VideoDataset(IterableDataset):
             steps should stop every rank at the smallest count (or use ``clips=N``: N clips a unit).
         on_error: ``"warn"`` (default: a video that fails is skipped with a warning, after its decoded batches),
             ``"skip"`` (silently) or ``"raise"``.
-        segment_frames: a local file longer than this many frames is cut at keyframes into segments of at least this
-            many (:func:`framefeed.segments`, read once, here: an MP4's from its index, others by demuxing without
-            decoding), and the segments, not the files, are shuffled and sharded over ranks and workers: one long video
+        segment_frames: a file longer than this many frames is cut at keyframes into segments of at least this
+            many (:func:`framefeed.segments`, read once, here: an MP4's from its index, other local files by
+            demuxing without decoding; a remote video only where it is an MP4, its index read by byte ranges with
+            ``storage_options``, others decoded whole rather than read through to cut), and the segments, not the files, are shuffled and sharded over ranks and workers: one long video
             keeps every worker busy. Together they give the sequences of one decode of each whole video (a sequence
             straddling a boundary belongs to the segment of its first frame; random clips and crop windows follow the
             file's position and the epoch), every segment exactly once per epoch. ``None``: whole files. Default 1800 (a
@@ -237,7 +238,12 @@ class VideoDataset(IterableDataset):
         # Checks the keywords once, here, rather than in every worker.
         ff.VideoInput(sequence_length, batch_size, **keywords).close()
         # Cut once, here (the workers get the plan with the dataset).
-        self.units = _units.plan(self.paths, segment_frames)
+        self.units = _units.plan(
+            self.paths,
+            segment_frames,
+            storage_options=keywords.get("storage_options"),
+            index_cache=keywords.get("index_cache"),
+        )
 
     @property
     def epoch(self) -> int:

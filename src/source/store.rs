@@ -477,3 +477,96 @@ impl crate::Encoded {
         Ok((Self::reader(source, len).label(shown.clone()), stats))
     }
 }
+
+/// The most objects [`list_remote`] gives (a prefix holding more is refused rather than listed without end):
+/// ten million names, about a gigabyte of URLs.
+const MAX_LISTED: usize = 10_000_000;
+
+/// The objects under `url` (`s3://bucket/videos/`, `gs://...`, `az://...`), as URLs of the same spelling, in
+/// name order, those with a path part starting with `.` left out; `url` itself where it names one object.
+/// Credentials and endpoint as for reading ([`RemoteOptions`] and the environment). An `http(s)://` URL names
+/// one object (HTTP has no listing): it is given back as it is. A prefix that holds nothing, or an object
+/// that does not exist, is an error ([`VideoError::SourceUnavailable`], naming the URL).
+///
+/// ```no_run
+/// use framefeed::{list_remote, RemoteOptions};
+/// for url in list_remote("s3://videos/train/", &RemoteOptions::new())? {
+///     println!("{url}");
+/// }
+/// # Ok::<(), framefeed::Error>(())
+/// ```
+pub fn list_remote(url: &str, options: &RemoteOptions) -> CrateResult<Vec<String>> {
+    options.validate()?;
+    let shown = redact_url(url);
+    let failed = |reason: String| Error::Video {
+        video: crate::VideoRef {
+            id: crate::VideoId(0),
+            label: Some(shown.clone().into()),
+        },
+        error: VideoError::SourceUnavailable {
+            url: shown.clone(),
+            attempts: 1,
+            reason,
+        },
+    };
+    let parsed = url::Url::parse(url).map_err(|e| failed(format!("not a URL: {e}")))?;
+    if matches!(parsed.scheme(), "http" | "https") {
+        return Ok(vec![url.to_owned()]);
+    }
+    let handle = runtime().map_err(failed)?;
+    let (store, path) = build(url, options).map_err(failed)?;
+    let prefix = path.as_ref().len();
+    let prefix_only = url.ends_with('/') || path.as_ref().is_empty();
+    let listed = block_on(&handle, &|| false, async move {
+        // The object itself, if `url` names one (a URL ending in `/` names a prefix). Another answer than the
+        // object's (a prefix's: some servers answer without a length) is said only if nothing is under it.
+        let mut head_error = None;
+        if !prefix_only {
+            let head = GetOptions {
+                head: true,
+                ..GetOptions::default()
+            };
+            match store.get_opts(&path, head).await {
+                Ok(_) => return Ok(None),
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => head_error = Some(describe(&e)),
+            }
+        }
+        let mut names = Vec::new();
+        let mut stream = store.list(Some(&path));
+        while let Some(meta) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+            let meta = meta.map_err(|e| describe(&e))?;
+            if names.len() == MAX_LISTED {
+                return Err(format!("more than {MAX_LISTED} objects under it"));
+            }
+            names.push(meta.location.to_string());
+        }
+        match head_error {
+            Some(error) if names.is_empty() => Err(error),
+            _ => Ok(Some(names)),
+        }
+    })
+    .map_err(failed)?
+    .map_err(failed)?;
+    let Some(mut names) = listed else {
+        return Ok(vec![url.to_owned()]);
+    };
+    names.retain(|name| {
+        !name[prefix.min(name.len())..]
+            .split('/')
+            .any(|part| part.starts_with('.'))
+    });
+    if names.is_empty() {
+        return Err(failed("no such object, and no objects under it".to_owned()));
+    }
+    names.sort();
+    Ok(names
+        .into_iter()
+        .map(|name| {
+            let mut object = parsed.clone();
+            object.set_path(&name);
+            object.set_query(None);
+            object.to_string()
+        })
+        .collect())
+}
