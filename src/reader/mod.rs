@@ -325,7 +325,14 @@ impl VideoReader {
 
     fn read(&self, read: Read) -> Result<Frames> {
         let mut state = self.state.lock();
-        state.read(read, &self.metadata, &self.signals.stop)
+        let result = state.read(read, &self.metadata, &self.signals.stop);
+        if result.is_err() {
+            // A read that failed (a hole, a damaged frame with `strict`) stopped its decoder anywhere: the next
+            // read starts from a new one, as the reader's first would, so that what it gives does not depend
+            // on the failed read (on a damaged video, where decoding started decides the damaged pictures).
+            state.start_over();
+        }
+        result
     }
 
     fn outside(&self, t: f64) -> Error {
@@ -413,6 +420,27 @@ fn index_video(
 
 /// The reader's decoder and whether it is NVDEC's: NVDEC when the reader has a GPU and NVDEC takes the stream,
 /// else the CPU's (or an error, under `cpu_fallback(false)`).
+impl Reading {
+    /// A new decoder, at no position, nothing held: the next read decodes as the reader's first does. Where a
+    /// new decoder cannot be opened (it was once: a GPU gone since), the old one is kept and the next read
+    /// seeks, which flushes it.
+    fn start_over(&mut self) {
+        match open_decoder(&self.opened, &self.config, self.gpu.as_ref()) {
+            Ok((decoder, nvdec)) => {
+                self.decoder = decoder;
+                self.nvdec = nvdec;
+            }
+            Err(error) => tracing::warn!(
+                video = %self.video,
+                %error,
+                "after a failed read, the reader's decoder could not be opened again: it goes on, flushed"
+            ),
+        }
+        self.position = Position::default();
+        self.held.clear();
+    }
+}
+
 fn open_decoder(
     opened: &Opened,
     config: &Config,
