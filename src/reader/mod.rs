@@ -418,8 +418,6 @@ fn index_video(
     }
 }
 
-/// The reader's decoder and whether it is NVDEC's: NVDEC when the reader has a GPU and NVDEC takes the stream,
-/// else the CPU's (or an error, under `cpu_fallback(false)`).
 impl Reading {
     /// A new decoder, at no position, nothing held: the next read decodes as the reader's first does. Where a
     /// new decoder cannot be opened (it was once: a GPU gone since), the old one is kept and the next read
@@ -441,6 +439,8 @@ impl Reading {
     }
 }
 
+/// The reader's decoder and whether it is NVDEC's: NVDEC when the reader has a GPU and NVDEC takes the stream,
+/// else the CPU's (or an error, under `cpu_fallback(false)`).
 fn open_decoder(
     opened: &Opened,
     config: &Config,
