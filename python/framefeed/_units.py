@@ -33,7 +33,8 @@ _MAX_THREADS = 4
 
 class Unit(NamedTuple):
     """One video to feed: its path, its position in its dataset, its segment (``None``: whole), and how many
-    frames it covers (``None`` where the plan did not read the file: a URI it does not cut, or no cutting asked for)."""
+    frames it covers (``None`` where the plan did not read the file: a URI it does not cut, or no cutting asked
+    for)."""
 
     path: str
     position: int
@@ -92,9 +93,9 @@ def plan(
     (``s3://``, ``gs://``, ``az://``, ``https://``, with ``storage_options`` and ``index_cache``) whose container
     lists its packets (an MP4's ``moov``, read by byte ranges); the others whole: a remote video without such an
     index (Matroska, a transport stream: cutting it would read it through), another URI, and files that cannot
-    be read here (their decoder reports why). The files are read on a few threads at once (:func:`framefeed.segments` lets go of the GIL):
-    a dataset of many files, or files on a network filesystem, is cut in a fraction of the time one by one
-    takes.
+    be read here (their decoder reports why). The files are read on a few threads at once
+    (:func:`framefeed.segments` lets go of the GIL): a dataset of many files, or files on a network filesystem
+    or in an object store, is cut in a fraction of the time one by one takes.
 
     ``segment_frames="auto"``: the files are cut as finely as ``auto`` goes, then their parts joined to the
     length :func:`auto_length` picks for the job's frames on ``workers`` workers (one read of each file)."""

@@ -169,11 +169,12 @@ class VideoDataset(IterableDataset):
         segment_frames: a file longer than this many frames is cut at keyframes into segments of at least this
             many (:func:`framefeed.segments`, read once, here: an MP4's from its index, other local files by
             demuxing without decoding; a remote video only where it is an MP4, its index read by byte ranges with
-            ``storage_options``, others decoded whole rather than read through to cut), and the segments, not the files, are shuffled and sharded over ranks and workers: one long video
-            keeps every worker busy. Together they give the sequences of one decode of each whole video (a sequence
-            straddling a boundary belongs to the segment of its first frame; random clips and crop windows follow the
-            file's position and the epoch), every segment exactly once per epoch. ``None``: whole files. Default 1800 (a
-            minute at 30 fps).
+            ``storage_options``, others decoded whole rather than read through to cut), and the segments, not
+            the files, are shuffled and sharded over ranks and workers: one long video keeps every worker busy.
+            Together they give the sequences of one decode of each whole video (a sequence straddling a boundary
+            belongs to the segment of its first frame; random clips and crop windows follow the file's position
+            and the epoch), every segment exactly once per epoch. ``None``: whole files. Default 1800 (a minute
+            at 30 fps).
         **keywords: any other keyword of :class:`framefeed.VideoInput` (``last_sequence_policy`` defaults to
             ``"pad"`` here, so that every batch is one tensor; with ``"partial"`` a video's ragged last batch
             comes as a list of one tensor per sequence; ``decoder_threads`` defaults to the worker's share of the

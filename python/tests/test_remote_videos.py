@@ -201,6 +201,11 @@ def test_torch_datasets_read_remote_paths(video, s3) -> None:
     iterable = fft.VideoDataset(paths, 8, 4, storage_options=s3)
     frames = sum(sum(info["valid_frames"]) for _, info in iterable)
     assert frames == 600
+    # Cut into segments from its index read by ranges: every frame once, as the local file's segments.
+    cut = fft.VideoDataset(paths, 8, 4, storage_options=s3, segment_frames=150, shuffle=False)
+    assert [u.segment for u in cut.units] == ff.segments(str(video), 150)
+    firsts = sorted(f for _, info in cut for f in info["first_frame"])
+    assert firsts == list(range(0, 600, 8))
 
 
 def test_ray_decoder_reads_remote_uris_by_ranges(video, s3) -> None:
@@ -253,7 +258,8 @@ def test_read_videos_lists_and_cuts_an_s3_prefix(video, s3) -> None:
     assert ffr._list_files(["s3://set/"], s3) == ["s3://set/a.mp4", "s3://set/c.mkv", "s3://set/sub/b.mp4"]
     with pytest.raises(FileNotFoundError, match="s3://set/none/"):
         ffr._list_files(["s3://set/none/"], s3)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # A cluster of its own ("local": never one another test or process started).
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         ray.data.DataContext.get_current().enable_progress_bars = False
         dataset = ffr.read_videos("s3://set/", sequence_length=50, segment_frames=150, concurrency=2,
@@ -267,13 +273,15 @@ def test_read_videos_lists_and_cuts_an_s3_prefix(video, s3) -> None:
         assert not row.get("error"), row["error"]
         by.setdefault(row["path"], []).append(row)
     assert sorted(by) == ["s3://set/a.mp4", "s3://set/c.mkv", "s3://set/sub/b.mp4"]
-    assert sorted({tuple(r["segment"]) for r in by["s3://set/a.mp4"]}) == [tuple(p) for p in ff.segments(str(video), 150)]
+    cut = [tuple(p) for p in ff.segments(str(video), 150)]
+    assert sorted({tuple(r["segment"]) for r in by["s3://set/a.mp4"]}) == cut
     assert [tuple(r["segment"]) for r in by["s3://set/c.mkv"]] == [(0, -1)] * 12
     for path, got in by.items():
         got.sort(key=lambda r: r["first_frame"])
         assert [r["first_frame"] for r in got] == list(range(0, 600, 50)), path
         for row in got[::5]:
-            assert np.array_equal(row["frames"], reader.get_frames_at(list(range(row["first_frame"], row["first_frame"] + 50))).data)
+            first = int(row["first_frame"])
+            assert np.array_equal(row["frames"], reader.get_frames_at(list(range(first, first + 50))).data)
 
 
 def _rows(block) -> Iterator[Dict[str, object]]:

@@ -552,7 +552,10 @@ pub fn list_remote(url: &str, options: &RemoteOptions) -> CrateResult<Vec<String
         return Ok(vec![url.to_owned()]);
     };
     names.retain(|name| {
-        !name[prefix.min(name.len())..]
+        // What follows the prefix (every listed name starts with it).
+        !name
+            .get(prefix..)
+            .unwrap_or(name)
             .split('/')
             .any(|part| part.starts_with('.'))
     });
