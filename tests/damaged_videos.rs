@@ -675,8 +675,10 @@ fn reader_signature(path: &Path, threads: usize) -> String {
     out + &format!("holes {holes:?}\n")
 }
 
-/// The cases where the reader's damaged pictures are not yet the plain run's (the same every run): the raw HEVC
-/// stream (no timestamps: its frames numbered from synthetic times).
+/// The cases where the reader's damage marks are not yet the plain run's (the same every run): the raw HEVC
+/// stream (no timestamps: its frames numbered from synthetic times), where the reader's pictures are the plain
+/// run's (and `ffmpeg -threads 1`'s) but it also marks the two frames after each damaged pair, which the plain run
+/// gives unmarked and equal to the undamaged video's.
 const READER_DAMAGED_DIFFERS: [&str; 1] = ["hevc_raw_hit_twice"];
 
 /// Runs of each door, with two and with four decoder threads.
