@@ -197,13 +197,8 @@ fn segments(
     storage_options: Option<Bound<'_, PyDict>>,
     index_cache: Option<std::path::PathBuf>,
 ) -> PyResult<Vec<(u64, u64)>> {
-    let options = remote::remote_options(storage_options.as_ref(), index_cache)?;
-    let (encoded, _) = whole_video_with(py, video, options)?;
-    let config = framefeed::Config::new(1, 1);
-    let parts = py
-        .detach(|| framefeed::segments(&encoded, &config, every))
-        .map_err(|e| to_py(py, e))?;
-    Ok(parts.into_iter().map(|p| (p.start, p.end)).collect())
+    let parts = cut(py, video, every, storage_options, index_cache, true)?;
+    Ok(parts.unwrap_or_default())
 }
 
 /// [`segments`] from the container's own index only (an MP4's `moov`): `None` where the container does not
@@ -217,11 +212,30 @@ fn _segments_from_index(
     storage_options: Option<Bound<'_, PyDict>>,
     index_cache: Option<std::path::PathBuf>,
 ) -> PyResult<Option<Vec<(u64, u64)>>> {
+    cut(py, video, every, storage_options, index_cache, false)
+}
+
+/// The cut of [`segments`] (`scan`: a container without an index demuxed whole) or of
+/// [`_segments_from_index`] (`None` for such a container).
+fn cut(
+    py: Python<'_>,
+    video: &Bound<'_, PyAny>,
+    every: u64,
+    storage_options: Option<Bound<'_, PyDict>>,
+    index_cache: Option<std::path::PathBuf>,
+    scan: bool,
+) -> PyResult<Option<Vec<(u64, u64)>>> {
     let options = remote::remote_options(storage_options.as_ref(), index_cache)?;
     let (encoded, _) = whole_video_with(py, video, options)?;
     let config = framefeed::Config::new(1, 1);
     let parts = py
-        .detach(|| framefeed::segments_from_index(&encoded, &config, every))
+        .detach(|| {
+            if scan {
+                framefeed::segments(&encoded, &config, every).map(Some)
+            } else {
+                framefeed::segments_from_index(&encoded, &config, every)
+            }
+        })
         .map_err(|e| to_py(py, e))?;
     Ok(parts.map(|parts| parts.into_iter().map(|p| (p.start, p.end)).collect()))
 }
