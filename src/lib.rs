@@ -1,11 +1,14 @@
 //! # framefeed
 //!
-//! A streaming video input operator: an application feeds encoded videos (whole files in memory, or live
-//! streams chunk by chunk through a [`LiveVideo`]) into a bounded queue;
-//! framefeed demuxes and decodes them incrementally on a worker thread (FFmpeg's libavcodec) and yields
-//! **batches of up to `max_batch_size` sequences of `sequence_length` consecutive RGB frames**, laid out
-//! (F,H,W,3), following the batching contract of NVIDIA DALI's `fn.experimental.inputs.video`, and telling
-//! always how many frames of a padded sequence are real.
+//! A streaming video input operator: an application feeds encoded videos into a bounded queue (whole files in
+//! memory, files by path ([`Encoded::file`], [`FileList`]), any source read at offsets ([`ReadAt`]), live
+//! streams chunk by chunk through a [`LiveVideo`], or URLs: cameras and streams through FFmpeg's protocols,
+//! objects in S3, GCS, Azure or on an HTTP(S) server read by byte ranges); framefeed demuxes and decodes them incrementally on its decoding thread (FFmpeg's libavcodec, or
+//! NVDEC with the `cuda` feature) and yields **batches of up to `max_batch_size` sequences of `sequence_length`
+//! frames** (consecutive by default; [`Sampling`] picks strided frames, clips, time ranges or indices), RGB
+//! laid out (F,H,W,3) in `u8` by default ([`Transforms`]: size, crop, element type, normalization, layout),
+//! following the batching contract of NVIDIA DALI's `fn.experimental.inputs.video`, and telling always how
+//! many frames of a padded sequence are real. [`VideoReader`] reads frames of one video by index or time.
 //!
 //! ```
 //! use framefeed::{Config, LastSequencePolicy, VideoInput};
@@ -25,6 +28,21 @@
 //! assert_eq!(frames, 60); // batches [16,16] [16,16(12 real)]
 //! # Ok::<(), framefeed::Error>(())
 //! ```
+//!
+//! ## Cargo features
+//! None is on by default: `cargo add framefeed` gives the library alone (FFmpeg linked through `pkg-config`).
+//!
+//! - `cli`: the `framefeed` command-line tool (`framefeed run`, `framefeed serve`), with `json` and `server`
+//!   and the tool's own dependencies (clap, indicatif, tracing-subscriber):
+//!   `cargo install framefeed --features cli`.
+//! - `server`: [`server`], the HTTP ingest service that `framefeed serve` runs, to embed in a program.
+//! - `json`: `report`, batches and errors as the JSON objects the CLI and the service print.
+//! - `cuda`: NVDEC decoding with frames kept on the GPU ([`Device::Cuda`]). It builds without a CUDA toolkit
+//!   or driver: the CUDA libraries are loaded at run time, and their absence is an error value.
+//! - `static-ffmpeg`: links FFmpeg's static libraries (`pkg-config --static`), as the self-contained Python
+//!   wheel does.
+//!
+//! On docs.rs, an item that needs a feature is labelled with it.
 //!
 //! ## The pipeline, one folder per stage
 //! In pipeline order; each stage imports only the stages before it and the layers below them
@@ -79,7 +97,8 @@
 //! `N / (L*B)` full batches, then, if frames remain, one short batch of the remaining full sequences plus a
 //! last sequence of the frames left over: shorter ([`LastSequencePolicy::Partial`]) or padded with zero frames
 //! to L ([`LastSequencePolicy::Pad`]; [`Sequence::valid_frames`] gives the real count). A batch never spans
-//! two videos. framefeed needs no frame count: it finds the last sequence by reaching the end of the stream.
+//! two videos (unless [`Config::pack_batches`] packs consecutive videos' sequences of one shape into full
+//! batches). framefeed needs no frame count: it finds the last sequence by reaching the end of the stream.
 //! If the frame size changes inside a stream, the frames before the change end their sequence (which follows
 //! the policy, like a last one) and their batch; the frames after it start a new batch.
 //!
@@ -87,7 +106,10 @@
 //! Frames are converted to RGB with the stream's own matrix (BT.601, BT.709, BT.2020...) and range (limited
 //! or full). Where the stream leaves the matrix unspecified, BT.601 is used, as FFmpeg does, so the output
 //! matches `ffmpeg -pix_fmt rgb24`; an unspecified range is taken as limited (full for the `yuvj*` formats).
-//! 10-bit sources are converted to 8-bit RGB.
+//! Sources of more than 8 bits a sample (10 or 12 bits, HDR or not) are converted to 8-bit RGB by default;
+//! [`DType::U16`] keeps them at 16 bits (exactly the values of `ffmpeg -pix_fmt rgb48le`), and the float types
+//! ([`DType::F32`], [`DType::F16`] and their `Unit` forms) keep their precision. PQ and HLG frames keep their
+//! transfer unless [`Transforms::tonemap`] maps them to SDR ([`ToneMap`]).
 //!
 //! ## Bad input
 //! An empty or unreadable video, one with no video stream, an unsupported codec, absurd dimensions or no frame
@@ -95,13 +117,15 @@
 //! operator goes on with the next video.
 //!
 //! ## Damaged videos
-//! One numbering in every door: a frame's display index is its place in the stream's display order, and a
+//! One numbering in every API (the operator, the reader, the service, Python): a frame's display index is its place in the stream's display order, and a
 //! picture that does not decode leaves a [`Hole`] ([`Sequence::holes`]) that renumbers nothing. Each frame says
-//! whether it is damaged ([`Frame::damaged`]); a frame not damaged is the same picture in every door and the
+//! whether it is damaged ([`Frame::damaged`]); a frame not damaged is the same picture in every API and the
 //! `ffmpeg` CLI's at its time. By default damage fails nothing (as the CLI); [`Config::strict`] fails the
 //! video at its first damage (as `ffmpeg -xerror`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, nightly rustdoc): each item gated on a feature is labelled with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod assembly;
 mod decode;

@@ -10,6 +10,8 @@ use framefeed::{Batch, Config, Error, VideoInput};
 pub mod http_client;
 pub mod mp4_forge;
 pub mod object_server;
+/// Runs the `framefeed` binary, which exists only with `--features cli` (Cargo.toml's `[[test]]` entries).
+#[cfg(feature = "cli")]
 pub mod serve;
 
 /// Runs each named async test function on tokio's current-thread and multi-thread runtimes.
