@@ -9,12 +9,20 @@ and peak RSS, as a Markdown table.
 
 Usage: cargo build --release --features cli && bash benches/clips.sh &&
        [BEFORE=path/to/old/framefeed] [VARIANT="--huge-pages"] python3 benches/floor.py [RUNS=5] [CASE-SUBSTRING]
+       [--json PATH]
+
+`--json PATH` also writes the medians there, with the command, the date and the machine
+(benches/results/full_decode.json, and full_decode_huge_pages.json with VARIANT="--huge-pages", are what
+benches/plot.py draws).
 
 (Peak RSS counts ordinary pages only: reserved huge pages are not part of a process's RSS.)
 """
 
+import datetime
+import json
 import os
-import resource
+import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -57,7 +65,30 @@ def run_cli(binary: str, path: str, args: list[str]) -> tuple[float, float, floa
     return timed([binary, "run", path, "--threads", "2", *args])
 
 
+def machine() -> str:
+    """This machine in a few words: cores, architecture, OS, the ffmpeg CLI's release."""
+    system = platform.system()
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    system = line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    try:
+        ffmpeg = subprocess.run(["ffmpeg", "-version"], capture_output=True, text=True).stdout.split()[2]
+    except (OSError, IndexError):
+        ffmpeg = "unknown"
+    return f"{os.cpu_count()}-core {platform.machine()}, {system}, FFmpeg {ffmpeg}"
+
+
 def main() -> None:
+    json_path = None
+    if "--json" in sys.argv:
+        at = sys.argv.index("--json")
+        json_path = sys.argv[at + 1]
+        del sys.argv[at:at + 2]
+    rows = []
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     only = sys.argv[2] if len(sys.argv) > 2 else ""
     print("| case | floor (s) | ffmpeg rgb24 (s) | framefeed (s) | / floor | / ffmpeg rgb24 | sys (s) | peak RSS (MiB) |"
@@ -97,6 +128,26 @@ def main() -> None:
             row += (f" {med('variant'):.3f} | **{med('variant') / med('floor'):.2f}** | "
                     f"**{med('variant') / med('rgb'):.2f}** | {med('variant', 1):.2f} | {med('variant', 2):.0f} |")
         print(row, flush=True)
+        record = {"case": name, "floor_s": round(med("floor"), 3), "rgb24_s": round(med("rgb"), 3),
+                  "framefeed_s": round(med("ff"), 3), "sys_s": round(med("ff", 1), 2),
+                  "peak_rss_mib": round(med("ff", 2))}
+        if BEFORE:
+            record.update(before_s=round(med("before"), 3), before_sys_s=round(med("before", 1), 2),
+                          before_peak_rss_mib=round(med("before", 2)))
+        if VARIANT:
+            record.update(variant_s=round(med("variant"), 3), variant_sys_s=round(med("variant", 1), 2),
+                          variant_peak_rss_mib=round(med("variant", 2)))
+        rows.append(record)
+    if json_path:
+        env = " ".join(f"{k}=\"{v}\"" for k, v in (("BEFORE", BEFORE), ("VARIANT", " ".join(VARIANT))) if v)
+        command = f"{env + ' ' if env else ''}python3 benches/floor.py {shlex.join(sys.argv[1:]) or runs}"
+        data = {"benchmark": "full_decode",
+                "title": "framefeed run against the decode floor (ffmpeg -f null) and ffmpeg's RGB conversion",
+                "command": command, "date": datetime.date.today().isoformat(), "machine": machine(),
+                "unit": f"wall seconds, median of {runs} interleaved rounds; sys_s and peak_rss_mib are the "
+                        "framefeed process's", "variant": VARIANT, "rows": rows}
+        with open(json_path, "w") as f:
+            f.write(json.dumps(data, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ on it; and the peak resident memory of a reader of each video. Each job is its o
 reads, and reports its time and peak RSS); rounds are interleaved and medians reported; every reader gets 2
 decoding threads (this machine's cores).
 
-Usage: python benches/reader.py ROUNDS
+Usage: python benches/reader.py ROUNDS [--json PATH]
+  --json PATH                   also write the figures there (benches/results/random_access.json is what
+                                benches/plot.py draws), with the command, the date and the machine
   PYTHON=/tmp/bv/bin/python     an interpreter with framefeed, torch, torchcodec, decord 0.6 and video-reader-rs
   DECORD2=/tmp/bv2/bin/python   one with decord2 (it installs as `decord`, so it cannot share the first's)
   VRR_LIBS=...                  video-reader-rs 0.4.5's bundled libraries' folder (its wheel misses one RPATH)
@@ -16,9 +18,11 @@ target/bench-clips.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import pathlib
+import platform
 import random
 import statistics
 import subprocess
@@ -110,7 +114,49 @@ def cli(path: pathlib.Path) -> dict:
     return {"seconds": time.monotonic() - start}
 
 
+def machine() -> str:
+    """This machine in a few words: cores, architecture, OS, the ffmpeg CLI's release."""
+    system = platform.system()
+    try:
+        for line in pathlib.Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                system = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    try:
+        ffmpeg = subprocess.run(["ffmpeg", "-version"], capture_output=True, text=True).stdout.split()[2]
+    except (OSError, IndexError):
+        ffmpeg = "unknown"
+    return f"{os.cpu_count()}-core {platform.machine()}, {system}, FFmpeg {ffmpeg}"
+
+
+def write_json(path: str, rounds: int, results: dict) -> None:
+    env = " ".join(f"{k}={os.environ[k]}" for k in ("PYTHON", "DECORD2", "VRR_LIBS") if k in os.environ)
+    rows = []
+    for (name, kind), runs in results.items():
+        ok = [x for x in runs if "seconds" in x]
+        if ok:
+            peaks = [x["peak_mib"] for x in ok if "peak_mib" in x]
+            seconds = statistics.median(x["seconds"] for x in ok)
+            rows.append({"video": name, "reader": kind, "median_s": round(seconds, 3),
+                         "peak_mib": round(statistics.median(peaks), 1) if peaks else None,
+                         "runs": [round(x["seconds"], 2) for x in ok]})
+    data = {"benchmark": "random_access",
+            "title": "10 random 8-frame clips (seed 7, the same for every reader), 2 decoding threads each, "
+                     "one process per job",
+            "command": f"{env + ' ' if env else ''}python3 benches/reader.py {rounds}",
+            "date": datetime.date.today().isoformat(), "machine": machine(),
+            "unit": f"seconds per job, the reader's import and open included; median of {rounds} interleaved rounds",
+            "rows": rows}
+    pathlib.Path(path).write_text(json.dumps(data, indent=2) + "\n")
+
+
 def main() -> None:
+    json_path = None
+    if "--json" in sys.argv:
+        at = sys.argv.index("--json")
+        json_path = sys.argv[at + 1]
+        del sys.argv[at:at + 2]
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     videos = make_clips()
     readers = [("framefeed", PYTHON), ("torchcodec", PYTHON), ("decord", PYTHON), ("video_reader_rs", PYTHON)]
@@ -139,6 +185,8 @@ def main() -> None:
         peak = statistics.median(x.get("peak_mib", 0.0) for x in ok)
         each = " ".join(f"{x['seconds']:.2f}" for x in ok)
         print(f"{name:<13} {kind:<17} {seconds:9.3f} {peak:9.1f}  {each}")
+    if json_path:
+        write_json(json_path, rounds, results)
 
 
 if __name__ == "__main__":

@@ -12,18 +12,23 @@ netem), everything on loopback. Side by side in one run, each measurement in a f
 - an epoch of 1,000 clips over 100 remote videos through `framefeed.torch.VideoClipDataset` and a DataLoader of
   8 workers, without and with the index cache.
 
-    .venv/bin/python benches/remote.py [--work DIR] [--skip-epoch]
+    .venv/bin/python benches/remote.py [--work DIR] [--skip-epoch] [--json PATH]
 
-Prints one JSON object per measurement and a summary; the figures go in benches/RESULTS.md ("Remote videos")."""
+Prints one JSON object per measurement and a summary; `--json PATH` also writes the medians there with the
+command, the date and the machine (benches/results/remote.json is what benches/plot.py draws). The figures are in
+benches/RESULTS.md ("Remote videos")."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
 import os
 import pathlib
+import platform
 import random
+import shlex
 import shutil
 import socket
 import struct
@@ -227,6 +232,16 @@ def one_framefeed_reader(url: str, local: str) -> Dict[str, object]:
     return {"wall_s": wall, "exact": exact}
 
 
+def one_framefeed_local(local: str) -> Dict[str, object]:
+    """The same reads from the local file: the floor the link adds to."""
+    import framefeed as ff
+    t0 = time.perf_counter()
+    reader = ff.VideoReader(local)
+    for s in clip_starts(len(reader)):
+        reader.get_frames_in_range(s, s + CLIP_LEN)
+    return {"wall_s": time.perf_counter() - t0}
+
+
 def one_torchcodec(url: str, local: str) -> Dict[str, object]:
     import fsspec
     from torchcodec.decoders import VideoDecoder
@@ -277,6 +292,7 @@ def main() -> None:
     parser.add_argument("--skip-epoch", action="store_true")
     parser.add_argument("--epoch-only", action="store_true")
     parser.add_argument("--one", nargs="+")
+    parser.add_argument("--json", help="also write the medians to this file")
     args = parser.parse_args()
     if args.one:
         name, *rest = args.one
@@ -299,6 +315,9 @@ def main() -> None:
         moov, gop_bytes = needed_bytes(videos["hd"], clip_starts(frames))
         results["needed"] = {"moov": moov, "gop_bytes": gop_bytes, "file": size}
         print(json.dumps(results["needed"]))
+        for attempt in range(3):
+            results.setdefault("framefeed_local", []).append(fresh("framefeed_local", str(videos["hd"])))
+        print(json.dumps({"framefeed_local": results["framefeed_local"]}))
         for name, run in [
             ("framefeed_reader", lambda: fresh("framefeed_reader", hd_url, str(videos["hd"]))),
             ("framefeed_cli", lambda: cli_clips(hd_url)),
@@ -330,6 +349,56 @@ def main() -> None:
     finally:
         nginx.stop()
         print(json.dumps({"summary": results}))
+        if args.json:
+            write_json(args.json, results)
+
+
+def machine() -> str:
+    """This machine in a few words: cores, architecture, OS, the ffmpeg CLI's release."""
+    system = platform.system()
+    try:
+        for line in pathlib.Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                system = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    try:
+        ffmpeg = subprocess.run(["ffmpeg", "-version"], capture_output=True, text=True).stdout.split()[2]
+    except (OSError, IndexError):
+        ffmpeg = "unknown"
+    return f"{os.cpu_count()}-core {platform.machine()}, {system}, FFmpeg {ffmpeg}"
+
+
+def write_json(path: str, results: Dict[str, object]) -> None:
+    """The run's medians in the shape benches/plot.py reads (benches/results/remote.json)."""
+    import statistics
+
+    def median(runs: object, key: str) -> object:
+        values = [r[key] for r in runs if key in r] if isinstance(runs, list) else []
+        return statistics.median(values) if values else None
+
+    labels = {"framefeed_reader": "framefeed VideoReader(url)", "framefeed_cli": "framefeed run --clips 10 URL",
+              "torchcodec_approximate_fsspec": "TorchCodec over fsspec"}
+    data: Dict[str, object] = {
+        "benchmark": "remote",
+        "title": "10 seeded random 8-frame clips of a 10-minute 1080p H.264 MP4 over a 50 MB/s, 20 ms round-trip link",
+        "command": shlex.join([".venv/bin/python", "benches/remote.py", *sys.argv[1:]]),
+        "date": datetime.date.today().isoformat(),
+        "machine": machine() + "; nginx (limit_rate 50m) behind the script's 10 ms-each-way delay proxy, on loopback",
+        "unit": "wall seconds and bytes nginx sent, median of 3 runs, each in a fresh process",
+        "readers": [{"name": name, "label": label, "wall_s": median(results[name], "wall_s"),
+                     "bytes": median(results[name], "bytes"), "requests": median(results[name], "requests")}
+                    for name, label in labels.items() if name in results],
+        "local_reader_s": median(results.get("framefeed_local"), "wall_s"),
+    }
+    needed = results.get("needed")
+    if isinstance(needed, dict):
+        data["needed"] = {"moov_bytes": needed["moov"], "gop_bytes": needed["gop_bytes"], "file_bytes": needed["file"]}
+    for key in ("first_frame_4k_hour", "full_run_local", "full_run_remote", "epoch_no_cache", "epoch_cache_cold",
+                "epoch_cache_warm"):
+        if key in results:
+            data[key] = results[key]
+    pathlib.Path(path).write_text(json.dumps(data, indent=2) + "\n")
 
 
 def epoch(nginx: "Nginx", base: str, work: pathlib.Path, results: Dict[str, object]) -> None:
