@@ -135,6 +135,7 @@ mod device_kind;
 mod error;
 mod error_code;
 mod ffi;
+mod guide_doctests;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;

@@ -1,15 +1,15 @@
-//! The error codes have one table, `framefeed::ErrorCode`: the README's list is held to it, row for row, and
-//! the library's errors give codes from it.
+//! The error codes have one table, `framefeed::ErrorCode`: the guide's list (`docs/guide/errors.md`) is held to
+//! it, row for row, and the library's errors give codes from it.
 
 use framefeed::{CodeSource, Error, ErrorCode, VideoError};
 
-/// The README's "Error codes" table: (code, given by, refused with, what went wrong) per row.
-fn readme_rows() -> Vec<[String; 4]> {
-    let readme = include_str!("../README.md");
-    let start = readme
-        .find("### Error codes")
-        .expect("the README has an Error codes section");
-    readme[start..]
+/// The guide's "Error codes" table: (code, given by, refused with, what went wrong) per row.
+fn guide_rows() -> Vec<[String; 4]> {
+    let page = include_str!("../docs/guide/errors.md");
+    let start = page
+        .find("## Error codes")
+        .expect("docs/guide/errors.md has an Error codes section");
+    page[start..]
         .lines()
         .skip_while(|l| !l.starts_with("| code |"))
         .skip(2)
@@ -28,8 +28,8 @@ fn readme_rows() -> Vec<[String; 4]> {
 }
 
 #[test]
-fn the_readme_lists_every_code_as_the_table_says() {
-    let rows = readme_rows();
+fn the_guide_lists_every_code_as_the_table_says() {
+    let rows = guide_rows();
     let expected: Vec<[String; 4]> = ErrorCode::ALL
         .iter()
         .map(|code| {
@@ -46,7 +46,7 @@ fn the_readme_lists_every_code_as_the_table_says() {
         .collect();
     assert_eq!(rows.len(), expected.len(), "{rows:?}");
     for (row, want) in rows.iter().zip(&expected) {
-        assert_eq!(row, want, "README row");
+        assert_eq!(row, want, "docs/guide/errors.md row");
     }
 }
 

@@ -263,12 +263,13 @@ impl ServeConfig {
 mod tests {
     use super::*;
 
-    /// The README states the default hold of a clips (or moov-at-end) upload.
+    /// The guide's page on the service (`docs/guide/service.md`) states the default hold of a clips (or
+    /// moov-at-end) upload.
     #[test]
     fn a_whole_upload_is_held_up_to_a_quarter_of_its_memory_less_the_index() {
         let config = ServeConfig::default();
         assert_eq!(config.moov_buffer_bytes(), 111_848_128);
-        assert!(include_str!("../../README.md").contains("111,848,128 bytes"));
+        assert!(include_str!("../../docs/guide/service.md").contains("111,848,128 bytes"));
         let fail = ServeConfig {
             moov_at_end: MoovAtEndUploads::Fail,
             ..ServeConfig::default()
