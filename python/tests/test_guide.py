@@ -96,6 +96,11 @@ def test_the_block_runs_as_written(block: Block, workdir) -> None:
                 missing(need, f"{absent}: {block.name} did not run")
         else:
             pytest.fail(f"{block.name}: unknown requirement {need!r}; allowed: {sorted(MODULES | set(NEEDS))}")
+    if "ray" in block.requires:
+        import ray
+
+        if ray.is_initialized():  # a block starts Ray as a user's program does: on its own
+            ray.shutdown()
     try:
         exec(code, {"__name__": "__guide__"})
     finally:
