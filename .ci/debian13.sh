@@ -73,5 +73,5 @@ mount --bind "$REGISTRY" "$ROOT/opt/cargo/registry"
 in_root apt-get install -y -q --no-install-recommends libavcodec-dev libavformat-dev libavutil-dev \
   libswscale-dev libswresample-dev libclang-dev clang pkg-config ffmpeg gcc libc6-dev >/dev/null
 in_root ffmpeg -hide_banner -version | sed -n 1p
-in_root sh -c 'cd /src/main && cargo test --locked --test conformance --test clip_sampling --test random_access \
+in_root sh -c 'cd /src/main && cargo test --locked --features cli --test conformance --test clip_sampling --test random_access \
   --test containers --test cli --test damaged_videos --test colour_metadata --test audio_beside_frames'

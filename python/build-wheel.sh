@@ -86,10 +86,10 @@ fi
 
 mkdir -p "$WORK" "$DIST" "$CACHE"
 TOOLS=$WORK/tools
-if [ ! -x "$TOOLS/bin/maturin" ]; then
-  python3 -m venv "$TOOLS"
-  "$TOOLS/bin/pip" install -q 'ziglang>=0.13' 'maturin>=1.7,<2' 'meson>=1.3' ninja auditwheel
-fi
+[ -x "$TOOLS/bin/pip" ] || python3 -m venv "$TOOLS"
+# Already satisfied (a kept work folder), pip changes nothing and asks no registry; an older maturin is replaced
+# (1.9.3 is the first to write the licence files and expression the check below wants).
+"$TOOLS/bin/pip" install -q 'ziglang>=0.13' 'maturin>=1.9.3,<2' 'meson>=1.3' ninja auditwheel
 # The tools installed here come first (meson looks for ninja on the PATH).
 export PATH="$TOOLS/bin:$PATH"
 ZIG=$("$TOOLS/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
@@ -222,7 +222,9 @@ if grep -q -- '--enable-gpl\|--enable-nonfree' "$PREFIX/lib/pkgconfig/libavcodec
 fi
 
 # What the wheel carries about the FFmpeg inside it: release, configure line and licences (framefeed/_vendor/,
-# written here and removed after the build so that the source tree stays clean).
+# written here and removed after the build so that the source tree stays clean). framefeed's own licences and
+# THIRD-PARTY-NOTICES.md (FFmpeg's and dav1d's terms, the relinking note, the Rust crates) come with every build
+# of the package, as pyproject.toml's `license-files` (in the wheel's .dist-info/licenses/).
 VENDOR=$REPO/python/framefeed/_vendor
 rm -rf "$VENDOR" && mkdir -p "$VENDOR"
 trap 'rm -rf "$VENDOR"' EXIT
@@ -237,7 +239,8 @@ dav1d licence: BSD 2-clause (dav1d-COPYING).
 FFmpeg configure line:
 $(cat "$PREFIX/ffmpeg-configuration.txt")
 
-To relink with another FFmpeg (the LGPL's right), build framefeed from source: see the README's "Install".
+To relink with another FFmpeg (the LGPL's right), build framefeed from source: see the README's "Install" and
+THIRD-PARTY-NOTICES.md (in this wheel's .dist-info/licenses/), which lists every licence of the module.
 EOF
 cp "$SRC/ffmpeg/COPYING.LGPLv2.1" "$VENDOR/COPYING.LGPLv2.1"
 cp "$SRC/dav1d/COPYING" "$VENDOR/dav1d-COPYING"
@@ -273,6 +276,23 @@ WHEEL=$(ls "$DIST"/framefeed-*manylinux_2_28_"$ARCH".whl)
 # (a function that glibc 2.28 lacks, left to be found at run time) would fail only when first called. (The
 # Python C API is unversioned, from the interpreter.)
 CHECK=$WORK/check && rm -rf "$CHECK" && mkdir -p "$CHECK" && (cd "$CHECK" && python3 -m zipfile -e "$WHEEL" .)
+# The licences: framefeed's, the third-party notices, FFmpeg's and dav1d's texts, and the metadata's expression
+# naming LGPL and BSD (python/pyproject.toml's `license`).
+for file in "framefeed-*.dist-info/licenses/LICENSE-MIT" "framefeed-*.dist-info/licenses/LICENSE-APACHE" \
+  "framefeed-*.dist-info/licenses/THIRD-PARTY-NOTICES.md" framefeed/_vendor/COPYING.LGPLv2.1 \
+  framefeed/_vendor/dav1d-COPYING framefeed/_vendor/FFMPEG.txt; do
+  # shellcheck disable=SC2086 # the dist-info folder's name is a glob
+  if ! ls "$CHECK"/$file >/dev/null 2>&1; then
+    echo "build-wheel.sh: the wheel lacks $file" >&2
+    exit 1
+  fi
+done
+if ! grep -q '^License-Expression: .*LGPL-2.1-or-later.*' "$CHECK"/framefeed-*.dist-info/METADATA ||
+  ! grep -q '^License-Expression: .*BSD-2-Clause' "$CHECK"/framefeed-*.dist-info/METADATA; then
+  echo "build-wheel.sh: the wheel's METADATA does not name FFmpeg's and dav1d's licences:" \
+    "$(grep '^License' "$CHECK"/framefeed-*.dist-info/METADATA)" >&2
+  exit 1
+fi
 UNVERSIONED=$(nm -D --undefined-only "$CHECK"/framefeed/_framefeed*.so | awk '$1 == "U" && $2 !~ /@/ && $2 !~ /^_?Py/ {print $2}')
 NEWER=$(nm -D --undefined-only "$CHECK"/framefeed/_framefeed*.so | grep -o 'GLIBC_2\.[0-9]*' | sort -u -t. -k2,2n |
   awk -F. '$2 > 28')

@@ -122,6 +122,13 @@
 //! whether it is damaged ([`Frame::damaged`]); a frame not damaged is the same picture in every API and the
 //! `ffmpeg` CLI's at its time. By default damage fails nothing (as the CLI); [`Config::strict`] fails the
 //! video at its first damage (as `ffmpeg -xerror`).
+//!
+// `[`server`]` above: the module where it is built, else its page on docs.rs (built with every feature).
+#![cfg_attr(feature = "server", doc = "[`server`]: crate::server")]
+#![cfg_attr(
+    not(feature = "server"),
+    doc = "[`server`]: <https://docs.rs/framefeed/latest/framefeed/server/index.html>"
+)]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 // docs.rs (`--cfg docsrs`, nightly rustdoc): each item gated on a feature is labelled with the feature it needs.

@@ -193,3 +193,29 @@ fn the_package_ships_every_file_the_code_and_tests_read() {
         missing.join("\n")
     );
 }
+
+/// CI (`.ci/run`) runs the README's test command, its second command block, word for word. `.ci/` is not
+/// packaged: the packaged crate has nothing to compare.
+#[test]
+fn ci_runs_the_readmes_test_command() {
+    let Ok(ci) = std::fs::read_to_string(Path::new(ROOT).join(".ci/run")) else {
+        eprintln!("SKIPPED: no .ci/run here (a packaged crate)");
+        return;
+    };
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let command = readme
+        .split("```sh\n")
+        .nth(2)
+        .and_then(|block| block.lines().next())
+        .expect("the README's second sh block");
+    assert!(
+        command.starts_with("cargo test "),
+        "the README's second command is not the tests': {command}"
+    );
+    assert!(
+        ci.lines().any(|line| line
+            .strip_prefix(command)
+            .is_some_and(|rest| rest.starts_with(" || "))),
+        ".ci/run does not run the README's test command `{command}`"
+    );
+}
