@@ -134,7 +134,7 @@ def service_load() -> None:
     fig, axes = plt.subplots(1, 2, figsize=SIZE, gridspec_kw={"width_ratios": [1, 2.2]})
     up = data["uploads"]
     ax = axes[0]
-    labels = ["framefeed run\nfiles in turn", "framefeed serve\n8 uploads\nat once"]
+    labels = ["framefeed run\nfiles in turn\n(from the ratio)", "framefeed serve\n8 uploads\nat once"]
     values = [up["cli_frames_per_s_from_ratio"], up["service_frames_per_s"]]
     bars = ax.bar(labels, values, 0.55, color=[PEERS[0], FRAMEFEED])
     for bar, v in zip(bars, values):
