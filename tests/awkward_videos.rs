@@ -1,4 +1,4 @@
-//! Frames as people see them, through every door: videos turned by a display matrix come out upright (the
+//! Frames as people see them, through every API: videos turned by a display matrix come out upright (the
 //! turn before the resize and crop, the shapes the shown ones, the turn reported; `autorotate(false)` as
 //! coded), a damaged start is numbered as a full decode numbers it (sampling, time ranges and segments
 //! included), a change of frame size splits a sampled sequence without reordering it, in the Rust API, the
@@ -100,7 +100,7 @@ fn the_resize_and_the_crop_see_the_upright_frame() {
 }
 
 /// A recording cut in the middle of a GOP: the frames before its first keyframe cannot be decoded, and every
-/// door numbers the frames a full decode gives from 0, whatever is sampled: indices, clips, time ranges and
+/// API numbers the frames a full decode gives from 0, whatever is sampled: indices, clips, time ranges and
 /// target frame rates (counted from the first frame given), segments.
 #[test]
 fn a_damaged_start_is_numbered_as_a_full_decode_numbers_it() {

@@ -1,4 +1,4 @@
-//! Damaged videos read through every door: one numbering (an index names a presentation time; a picture that
+//! Damaged videos read through every API: one numbering (an index names a presentation time; a picture that
 //! does not decode leaves a hole and renumbers nothing), damage reported per frame, and one damage policy
 //! (deliver what decodes by default, fail at the first damage with `strict`).
 //!
@@ -7,7 +7,7 @@
 //! short. For each damaged file, the plain run, sampled reads (indices, stride, segments) and the
 //! `VideoReader` are asked for the same indices and compared by index, time and picture with each other and
 //! with the `ffmpeg` CLI; the guarantee checked: every frame not marked damaged is the same picture in every
-//! door and equals the CLI's at the same time.
+//! API and equals the CLI's at the same time.
 
 mod common;
 
@@ -134,7 +134,7 @@ fn cases() -> Vec<(&'static str, &'static str, Damage)> {
         ),
         // Bytes of a WebM cluster overwritten: the demuxer skips the blocks it cannot read (their frames are
         // not the video's: nothing indexes them), and libavcodec's VP9 decoder reports nothing of what it
-        // decodes from the rest; every door still gives the same pictures as the CLI.
+        // decodes from the rest; every API still gives the same pictures as the CLI.
         (
             "vp9_overwritten",
             "damage_vp9.webm",
@@ -211,7 +211,7 @@ fn damaged_file(dir: &Path, name: &str, fixture_name: &str, how: Damage) -> Path
     path
 }
 
-/// One frame as a door gave it.
+/// One frame as an API gave it.
 #[derive(Debug, Clone, PartialEq)]
 struct Got {
     pts: f64,
@@ -362,14 +362,14 @@ fn every_door_gives_one_index_one_picture() {
         // Sampled reads (the seeking path): the same indices give the same times, and frames marked in
         // neither give the same pictures; a hole gives no frame.
         let all: Vec<u64> = (0..numbered.len() as u64).collect();
-        let doors = [
+        let apis = [
             ("indices", Sampling::new().indices(all.clone())),
             ("stride", Sampling::new().stride(3).step(8)),
             ("segment", Sampling::new().segment(20, 70)),
         ];
-        for (door, sampling) in doors {
+        for (api, sampling) in apis {
             let sampled = decode(&path, Config::new(4, 2).sampling(sampling));
-            if door == "segment" && fixture_name.ends_with(".hevc") {
+            if api == "segment" && fixture_name.ends_with(".hevc") {
                 // Segments need the display order in advance, which a raw stream's packets do not give: a
                 // clear refusal (the reader indexes such a stream by decoding it once instead).
                 assert!(
@@ -379,29 +379,25 @@ fn every_door_gives_one_index_one_picture() {
                 );
                 continue;
             }
-            assert!(
-                sampled.error.is_none(),
-                "{name} {door}: {:?}",
-                sampled.error
-            );
-            assert!(!sampled.frames.is_empty(), "{name} {door}: frames");
+            assert!(sampled.error.is_none(), "{name} {api}: {:?}", sampled.error);
+            assert!(!sampled.frames.is_empty(), "{name} {api}: frames");
             for (i, got) in &sampled.frames {
                 assert!(
                     !plain.holes.contains(i),
-                    "{name} {door}: a frame at hole {i}"
+                    "{name} {api}: a frame at hole {i}"
                 );
                 let theirs = plain
                     .frames
                     .get(i)
-                    .unwrap_or_else(|| panic!("{name} {door}: index {i} is not the plain run's"));
+                    .unwrap_or_else(|| panic!("{name} {api}: index {i} is not the plain run's"));
                 assert!(
                     same_time(theirs.pts, got.pts),
-                    "{name} {door}: index {i} at {:.3} s, the plain run's at {:.3} s",
+                    "{name} {api}: index {i} at {:.3} s, the plain run's at {:.3} s",
                     got.pts,
                     theirs.pts
                 );
                 if !got.damaged && !theirs.damaged {
-                    assert_eq!(got.md5, theirs.md5, "{name} {door}: frame {i} differs");
+                    assert_eq!(got.md5, theirs.md5, "{name} {api}: frame {i} differs");
                 }
             }
         }
@@ -507,16 +503,16 @@ fn strict_fails_at_the_first_damage() {
     let dir = tempfile::tempdir().unwrap();
     let (name, fixture_name, how) = cases()[0];
     let path = damaged_file(dir.path(), name, fixture_name, how);
-    for (door, sampling) in [
+    for (api, sampling) in [
         ("plain", Sampling::new()),
         (
             "indices",
             Sampling::new().indices((0..90).collect::<Vec<_>>()),
         ),
     ] {
-        // The door's own damage, by default: where strict must stop.
+        // The API's own damage, by default: where strict must stop.
         let lenient = decode(&path, Config::new(8, 2).sampling(sampling.clone()));
-        assert!(lenient.error.is_none(), "{door}: {:?}", lenient.error);
+        assert!(lenient.error.is_none(), "{api}: {:?}", lenient.error);
         let first_damage = lenient
             .frames
             .iter()
@@ -528,30 +524,30 @@ fn strict_fails_at_the_first_damage() {
         let strict = decode(&path, Config::new(8, 2).strict(true).sampling(sampling));
         let error = strict
             .error
-            .unwrap_or_else(|| panic!("{door}: strict fails"));
+            .unwrap_or_else(|| panic!("{api}: strict fails"));
         assert!(
             matches!(
                 error,
                 VideoError::Damaged { .. } | VideoError::Corrupt { .. } | VideoError::Demux { .. }
             ),
-            "{door}: {error:?}"
+            "{api}: {error:?}"
         );
         // What frame threading reports of a damaged picture reaches the frames decoded before it as they come
         // (the mark errs on the safe side): the first damaged frame varies a little from run to run, the hole
         // (a picture that does not decode) does not.
         let hole = *lenient.holes.first().expect("the case has a hole");
-        assert!(first_damage <= hole, "{door}");
+        assert!(first_damage <= hole, "{api}");
         assert!(
             strict.frames.keys().all(|&i| i < hole),
-            "{door}: only frames before the first damage are delivered"
+            "{api}: only frames before the first damage are delivered"
         );
         assert!(
             strict.frames.values().all(|g| !g.damaged),
-            "{door}: no damaged frame delivered"
+            "{api}: no damaged frame delivered"
         );
         assert!(
             strict.holes.is_empty(),
-            "{door}: no hole reported, the video failed there"
+            "{api}: no hole reported, the video failed there"
         );
     }
     let reader = VideoReader::open(
@@ -675,16 +671,10 @@ fn reader_signature(path: &Path, threads: usize) -> String {
     out + &format!("holes {holes:?}\n")
 }
 
-/// The cases where the reader's damage marks are not yet the plain run's (the same every run): the raw HEVC
-/// stream (no timestamps: its frames numbered from synthetic times), where the reader's pictures are the plain
-/// run's (and `ffmpeg -threads 1`'s) but it also marks the two frames after each damaged pair, which the plain run
-/// gives unmarked and equal to the undamaged video's.
-const READER_DAMAGED_DIFFERS: [&str; 1] = ["hevc_raw_hit_twice"];
-
-/// Runs of each door, with two and with four decoder threads.
+/// Runs of each API, with two and with four decoder threads.
 const RUNS: usize = 20;
 
-/// The same output every run (issue 73): every damaged copy decoded 20 times through every door with two and
+/// The same output every run (issue 73): every damaged copy decoded 20 times through every API with two and
 /// with four frame threads gives the same pictures, the same damage marks and the same holes every time, and
 /// every picture, marked or not, is the `ffmpeg` CLI's single-threaded decode's at its time (the decode
 /// frame threads reach when damage is seen: that GOP is decoded again on one thread).
@@ -736,14 +726,14 @@ fn damaged_output_is_the_same_every_run_and_is_the_one_thread_decode() {
         }
         // Sampled reads: the same every run, and the same frames as the plain run by index.
         let all: Vec<u64> = plain.frames.keys().copied().collect();
-        let doors = [
+        let apis = [
             ("indices", Sampling::new().indices(all.clone())),
             (
                 "clips",
                 Sampling::new().clips(6, ClipSampler::Random).seed(9),
             ),
         ];
-        for (door, sampling) in doors {
+        for (api, sampling) in apis {
             let mut runs = BTreeSet::new();
             let mut one = None;
             for threads in [2, 4] {
@@ -757,11 +747,11 @@ fn damaged_output_is_the_same_every_run_and_is_the_one_thread_decode() {
             assert_eq!(
                 runs.len(),
                 1,
-                "{name} {door}: {} different outputs",
+                "{name} {api}: {} different outputs",
                 runs.len()
             );
             for (i, got) in &one.unwrap().frames {
-                assert_eq!(Some(got), plain.frames.get(i), "{name} {door}: frame {i}");
+                assert_eq!(Some(got), plain.frames.get(i), "{name} {api}: frame {i}");
             }
         }
         // The reader: the same every run, and the plain run's frames.
@@ -792,29 +782,16 @@ fn damaged_output_is_the_same_every_run_and_is_the_one_thread_decode() {
                     theirs.damaged || damaged == "true",
                     "{name} reader: frame {i}, undamaged in both, differs"
                 );
-                if READER_DAMAGED_DIFFERS.contains(&name) {
-                    // The known gap is marks only: the same picture, marked by the reader alone.
-                    assert!(
-                        md5 == theirs.md5 && damaged == "true" && !theirs.damaged,
-                        "{name} reader: frame {i} differs other than by an extra damage mark"
-                    );
-                }
                 differ.push(i);
             }
         }
-        if READER_DAMAGED_DIFFERS.contains(&name) {
-            // Known, and the same every run: the reader marks a few frames next to the damage that the plain
-            // run gives unmarked, with the same pictures (what is left of issue 73).
-            println!("{name}: the reader marks frames {differ:?} damaged, the plain run does not (known)");
-        } else {
-            assert!(
-                differ.is_empty(),
-                "{name} reader: damaged frames {differ:?} differ from the plain run's"
-            );
-        }
+        assert!(
+            differ.is_empty(),
+            "{name} reader: damaged frames {differ:?} differ from the plain run's"
+        );
         let marked = plain.frames.values().filter(|g| g.damaged).count();
         println!(
-            "{name}: {} frames ({marked} damaged), holes {:?}: the same in {} runs of each door, all ffmpeg -threads 1's",
+            "{name}: {} frames ({marked} damaged), holes {:?}: the same in {} runs of each API, all ffmpeg -threads 1's",
             plain.frames.len(),
             plain.holes,
             4 * RUNS

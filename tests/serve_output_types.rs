@@ -1,5 +1,5 @@
 //! The service's output types (issue 62): `POST /videos` and `POST /streams` take `dtype` and `tonemap` as
-//! every other door does, `md5=true` puts each frame's MD5 on the lines (so a client can check the pixels it
+//! every other API does, `md5=true` puts each frame's MD5 on the lines (so a client can check the pixels it
 //! never receives), the lines name the type, and the memory budget counts the type's bytes: an upload whose
 //! frames fit in `uint8` but not in `float32` fails with `over_memory_budget` before its frames exist.
 

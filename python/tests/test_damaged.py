@@ -1,7 +1,7 @@
 """Damaged videos from Python: one numbering (a hole keeps its index), damage reported per frame (``damaged`` on
 sequences and ``Frames``), one damage policy (``strict``), the same in ``VideoInput``, ``VideoReader`` and
 ``framefeed.compat.decord``. The damage is made here, deterministically, on a committed fixture (the Rust
-``tests/damaged_videos.rs`` covers every container and door against the ffmpeg CLI)."""
+``tests/damaged_videos.rs`` covers every container and API against the ffmpeg CLI)."""
 
 from __future__ import annotations
 

@@ -694,7 +694,7 @@ impl<'a> Frame<'a> {
 
     /// Whether the frame is damaged: the decoder concealed errors in it or lacked a reference for it
     /// (`AV_FRAME_FLAG_CORRUPT`, `decode_error_flags`), or it was decoded after damaged data in its GOP. A frame
-    /// not damaged is the same picture in every door (a plain run, any sampling, the reader) and equals the
+    /// not damaged is the same picture in every API (a plain run, any sampling, the reader) and equals the
     /// `ffmpeg` CLI's at its time; a damaged one may differ between them (concealment depends on what was
     /// decoded before it).
     pub fn damaged(&self) -> bool {

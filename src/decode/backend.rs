@@ -47,6 +47,8 @@ pub(crate) struct DecodeLoop {
     damage: DamageWatch,
     /// The decoder's logged errors already counted as damage.
     logged_errors: u64,
+    /// Damage is marked by decode order, not by the packets' times (`Decoder::damage_by_order`).
+    by_order: bool,
 }
 
 impl DecodeLoop {
@@ -62,6 +64,7 @@ impl DecodeLoop {
             limits,
             damage: DamageWatch::new(),
             logged_errors: 0,
+            by_order: false,
         })
     }
 
@@ -88,7 +91,8 @@ impl DecodeLoop {
             if packet.follows_lost_data() {
                 self.damage.lost_before_next();
             }
-            self.damage.sent(packet.pts(), packet.is_key());
+            let pts = packet.pts().filter(|_| !self.by_order);
+            self.damage.sent(pts, packet.is_key());
             if packet.is_corrupt() || damaged {
                 self.damage.sent_damaged();
             }
@@ -148,6 +152,11 @@ impl DecodeLoop {
         }
     }
 
+    /// Marks damage by decode order, as a stream without times is marked (see `Decoder::damage_by_order`).
+    pub(crate) fn damage_by_order(&mut self) {
+        self.by_order = true;
+    }
+
     /// The damage signals this decoder gave so far (see [`DamageWatch::signals`]).
     pub(crate) fn signals(&self) -> u64 {
         self.damage.signals()
@@ -182,7 +191,9 @@ impl DecodeLoop {
                         pts: self.clock.pts(&self.frame),
                         packet_pts: self.frame.pts(),
                         corrupt,
-                        damaged: self.damage.frame(self.frame.pts(), corrupt),
+                        damaged: self
+                            .damage
+                            .frame(self.frame.pts().filter(|_| !self.by_order), corrupt),
                     };
                     on_frame(&self.frame, info)?;
                 }
@@ -277,4 +288,9 @@ pub(crate) trait Decoder: Send {
         let _ = skip;
         false
     }
+
+    /// The packets' times are framefeed's, not the stream's (a stream without timestamps, read by the sampling
+    /// stage or the reader with the times its index gave): damage is marked as a plain run of that stream marks
+    /// it, which has no times to go by (in decode order), so every API marks the same frames.
+    fn damage_by_order(&mut self) {}
 }

@@ -60,6 +60,17 @@ impl CpuDecoder {
     }
 }
 
+impl CpuDecoder {
+    /// The frame-threaded loop held to the one-thread decode, where the decoder runs one.
+    #[cfg(test)]
+    pub(crate) fn steady(&mut self) -> Option<&mut SteadyLoop> {
+        match &mut self.receiver {
+            Receiver::Steady(receiver) => Some(receiver),
+            Receiver::Plain(_) => None,
+        }
+    }
+}
+
 impl Decoder for CpuDecoder {
     fn decode(
         &mut self,
@@ -79,6 +90,13 @@ impl Decoder for CpuDecoder {
             Receiver::Steady(receiver) => receiver.flush(),
         }
         Ok(())
+    }
+
+    fn damage_by_order(&mut self) {
+        match &mut self.receiver {
+            Receiver::Plain(receiver) => receiver.damage_by_order(),
+            Receiver::Steady(receiver) => receiver.damage_by_order(),
+        }
     }
 
     /// H.264 only (see `CodecContext::skip_unreferenced`).

@@ -214,4 +214,8 @@ impl Decoder for CudaDecoder {
         self.receiver.flush();
         Ok(())
     }
+
+    fn damage_by_order(&mut self) {
+        self.receiver.damage_by_order();
+    }
 }

@@ -1,6 +1,6 @@
 //! Which decoded pictures are damaged: concealed by the decoder, or decoded from damaged data. Pure state,
 //! fed by the libavcodec loop (`backend::DecodeLoop`) with each packet it sends, each packet the decoder
-//! rejects and each frame it gives, so every door (a plain run, sampled reads, the reader) marks frames by
+//! rejects and each frame it gives, so every API (a plain run, sampled reads, the reader) marks frames by
 //! the same rule.
 //!
 //! **The rule.** A picture is damaged when libavcodec says so (`AV_FRAME_FLAG_CORRUPT`, or any
@@ -17,7 +17,7 @@
 //! P-frame in display order) is marked only if the P-frame's damage was reported before it came out; damage no
 //! decoder reports (flipped bits that decode to other pixels) is not marked, and decodes the same everywhere.
 //!
-//! A frame not marked is decoded from data whose GOP was whole up to it: it is the same picture whichever door
+//! A frame not marked is decoded from data whose GOP was whole up to it: it is the same picture whichever API
 //! decodes it and wherever decoding started (a keyframe), and the same as the `ffmpeg` CLI's.
 
 use std::collections::BTreeMap;

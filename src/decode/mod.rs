@@ -5,7 +5,7 @@
 //! a module of `cuda.rs`, which opens it for the codecs it takes unless the config asks for the hwaccel. Each backend hands every decoded
 //! frame to the transform stage as a [`FrameRef`](crate::decode::frame::FrameRef): in host or GPU memory.
 //! `damage` marks the damaged pictures (concealed, or decoded after damage in their GOP), by one rule for every
-//! door.
+//! API.
 
 pub(crate) mod audio;
 mod backend;

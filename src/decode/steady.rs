@@ -122,6 +122,8 @@ pub(crate) struct SteadyLoop {
     lagging: Option<(Packet, bool)>,
     kept: VecDeque<Kept>,
     kept_bytes: usize,
+    /// The most packet bytes kept ([`MAX_KEPT_BYTES`]).
+    max_kept: usize,
     /// The GOP too large to keep (decoded as frame threads give it).
     unkept_gop: Option<u64>,
     held: VecDeque<Held>,
@@ -154,6 +156,7 @@ impl SteadyLoop {
             lagging: None,
             kept: VecDeque::new(),
             kept_bytes: 0,
+            max_kept: MAX_KEPT_BYTES,
             unkept_gop: None,
             held: VecDeque::new(),
             pending: BTreeMap::new(),
@@ -167,11 +170,31 @@ impl SteadyLoop {
         }
     }
 
+    /// Keeps at most `bytes` of packets to decode again (tests: the fallback of a GOP too large to keep).
+    #[cfg(test)]
+    pub(crate) fn keep_at_most(&mut self, bytes: usize) {
+        self.max_kept = bytes;
+    }
+
+    /// Whether a GOP was too large to keep (and was decoded as frame threads gave it).
+    #[cfg(test)]
+    pub(crate) fn fell_back(&self) -> bool {
+        self.warned
+    }
+
     /// The frame-threaded decoder; it is there in `Threaded` mode.
     fn threads(&mut self) -> &mut DecodeLoop {
         self.threaded
             .as_mut()
             .expect("frame threads in Threaded mode")
+    }
+
+    /// Damage marked by decode order (both decoders; see `Decoder::damage_by_order`).
+    pub(crate) fn damage_by_order(&mut self) {
+        self.single.damage_by_order();
+        if let Some(threaded) = &mut self.threaded {
+            threaded.damage_by_order();
+        }
     }
 
     /// Skips unreferenced pictures from the next packet on (both decoders).
@@ -267,14 +290,14 @@ impl SteadyLoop {
         });
         self.kept_bytes += packet.size();
         self.forget_old();
-        if self.kept_bytes > MAX_KEPT_BYTES {
+        if self.kept_bytes > self.max_kept {
             // Even the GOPs still needed are too large: this one is decoded as frame threads give it.
             if !self.warned {
                 self.warned = true;
                 tracing::warn!(
                     bytes = self.kept_bytes,
                     "a GOP over {} MiB: damage in it is decoded as frame threads give it (may vary from run to run)",
-                    MAX_KEPT_BYTES >> 20
+                    self.max_kept >> 20
                 );
             }
             // Its held frames go on as they are (`threaded_step`).
@@ -551,5 +574,95 @@ impl SteadyLoop {
             Self::hand_new(handed, gop, frame, info, on_frame)
         })?;
         Ok(rejected.or(last).or(drained))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+    use std::path::Path;
+
+    use crate::decode::backend::Decoder;
+    use crate::decode::cpu::CpuDecoder;
+    use crate::decode::frame::FrameRef;
+    use crate::demux::Demuxer;
+    use crate::ffi::packet::Packet;
+    use crate::settings::config::Threading;
+    use crate::Config;
+
+    /// An H.264 fixture with 400 bytes overwritten in its middle.
+    fn damaged() -> bytes::Bytes {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/damage_h264.mp4");
+        let mut data = std::fs::read(path).unwrap();
+        let at = data.len() / 2;
+        data[at..at + 400].fill(0x55);
+        data.into()
+    }
+
+    /// Each frame's packet time, damage mark and a hash of its luma, decoded with two frame threads, keeping
+    /// at most `kept` packet bytes to decode again (`None`: the default); and whether a GOP was too large.
+    fn decode(data: &bytes::Bytes, kept: Option<usize>) -> (Vec<(Option<i64>, bool, u64)>, bool) {
+        let config = Config::new(8, 1);
+        let mut demuxer = Demuxer::open(data.clone(), &config).unwrap();
+        let mut decoder = CpuDecoder::open(&demuxer, 2, Threading::FrameAndSlice).unwrap();
+        if let Some(kept) = kept {
+            decoder.steady().unwrap().keep_at_most(kept);
+        }
+        let mut frames = Vec::new();
+        let mut sink = |info: crate::decode::backend::FrameInfo, frame: FrameRef<'_>| {
+            let FrameRef::Host(frame) = frame else {
+                panic!("a CPU frame")
+            };
+            let [luma, _, _] = frame.yuv_planes().expect("8-bit 4:2:0");
+            let mut hash = DefaultHasher::new();
+            for row in luma.data.chunks(luma.stride).take(luma.height) {
+                row[..luma.width].hash(&mut hash);
+            }
+            frames.push((info.packet_pts, info.damaged, hash.finish()));
+            Ok(())
+        };
+        let mut packet = Packet::new().unwrap();
+        while demuxer.next_packet(&mut packet).unwrap() {
+            if packet.stream_index() == demuxer.stream().index {
+                decoder.decode(Some(&packet), &mut sink).unwrap();
+            }
+        }
+        decoder.decode(None, &mut sink).unwrap();
+        let fell_back = decoder.steady().unwrap().fell_back();
+        (frames, fell_back)
+    }
+
+    /// A GOP too large to keep (keyframes hours apart: here, a limit of one byte) is decoded as frame threads
+    /// give it: every frame still comes, in order, damage is still marked, and every frame left unmarked is the
+    /// picture the default decode gives.
+    #[test]
+    fn a_gop_too_large_to_keep_is_decoded_as_frame_threads_give_it() {
+        let data = damaged();
+        let (steady, fell_back) = decode(&data, None);
+        assert!(!fell_back, "the fixture's GOPs are kept by default");
+        assert!(
+            steady.iter().any(|f| f.1),
+            "the overwritten bytes damage frames"
+        );
+        let (threaded, fell_back) = decode(&data, Some(1));
+        assert!(fell_back, "no GOP can be kept within one byte");
+        let times =
+            |frames: &[(Option<i64>, bool, u64)]| frames.iter().map(|f| f.0).collect::<Vec<_>>();
+        assert_eq!(
+            times(&threaded),
+            times(&steady),
+            "the same frames, in order"
+        );
+        assert!(threaded.iter().any(|f| f.1), "damage is still marked");
+        for (a, b) in steady.iter().zip(&threaded) {
+            if !a.1 && !b.1 {
+                assert_eq!(
+                    a.2, b.2,
+                    "frame at {:?}: unmarked in both, the same picture",
+                    a.0
+                );
+            }
+        }
     }
 }

@@ -130,6 +130,9 @@ pub(crate) fn decode_needed(
     if let Some((source, len)) = demuxer.whole_source() {
         source.will_need(&index.byte_ranges(needed, len));
     }
+    if index.is_synthetic() {
+        decoder.damage_by_order();
+    }
     let mut run = Run {
         demuxer,
         decoder,

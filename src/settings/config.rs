@@ -281,7 +281,7 @@ impl Config {
     /// and a file cut short ends early ([`Sequence::ended_early`](crate::Sequence::ended_early)): the video
     /// does not fail. `true` (`ffmpeg -xerror`): the video fails at its first damage (a rejected packet, a
     /// damaged frame, a hole, a demuxing error) with [`VideoError::Damaged`](crate::VideoError::Damaged) or
-    /// [`VideoError::Demux`](crate::VideoError::Demux), after the frames before it. The same in every door:
+    /// [`VideoError::Demux`](crate::VideoError::Demux), after the frames before it. The same in every API:
     /// a plain run, sampling, the [`VideoReader`](crate::VideoReader) (which fails a read that meets damage).
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
