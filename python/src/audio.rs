@@ -33,6 +33,9 @@ impl PyAudioSamples {
     }
 
     /// `data` as a NumPy array (a new one each call).
+    ///
+    /// Returns:
+    ///     A float32 array of shape (channels, samples).
     fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.data(py)
     }

@@ -297,9 +297,15 @@ impl PyBatch {
         })
     }
 
-    /// The whole batch as one NumPy array (shape [`shape`](Self::shape)), viewing the batch's buffer without
-    /// copying. A ragged batch (partial policy) is not one array: use `sequences`. A GPU batch: `to_host()`
-    /// first, or export it to CuPy or PyTorch with DLPack.
+    /// The whole batch as one NumPy array, viewing the batch's buffer without copying.
+    ///
+    /// Returns:
+    ///     An array of shape ``shape`` (``(N, F, H, W, 3)`` by default).
+    ///
+    /// Raises:
+    ///     ValueError: A ragged batch (its last sequence shorter, ``last_sequence_policy="partial"``: use
+    ///         ``sequences[i].numpy()``), or a batch in GPU memory (``to_host()`` first, or export it to CuPy or
+    ///         PyTorch with DLPack).
     fn numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let batch = &slf.get().inner;
         if batch.is_on_gpu() {
@@ -317,6 +323,9 @@ impl PyBatch {
     }
 
     /// A copy of the batch in host memory (of a GPU batch: waits for the GPU to finish writing it).
+    ///
+    /// Returns:
+    ///     The host :class:`Batch`.
     fn to_host(&self, py: Python<'_>) -> PyResult<PyBatch> {
         let batch = py.detach(|| self.inner.to_host()).py_err(py)?;
         Ok(PyBatch {
@@ -416,7 +425,7 @@ impl PySequence {
     }
 
     /// Whether each real frame is damaged: concealed by the decoder, or decoded from damaged data. A frame not
-    /// damaged is the same picture in every door and the `ffmpeg` CLI's at its time.
+    /// damaged is the same picture whichever API decodes it, and the `ffmpeg` CLI's at its time.
     #[getter]
     fn damaged(&self) -> Vec<bool> {
         self.batch.sequence(self.index).damaged().to_vec()
@@ -508,6 +517,12 @@ impl PySequence {
     }
 
     /// The sequence as a NumPy array viewing the batch's buffer (no copy).
+    ///
+    /// Returns:
+    ///     An array of shape ``shape``.
+    ///
+    /// Raises:
+    ///     ValueError: A sequence in GPU memory (export it with DLPack instead).
     fn numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         if slf.get().batch.is_on_gpu() {
             return Err(PyValueError::new_err(

@@ -55,9 +55,6 @@ pub(crate) fn event_object(py: Python<'_>, event: Option<MuxEvent>) -> PyResult<
     })
 }
 
-/// Cross-camera batching with a deadline: each poll gives a `MuxBatch` (up to `batch_size` sequences from any
-/// cameras, of one shape, oldest first; out when full or `deadline` seconds after its oldest sequence was
-/// ready) or a `CameraEnded`; `None` once closed and every camera has ended.
 /// One camera's sequence in a `MuxBatch`.
 #[pyclass(module = "framefeed", name = "MuxEntry", frozen)]
 pub(crate) struct PyMuxEntry {
@@ -157,8 +154,14 @@ impl PyMuxBatch {
         Ok(self.entries[i as usize].clone_ref(py))
     }
 
-    /// The batch as one NumPy array, `(N, *sequence_shape)`: a copy (the cameras' sequences live in their own
-    /// buffers). For GPU sequences, stack their DLPack exports instead (`torch.stack`, `cupy.stack`).
+    /// The batch as one NumPy array: a copy, since the cameras' sequences live in their own buffers.
+    ///
+    /// Returns:
+    ///     An array of shape ``(N, *sequence_shape)``.
+    ///
+    /// Raises:
+    ///     ValueError: Sequences in GPU memory (stack their DLPack exports instead: ``torch.stack``,
+    ///         ``cupy.stack``).
     fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let arrays = self
             .entries

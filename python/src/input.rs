@@ -105,9 +105,8 @@ fn batch(
     Ok(result.py_err(py)?.map(|b| PyBatch { inner: Arc::new(b) }))
 }
 
-/// A streaming video input operator: feed encoded videos (whole buffers, or live streams chunk by chunk),
-/// poll batches of `batch_size` sequences of `sequence_length` frames. See the package's documentation for
-/// every keyword.
+/// The native operator under `framefeed.VideoInput`, whose docstring documents every keyword: feed encoded videos,
+/// poll batches of `batch_size` sequences of `sequence_length` frames.
 #[pyclass(module = "framefeed._framefeed", name = "VideoInput", frozen, subclass)]
 pub(crate) struct PyVideoInput {
     /// The operator, re-made in a process forked after it was made, if nothing was fed to it yet.
@@ -298,11 +297,28 @@ impl PyVideoInput {
         ))
     }
 
-    /// Queues one whole encoded video and returns its id. `bytes` and other read-only buffers are referenced,
-    /// not copied; writable ones (`bytearray`, a writable NumPy array) are copied once. Waits (without the GIL)
-    /// while the queue is full. `position` and `epoch`: the video's place in its dataset, which decides its
-    /// random clips with the seed (default: its id, epoch 0). `segment=(first, end)`: only the sequences whose
-    /// first frame is in that part of the video (one of `framefeed.segments`).
+    /// Queues one whole encoded video, waiting (without the GIL) while the feed queue is full.
+    ///
+    /// Args:
+    ///     data (bytes | bytearray | memoryview | numpy.ndarray): The encoded video (any container and codec
+    ///         FFmpeg reads), as any buffer. ``bytes`` and other read-only buffers are referenced, not copied
+    ///         (kept alive until decoded); writable ones (``bytearray``, a writable NumPy array) are copied once.
+    ///     label (str | int | None): The video's label, carried by its batches and errors. Default ``None``.
+    ///     position (int | None): The video's place in its dataset, which decides its random clips and crops with
+    ///         the seed and ``epoch``. Default ``None``: its id.
+    ///     epoch (int): The epoch, with ``position``: new random clips each epoch. Default 0; another value needs
+    ///         ``position``.
+    ///     segment (tuple[int, int] | None): ``(first, end)``: only the sequences whose first frame's display
+    ///         index is in ``first..end`` (one of :func:`segments`). Default ``None``: the whole video. Allowed:
+    ///         ``end > first``.
+    ///
+    /// Returns:
+    ///     The video's id (0, 1, 2... in feeding order).
+    ///
+    /// Raises:
+    ///     ValueError: ``epoch`` without ``position``, or a bad ``segment``.
+    ///     TypeError: A label that is not a ``str`` or a non-negative ``int``.
+    ///     ClosedError: The operator was closed.
     #[pyo3(signature = (data, label=None, *, position=None, epoch=0, segment=None))]
     fn feed(
         &self,
@@ -317,12 +333,28 @@ impl PyVideoInput {
         self.feed_waiting(py, video)
     }
 
-    /// Queues the video in the file at `path`, read from disk as it is decoded (never whole in memory: a long
-    /// video costs no more memory than a short one, and clips read only what they need), and returns its id.
-    /// A remote URL (`s3://`, `gs://`, `az://`, `https://`...) is opened here (one `HEAD`) and read by byte
-    /// ranges with the operator's `storage_options` (`framefeed.SourceUnavailableError` when it cannot be
-    /// reached). `label` defaults to the path. Raises `OSError` when the file cannot be opened; waits (without
-    /// the GIL) while the queue is full. `position`, `epoch` and `segment` as for `feed`.
+    /// Queues the video in a file, read from disk as it is decoded (never whole in memory: a long video costs no
+    /// more memory than a short one, and clips read only what they need), waiting (without the GIL) while the feed
+    /// queue is full.
+    ///
+    /// Args:
+    ///     path (str | os.PathLike): The file; or a remote video's URL (``s3://``, ``gs://``, ``az://``,
+    ///         ``https://``...), opened here (one ``HEAD``) and read by byte ranges with the operator's
+    ///         ``storage_options`` and ``index_cache``.
+    ///     label (str | int | None): The video's label. Default ``None``: the path (a URL without its
+    ///         credentials).
+    ///     position (int | None): As for :meth:`feed`. Default ``None``.
+    ///     epoch (int): As for :meth:`feed`. Default 0.
+    ///     segment (tuple[int, int] | None): As for :meth:`feed`. Default ``None``.
+    ///
+    /// Returns:
+    ///     The video's id.
+    ///
+    /// Raises:
+    ///     OSError: The file cannot be opened (with its errno).
+    ///     VideoError: A remote video that cannot be reached (code ``source_unavailable``).
+    ///     ValueError: ``epoch`` without ``position``, or a bad ``segment``.
+    ///     ClosedError: The operator was closed.
     #[pyo3(signature = (path, label=None, *, position=None, epoch=0, segment=None))]
     fn feed_file(
         &self,
@@ -347,7 +379,27 @@ impl PyVideoInput {
         self.feed_waiting(py, placed(file, Some(label), position, epoch, segment)?)
     }
 
-    /// Like `feed`, but never waits: `None` when the queue is full now.
+    /// Like :meth:`feed`, but never waits.
+    ///
+    /// Args:
+    ///     data (bytes | bytearray | memoryview | numpy.ndarray): The encoded video (any container and codec
+    ///         FFmpeg reads), as any buffer. ``bytes`` and other read-only buffers are referenced, not copied
+    ///         (kept alive until decoded); writable ones (``bytearray``, a writable NumPy array) are copied once.
+    ///     label (str | int | None): The video's label, carried by its batches and errors. Default ``None``.
+    ///     position (int | None): The video's place in its dataset, which decides its random clips and crops with
+    ///         the seed and ``epoch``. Default ``None``: its id.
+    ///     epoch (int): The epoch, with ``position``: new random clips each epoch. Default 0; another value needs
+    ///         ``position``.
+    ///     segment (tuple[int, int] | None): ``(first, end)``: only the sequences whose first frame's display
+    ///         index is in ``first..end`` (one of :func:`segments`). Default ``None``: the whole video. Allowed:
+    ///         ``end > first``.
+    ///
+    /// Returns:
+    ///     The video's id, or ``None`` when the feed queue is full now (nothing was queued).
+    ///
+    /// Raises:
+    ///     ValueError: ``epoch`` without ``position``, or a bad ``segment``.
+    ///     ClosedError: The operator was closed.
     #[pyo3(signature = (data, label=None, *, position=None, epoch=0, segment=None))]
     fn try_feed(
         &self,
@@ -367,8 +419,28 @@ impl PyVideoInput {
         }
     }
 
-    /// `feed` as an awaitable (asyncio): waits for room without holding a thread; a cancelled feed feeds
-    /// nothing.
+    /// :meth:`feed` as an awaitable (asyncio): waits for room in the feed queue without holding a thread; a
+    /// cancelled feed feeds nothing.
+    ///
+    /// Args:
+    ///     data (bytes | bytearray | memoryview | numpy.ndarray): The encoded video (any container and codec
+    ///         FFmpeg reads), as any buffer. ``bytes`` and other read-only buffers are referenced, not copied
+    ///         (kept alive until decoded); writable ones (``bytearray``, a writable NumPy array) are copied once.
+    ///     label (str | int | None): The video's label, carried by its batches and errors. Default ``None``.
+    ///     position (int | None): The video's place in its dataset, which decides its random clips and crops with
+    ///         the seed and ``epoch``. Default ``None``: its id.
+    ///     epoch (int): The epoch, with ``position``: new random clips each epoch. Default 0; another value needs
+    ///         ``position``.
+    ///     segment (tuple[int, int] | None): ``(first, end)``: only the sequences whose first frame's display
+    ///         index is in ``first..end`` (one of :func:`segments`). Default ``None``: the whole video. Allowed:
+    ///         ``end > first``.
+    ///
+    /// Returns:
+    ///     An awaitable of the video's id.
+    ///
+    /// Raises:
+    ///     ValueError: ``epoch`` without ``position``, or a bad ``segment``.
+    ///     ClosedError: The operator was closed (raised by the awaitable).
     #[pyo3(signature = (data, label=None, *, position=None, epoch=0, segment=None))]
     fn feed_async(
         &self,
@@ -391,13 +463,40 @@ impl PyVideoInput {
         aio::feed(py, &self.feeding(py)?, video, len)
     }
 
-    /// Queues a video pulled by URL and returns its id: an object in a store or a file over HTTP(S) (`s3://`,
-    /// `gs://`, `az://`, `https://...mp4`) read by byte ranges with `storage_options` and `index_cache` (by
-    /// default the operator's), a whole video that sampling seeks in; a live source through FFmpeg's protocols
-    /// (`rtsp://`, `srt://`, `rtmp://`, an HLS playlist; `file:` only when listed in `schemes`). `open_timeout` and
-    /// `read_timeout` in seconds; `reconnect`: the reopen attempts after a drop (0: a drop fails the video),
-    /// waiting `reconnect_initial` seconds, doubling up to `reconnect_max`. Raises `ValueError` for a scheme
-    /// outside `schemes` or bad settings.
+    /// Queues a video pulled by URL.
+    ///
+    /// An object in a store or a file over HTTP(S) (``s3://``, ``gs://``, ``az://``, ``https://...mp4``) is read
+    /// by byte ranges, a whole video that sampling seeks in; a live source (``rtsp://``, ``srt://``, ``rtmp://``,
+    /// an HLS playlist) is read through FFmpeg's protocols, and a drop is reopened and reported on the next batch
+    /// (``Batch.gap``).
+    ///
+    /// Args:
+    ///     url (str): The video's URL.
+    ///     label (str | int | None): The video's label. Default ``None``.
+    ///     schemes (list[str] | None): The schemes allowed, from ``rtsp``, ``srt``, ``rtmp``, ``http``, ``https``,
+    ///         ``s3``, ``gs``, ``az`` and ``file``. Default ``None``: all but ``file``.
+    ///     open_timeout (float): Seconds opening the source may take. Default 10.0. Allowed: 0.1 to 3600.
+    ///     read_timeout (float): Seconds a read may wait for data before the source counts as dropped. Default
+    ///         5.0. Allowed: 0.1 to 3600.
+    ///     reconnect (int): Reopen attempts after a drop; 0: a drop fails the video. Default 5. Allowed: 0 to
+    ///         1000.
+    ///     reconnect_initial (float): Seconds before the first reopen attempt, doubling at each one. Default 0.5.
+    ///         Allowed: at most ``reconnect_max``.
+    ///     reconnect_max (float): The longest wait between attempts, in seconds. Default 4.0. Allowed: at most
+    ///         3600.
+    ///     rtsp_transport (str): ``"tcp"`` (default) or ``"udp"``, for ``rtsp://``.
+    ///     storage_options (dict[str, Any] | None): A remote object's credentials and settings, as
+    ///         ``VideoInput(storage_options=...)`` takes them. Default ``None``: the operator's.
+    ///     index_cache (str | os.PathLike | None): A directory of remote videos' indexes. Default ``None``: the
+    ///         operator's.
+    ///
+    /// Returns:
+    ///     The video's id.
+    ///
+    /// Raises:
+    ///     ValueError: A scheme outside ``schemes``, or a setting out of its allowed range.
+    ///     VideoError: A remote object that cannot be reached (code ``source_unavailable``).
+    ///     ClosedError: The operator was closed.
     #[pyo3(signature = (url, label=None, *, schemes=None, open_timeout=10.0, read_timeout=5.0, reconnect=5,
                         reconnect_initial=0.5, reconnect_max=4.0, rtsp_transport="tcp", storage_options=None,
                         index_cache=None))]
@@ -460,7 +559,16 @@ impl PyVideoInput {
         Ok(fed.py_err(py)?.0)
     }
 
-    /// Queues a live video whose bytes arrive over time; returns its producer handle.
+    /// Queues a live video whose bytes arrive over time: its batches come out while it is still arriving.
+    ///
+    /// Args:
+    ///     label (str | int | None): The video's label. Default ``None``.
+    ///
+    /// Returns:
+    ///     The :class:`LiveVideo` to push its chunks to, then ``finish()`` (or ``abort(why)``).
+    ///
+    /// Raises:
+    ///     ClosedError: The operator was closed.
     #[pyo3(signature = (label=None))]
     fn feed_live(&self, py: Python<'_>, label: Option<&Bound<'_, PyAny>>) -> PyResult<PyLiveVideo> {
         let label = self::label(label)?;
@@ -476,7 +584,8 @@ impl PyVideoInput {
         })
     }
 
-    /// No more videos will be fed: once all are delivered, polls return `None`.
+    /// No more videos will be fed: once every video fed is delivered, polls return ``None`` (and iteration ends).
+    /// Closing twice does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.op(py)?.close();
         Ok(())
@@ -488,9 +597,18 @@ impl PyVideoInput {
         Ok(self.op(py)?.is_closed())
     }
 
-    /// The next batch; `None` after `close()` and the last batch. `timeout` (seconds): raise `TimeoutError`
-    /// after waiting that long. Non-blocking operators (`blocking=False`) raise `NoDataError` when nothing is
-    /// fed. A failed video raises `VideoError` after its decoded batches; the next call goes on.
+    /// The next batch, waiting (without the GIL) until one is ready.
+    ///
+    /// Args:
+    ///     timeout (float | None): The most seconds to wait. Default ``None``: no limit.
+    ///
+    /// Returns:
+    ///     The next :class:`Batch`, or ``None`` after :meth:`close` and the last batch.
+    ///
+    /// Raises:
+    ///     TimeoutError: ``timeout`` passed (``framefeed.FramefeedTimeoutError``, also the builtin one).
+    ///     NoDataError: Nothing is fed, with ``blocking=False``.
+    ///     VideoError: A video failed, after its decoded batches; the next call goes on with the next video.
     #[pyo3(signature = (timeout=None))]
     fn next_batch(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<PyBatch>> {
         let input = self.op(py)?;
@@ -505,14 +623,24 @@ impl PyVideoInput {
         batch(py, result)
     }
 
-    /// The next batch if one is ready now; raises `NotReadyError` while videos are still decoding and
-    /// `NoDataError` when nothing is fed; `None` after close and the last batch.
+    /// The next batch if one is ready now; never waits.
+    ///
+    /// Returns:
+    ///     The next :class:`Batch`, or ``None`` after :meth:`close` and the last batch.
+    ///
+    /// Raises:
+    ///     NotReadyError: Videos are still decoding.
+    ///     NoDataError: Nothing is fed.
+    ///     VideoError: A video failed, after its decoded batches.
     fn try_next_batch(&self, py: Python<'_>) -> PyResult<Option<PyBatch>> {
         batch(py, self.op(py)?.try_next_batch())
     }
 
-    /// `next_batch` as an awaitable (asyncio), waiting without holding a thread. Cancelling it loses no
-    /// batch.
+    /// :meth:`next_batch` as an awaitable (asyncio), waiting without holding a thread (one thread serves every
+    /// waiting task). Cancelling it loses no batch.
+    ///
+    /// Returns:
+    ///     An awaitable of the next :class:`Batch`, or of ``None`` after :meth:`close` and the last batch.
     fn next_batch_async(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         aio::next_batch(py, &self.op(py)?)
     }
@@ -531,6 +659,13 @@ impl PyVideoInput {
     }
 
     /// Changes a sized resize's output size from the next sequence on.
+    ///
+    /// Args:
+    ///     width (int): The new width in pixels. Allowed: 1 to 16384.
+    ///     height (int): The new height in pixels. Allowed: 1 to 16384.
+    ///
+    /// Raises:
+    ///     ValueError: The operator has no sized resize, or a size out of range.
     fn set_output_size(&self, py: Python<'_>, width: u32, height: u32) -> PyResult<()> {
         self.op(py)?.set_output_size(width, height).py_err(py)
     }
@@ -571,19 +706,21 @@ impl PyVideoInput {
         self.inner.current().device().to_string()
     }
 
+    /// Frames in a full sequence.
     #[getter]
     fn sequence_length(&self) -> usize {
         self.config.get_sequence_length()
     }
 
+    /// The most sequences in a batch.
     #[getter]
     fn batch_size(&self) -> usize {
         self.config.get_max_batch_size()
     }
 }
 
-/// The producer's handle on a live video: `push` chunks as they arrive, then `finish()` (or `abort(why)`).
-/// Dropping it unfinished aborts the video.
+/// The producer's handle on a live video (:meth:`VideoInput.feed_live`): ``push`` chunks as they arrive, then
+/// ``finish()`` (or ``abort(why)``). Dropping it unfinished aborts the video.
 #[pyclass(module = "framefeed._framefeed", name = "LiveVideo", frozen)]
 pub(crate) struct PyLiveVideo {
     slot: LiveSlot,
@@ -620,8 +757,14 @@ impl PyLiveVideo {
             .received())
     }
 
-    /// Queues the next chunk (referenced, not copied, when read-only), waiting without the GIL while the live
-    /// buffer is full. Raises `ClosedError` once the video no longer takes data.
+    /// Queues the next chunk, waiting (without the GIL) while the live buffer is full (``live_buffer_bytes``).
+    ///
+    /// Args:
+    ///     chunk (bytes | bytearray | memoryview | numpy.ndarray): The next bytes of the video, as any buffer
+    ///         (referenced, not copied, when read-only).
+    ///
+    /// Raises:
+    ///     ClosedError: The video no longer takes data (finished, aborted or failed).
     fn push(&self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
         let chunk = data_bytes(chunk)?;
         let slot = &self.slot;
@@ -632,7 +775,16 @@ impl PyLiveVideo {
         .py_err(py)
     }
 
-    /// Queues the chunk if there is room now; returns whether it did.
+    /// Queues the next chunk if there is room now; never waits.
+    ///
+    /// Args:
+    ///     chunk (bytes | bytearray | memoryview | numpy.ndarray): The next bytes of the video.
+    ///
+    /// Returns:
+    ///     Whether it was queued (``False``: the live buffer is full).
+    ///
+    /// Raises:
+    ///     ClosedError: The video no longer takes data.
     fn try_push(&self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<bool> {
         let chunk = data_bytes(chunk)?;
         match self.slot.read().as_ref().map(|live| live.try_push(chunk)) {
@@ -642,19 +794,28 @@ impl PyLiveVideo {
         }
     }
 
-    /// `push` as an awaitable (asyncio); a cancelled push queues nothing.
+    /// :meth:`push` as an awaitable (asyncio); a cancelled push queues nothing.
+    ///
+    /// Args:
+    ///     chunk (bytes | bytearray | memoryview | numpy.ndarray): The next bytes of the video.
+    ///
+    /// Returns:
+    ///     An awaitable of ``None``, done once the chunk is queued.
     fn push_async(&self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         aio::push(py, &self.slot, data_bytes(chunk)?)
     }
 
-    /// Ends the video normally.
+    /// Ends the video normally: its last sequences come out.
     fn finish(&self) {
         if let Some(live) = self.slot.write().take() {
             live.finish();
         }
     }
 
-    /// Ends the video as failed: it raises `VideoError` (kind `'aborted'`) after its decoded batches.
+    /// Ends the video as failed: it raises :class:`VideoError` (code ``aborted``) after its decoded batches.
+    ///
+    /// Args:
+    ///     reason (str): Why, carried by the error.
     fn abort(&self, reason: &str) {
         if let Some(live) = self.slot.write().take() {
             live.abort(reason);
@@ -662,8 +823,10 @@ impl PyLiveVideo {
     }
 }
 
-/// A list of files fed epoch by epoch: shuffled per epoch, sharded over workers (every file in exactly one
-/// shard).
+/// A list of files fed epoch by epoch: shuffled per epoch, sharded over workers (every file in exactly one shard).
+///
+/// Args:
+///     paths (list[str | os.PathLike]): The files, in their order.
 #[pyclass(module = "framefeed._framefeed", name = "FileList", frozen)]
 pub(crate) struct PyFileList {
     inner: FileList,
@@ -678,28 +841,59 @@ impl PyFileList {
         }
     }
 
-    /// A copy that shuffles every epoch with a permutation drawn from `seed` and the epoch.
+    /// A copy that shuffles every epoch with a permutation drawn from ``seed`` and the epoch.
+    ///
+    /// Args:
+    ///     seed (int): The seed; the same seed gives the same order for the same epoch.
+    ///
+    /// Returns:
+    ///     The shuffling :class:`FileList`.
     fn shuffle(&self, seed: u64) -> Self {
         Self {
             inner: self.inner.clone().shuffle(seed),
         }
     }
 
-    /// A copy keeping only shard `rank` of `world` (`0 <= rank < world`).
+    /// A copy keeping only one shard of the files.
+    ///
+    /// Args:
+    ///     rank (int): This shard. Allowed: ``0 <= rank < world``.
+    ///     world (int): The number of shards. Allowed: at least 1.
+    ///
+    /// Returns:
+    ///     The :class:`FileList` of shard ``rank``.
+    ///
+    /// Raises:
+    ///     ValueError: ``rank`` or ``world`` out of range.
     fn shard(&self, py: Python<'_>, rank: usize, world: usize) -> PyResult<Self> {
         Ok(Self {
             inner: self.inner.clone().shard(rank, world).py_err(py)?,
         })
     }
 
-    /// This shard's files for `epoch`, in feeding order.
+    /// This shard's files for an epoch, in feeding order.
+    ///
+    /// Args:
+    ///     epoch (int): The epoch.
+    ///
+    /// Returns:
+    ///     The paths.
     fn epoch(&self, epoch: u64) -> Vec<std::path::PathBuf> {
         self.inner.epoch(epoch)
     }
 
-    /// Reads and feeds this shard's files for `epoch` into `input` (each labelled with its path), waiting
-    /// without the GIL while the queue is full; returns `{"fed": n, "unreadable": [(path, why), ...]}`.
-    /// Does not close the input.
+    /// Reads and feeds this shard's files for an epoch into an operator (each labelled with its path), waiting
+    /// without the GIL while its queue is full. Does not close it; run it in a thread beside the consumer.
+    ///
+    /// Args:
+    ///     input (VideoInput): The operator to feed.
+    ///     epoch (int): The epoch.
+    ///
+    /// Returns:
+    ///     ``{"fed": n, "unreadable": [(path, why), ...]}`` (``framefeed.types.EpochFeed``).
+    ///
+    /// Raises:
+    ///     ClosedError: The operator was closed.
     fn feed_epoch<'py>(
         &self,
         py: Python<'py>,

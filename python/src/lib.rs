@@ -66,9 +66,22 @@ fn whole_video_with(
     }
 }
 
-/// What a container holds (format, streams, codecs, sizes, colour tags), without decoding it: a dict. `data`
-/// is a path (read where the demuxer looks, never whole), a remote video's URL (`s3://`, `https://`...; by
-/// byte ranges, credentials from the environment) or the encoded bytes.
+/// What a container holds (format, streams, codecs, sizes, colour tags), without decoding it.
+///
+/// Args:
+///     data (str | os.PathLike | bytes): A path (read where the demuxer looks, never whole), a remote video's URL
+///         (``s3://``, ``https://``...; by byte ranges, credentials from the environment) or the encoded bytes
+///         (any buffer).
+///
+/// Returns:
+///     A ``framefeed.types.ContainerInfo`` dict: ``format``, ``format_long``, ``duration``, ``bit_rate`` and
+///     ``streams`` (each a ``framefeed.types.StreamInfo``: ``index``, ``kind``, ``codec``, ``width``,
+///     ``height``, ``pixel_format``, colour tags, ``frame_rate``, ``sample_rate``, ``channels``, ``frames``,
+///     ``rotation``...).
+///
+/// Raises:
+///     VideoError: The data is not a container FFmpeg reads, or a remote video cannot be reached.
+///     OSError: A path that cannot be opened.
 #[pyfunction]
 fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let (video, label) = whole_video(py, data)?;
@@ -132,9 +145,21 @@ fn probe<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     Ok(out)
 }
 
-/// The whole audio stream of `data` (a path or the encoded bytes; any container, with or without video) as
-/// `AudioSamples`, at `sample_rate` and `channels` (default: the stream's), from `stream` (default: the one
-/// ffmpeg picks): the `ffmpeg` CLI's samples. Raises `VideoError` (`no_audio_stream`) without audio.
+/// The whole audio stream of a file or buffer (any container, with or without video): the ``ffmpeg`` CLI's
+/// samples.
+///
+/// Args:
+///     data (str | os.PathLike | bytes): A path, a remote video's URL, or the encoded bytes (any buffer).
+///     sample_rate (int | None): Samples a second. Default ``None``: the stream's. Allowed: 1000 to 384000.
+///     channels (int | None): Channels. Default ``None``: the stream's. Allowed: 1 to 16.
+///     stream (int | None): The container's index of the audio stream. Default ``None``: the one ``ffmpeg`` picks.
+///
+/// Returns:
+///     The :class:`AudioSamples`.
+///
+/// Raises:
+///     VideoError: No audio stream (code ``no_audio_stream``), or data FFmpeg cannot read.
+///     ValueError: A setting out of its allowed range.
 #[pyfunction]
 #[pyo3(signature = (data, *, sample_rate=None, channels=None, stream=None))]
 fn decode_audio(
@@ -161,8 +186,12 @@ fn decode_audio(
     Ok(audio::PyAudioSamples { clip })
 }
 
-/// The FFmpeg this module decodes with (its release, configure line, licence, libavcodec version and input
-/// protocols), as a dict.
+/// The FFmpeg this module decodes with.
+///
+/// Returns:
+///     A ``framefeed.types.FfmpegBuild`` dict: ``version`` (its release), ``configuration`` (its configure
+///     line), ``license``, ``libavcodec`` (major, minor, micro) and ``protocols`` (its input protocols: a URL
+///     needs its scheme's).
 #[pyfunction]
 fn ffmpeg_build(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let build = framefeed::ffmpeg_build();
@@ -175,7 +204,10 @@ fn ffmpeg_build(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
-/// Whether this build can decode on a GPU (the `cuda` feature), and why a GPU cannot be used if not.
+/// Whether this build can decode on a GPU (the ``cuda`` feature, a driver and NVDEC), and why not if it cannot.
+///
+/// Returns:
+///     ``(True, what GPU)`` or ``(False, why not)``.
 #[pyfunction]
 fn cuda_status() -> (bool, String) {
     match framefeed::cuda_status() {
@@ -184,10 +216,24 @@ fn cuda_status() -> (bool, String) {
     }
 }
 
-/// The segments of a whole video (a path, read from disk; a remote video's URL, read by byte ranges with
-/// credentials from the environment or `storage_options`, its index from `index_cache` where it is there; or a
-/// buffer): its frames cut at keyframes into parts of at least `every` frames, as `(first, end)` display
-/// indices; feed each with `segment=(first, end)`.
+/// A whole video's frames cut at keyframes into parts of at least ``every`` frames (read by demuxing, not
+/// decoding), to feed each with ``segment=(first, end)``: a video's parts, decoded anywhere, give exactly the
+/// sequences of one whole decode.
+///
+/// Args:
+///     video (str | os.PathLike | bytes): A path (read from disk), a remote video's URL (read by byte ranges; an
+///         MP4's ``moov`` only), or the encoded bytes (any buffer).
+///     every (int): The shortest part, in frames (the last may be shorter).
+///     storage_options (dict[str, Any] | None): A remote video's credentials and settings, as
+///         ``VideoInput(storage_options=...)`` takes them. Default ``None``: the environment's.
+///     index_cache (str | os.PathLike | None): A directory of remote videos' indexes. Default ``None``.
+///
+/// Returns:
+///     The parts as ``(first, end)`` display indices, in order.
+///
+/// Raises:
+///     VideoError: The video cannot be read.
+///     OSError: A path that cannot be opened.
 #[pyfunction]
 #[pyo3(signature = (video, every, *, storage_options=None, index_cache=None))]
 fn segments(
@@ -201,8 +247,16 @@ fn segments(
     Ok(parts.unwrap_or_default())
 }
 
-/// [`segments`] from the container's own index only (an MP4's `moov`): `None` where the container does not
-/// list its packets (the planners then decode that video whole rather than read it through to cut it).
+/// :func:`segments` from the container's own index only (an MP4's ``moov``).
+///
+/// Args:
+///     video (str | os.PathLike | bytes): As for :func:`segments`.
+///     every (int): As for :func:`segments`.
+///     storage_options (dict[str, Any] | None): As for :func:`segments`.
+///     index_cache (str | os.PathLike | None): As for :func:`segments`.
+///
+/// Returns:
+///     The parts, or ``None`` where the container does not list its packets.
 #[pyfunction]
 #[pyo3(signature = (video, every, *, storage_options=None, index_cache=None))]
 fn _segments_from_index(
@@ -240,9 +294,20 @@ fn cut(
     Ok(parts.map(|parts| parts.into_iter().map(|p| (p.start, p.end)).collect()))
 }
 
-/// The objects under a remote URL (`s3://bucket/videos/`, `gs://`, `az://`), as URLs, in name order, hidden
-/// entries (a path part starting with `.`) left out; the URL itself where it names one object (an `http(s)://`
-/// URL always). Credentials as for reading: the environment or `storage_options`.
+/// The objects under a remote URL, as URLs, in name order, hidden entries (a path part starting with ``.``) left
+/// out.
+///
+/// Args:
+///     url (str): A prefix (``s3://bucket/videos/``, ``gs://``, ``az://``) or an object; an ``http(s)://`` URL is
+///         given back as it is (HTTP has no listing).
+///     storage_options (dict[str, Any] | None): Credentials and endpoint, as ``VideoInput(storage_options=...)``
+///         takes them. Default ``None``: the environment's.
+///
+/// Returns:
+///     The objects' URLs; ``[url]`` where it names one object.
+///
+/// Raises:
+///     VideoError: Nothing is there (code ``source_unavailable``), or the store refused the listing.
 #[pyfunction]
 #[pyo3(signature = (url, *, storage_options=None))]
 fn list_remote(
@@ -255,15 +320,27 @@ fn list_remote(
         .map_err(|e| to_py(py, e))
 }
 
-/// `url` without its credentials (`rtsp://admin:pw@cam/1` → `rtsp://…@cam/1`), as framefeed labels and logs
-/// URLs.
+/// A URL without its credentials (``rtsp://admin:pw@cam/1`` becomes ``rtsp://…@cam/1``), as framefeed labels and
+/// logs URLs.
+///
+/// Args:
+///     url (str): The URL.
+///
+/// Returns:
+///     The URL without its user name and password.
 #[pyfunction]
 fn redact_url(url: &str) -> String {
     framefeed::redact_url(url)
 }
 
-/// Whether `url` names a remote object framefeed reads by byte ranges (`s3://`, `gs://`, `az://`, and
-/// `http(s)://` but for an HLS or DASH playlist), with `storage_options`.
+/// Whether framefeed reads a URL by byte ranges as a remote object (``s3://``, ``gs://``, ``az://``, and
+/// ``http(s)://`` but for an HLS or DASH playlist), with ``storage_options``.
+///
+/// Args:
+///     url (str): The URL.
+///
+/// Returns:
+///     ``True`` for a remote object's URL.
 #[pyfunction]
 fn is_remote_url(url: &str) -> bool {
     framefeed::is_remote_url(url)

@@ -35,6 +35,8 @@ fn camera_label(value: &Bound<'_, PyAny>) -> PyResult<Label> {
     ))
 }
 
+/// The native mux under `framefeed.Mux`, whose docstring documents its keywords: cross-camera batching with a
+/// deadline.
 #[pyclass(module = "framefeed._framefeed", name = "Mux", frozen, subclass)]
 pub(crate) struct PyMux {
     inner: Arc<Mux>,
@@ -61,9 +63,20 @@ impl PyMux {
         })
     }
 
-    /// Adds a camera decoded by `input`, a `VideoInput` with `batch_size=1` that is (or will be) closed once its
-    /// video is fed; returns its camera number. The mux polls it from now on; it ends when `input` has no more
-    /// batches.
+    /// Adds a camera decoded by an operator of its own; the mux polls it from now on, and the camera ends when the
+    /// operator has no more batches.
+    ///
+    /// Args:
+    ///     input (VideoInput): The camera's operator: ``batch_size=1``, and closed (now or later) once its video
+    ///         is fed.
+    ///     label (str | int): The camera's label.
+    ///
+    /// Returns:
+    ///     The camera's number.
+    ///
+    /// Raises:
+    ///     ValueError: An operator whose batch size is not 1.
+    ///     TypeError: A label that is not a ``str`` or a non-negative ``int``.
     fn add_input(
         &self,
         py: Python<'_>,
@@ -76,19 +89,27 @@ impl PyMux {
         Ok(py.detach(|| mux.add_input(label, input)).py_err(py)?.0)
     }
 
-    /// Stops camera `camera` and forgets what it queued; it gives no `CameraEnded`. `False` if there is no such
-    /// camera (or it ended).
+    /// Stops a camera and forgets what it queued; it gives no :class:`CameraEnded`.
+    ///
+    /// Args:
+    ///     camera (int): The camera's number.
+    ///
+    /// Returns:
+    ///     Whether there was such a camera (``False`` also for one that ended).
     fn remove(&self, camera: u64) -> bool {
         self.inner.remove(framefeed::CameraId(camera))
     }
 
-    /// No more cameras: polls end (`None`) once every camera has ended and its sequences are delivered.
+    /// No more cameras: polls end (``None``) once every camera has ended and its sequences are delivered.
     fn close(&self) {
         self.inner.close();
     }
 
-    /// What each camera has done so far: `camera`, `label`, `sequences` given, `dropped` (latest-only) and
-    /// `ended`.
+    /// What each camera has done so far.
+    ///
+    /// Returns:
+    ///     One ``framefeed.types.CameraStats`` a camera: ``camera``, ``label``, ``sequences`` given, ``dropped``
+    ///     (``latest_only``) and ``ended``.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let rows = self
             .inner
@@ -107,8 +128,16 @@ impl PyMux {
         PyList::new(py, rows)
     }
 
-    /// The next batch or camera end; `None` once closed and every camera has ended. `timeout` (seconds):
-    /// raise `TimeoutError` after waiting that long.
+    /// The next batch or camera end, waiting (without the GIL) until one is due.
+    ///
+    /// Args:
+    ///     timeout (float | None): The most seconds to wait. Default ``None``: no limit.
+    ///
+    /// Returns:
+    ///     A :class:`MuxBatch` or a :class:`CameraEnded`; ``None`` once closed and every camera has ended.
+    ///
+    /// Raises:
+    ///     TimeoutError: ``timeout`` passed (``framefeed.FramefeedTimeoutError``).
     #[pyo3(signature = (timeout=None))]
     fn next_event(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
         let mux = &self.inner;
@@ -122,13 +151,22 @@ impl PyMux {
         event_object(py, event.py_err(py)?)
     }
 
-    /// The next batch or camera end if one is due now; raises `NotReadyError` while none is; `None` once
-    /// closed and every camera has ended.
+    /// The next batch or camera end if one is due now; never waits.
+    ///
+    /// Returns:
+    ///     A :class:`MuxBatch` or a :class:`CameraEnded`; ``None`` once closed and every camera has ended.
+    ///
+    /// Raises:
+    ///     NotReadyError: None is due yet.
     fn try_next_event(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         event_object(py, self.inner.try_next_event().py_err(py)?)
     }
 
-    /// `next_event` as an awaitable (asyncio), waiting without holding a thread. Cancelling it loses nothing.
+    /// :meth:`next_event` as an awaitable (asyncio), waiting without holding a thread. Cancelling it loses
+    /// nothing.
+    ///
+    /// Returns:
+    ///     An awaitable of a :class:`MuxBatch`, a :class:`CameraEnded`, or ``None`` at the end.
     fn next_event_async(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         aio::next_event(py, &self.inner)
     }

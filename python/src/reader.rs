@@ -13,11 +13,8 @@ use crate::config::{AudioArgs, Rgb, SamplingArgs, Settings};
 use crate::errors::IntoPyResult;
 use crate::fork::PerProcess;
 
-/// A whole video opened for random access: frames by index, by range and by time, decoded only where asked (the
-/// GOPs they need), byte for byte the `ffmpeg` CLI's (turned upright). `source`: a path, a URL served with range
-/// requests, `bytes` (or any buffer), or a binary file object. Keywords: `dimension_order` (`"NHWC"` or
-/// `"NCHW"`), `threads` (decoder threads; 0 or `None`: one per core), `device`, and the transform keywords of
-/// `VideoInput`. One reader may be shared by threads (reads take turns).
+/// The native reader under `framefeed.VideoReader`, whose docstring documents every keyword: a whole video opened
+/// for random access, frames by index, by range and by time, decoded only where asked.
 #[pyclass(
     module = "framefeed._framefeed",
     name = "VideoReader",
@@ -261,6 +258,9 @@ impl PyFrames {
     }
 
     /// The same as `data` (NumPy), for symmetry with `Batch` and `Sequence`.
+    ///
+    /// Returns:
+    ///     The frames' array, (N, H, W, 3) or (N, 3, H, W).
     fn numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         Self::data(slf)
     }
@@ -598,7 +598,7 @@ impl PyVideoReader {
         self.source.clone_ref(py)
     }
 
-    /// Frees the decoder and the video's index now (in this process); later reads raise `ClosedError`.
+    /// Frees the decoder and the video's index now (in this process); later reads raise :class:`ClosedError`.
     /// Closing twice does nothing.
     fn close(&self) {
         self.inner.replace(None);
@@ -663,7 +663,10 @@ impl PyVideoReader {
         Ok(self.reader(py)?.len() as usize)
     }
 
-    /// Each frame's `(start, end)` display time in stream seconds, from the index (nothing is decoded).
+    /// Each frame's ``(start, end)`` display time in stream seconds, from the index (nothing is decoded).
+    ///
+    /// Returns:
+    ///     One ``(start, end)`` pair a frame, in display order.
     fn frame_times(&self, py: Python<'_>) -> PyResult<Vec<(f64, f64)>> {
         let reader = self.reader(py)?;
         let m = reader.metadata();
@@ -675,8 +678,11 @@ impl PyVideoReader {
             .collect())
     }
 
-    /// `reader[i]`: frame `i` (negative from the end) as an array (H, W, 3) or (3, H, W); `reader[a:b:s]`: those
-    /// frames as one array. On a GPU reader, the `Frames` (export them with DLPack).
+    /// ``reader[i]``: frame ``i`` (negative from the end) as an array, (H, W, 3) or (3, H, W); ``reader[a:b:s]``:
+    /// those frames as one array. On a GPU reader, the :class:`Frames` (export them with DLPack).
+    ///
+    /// Raises:
+    ///     IndexError: An index out of range.
     fn __getitem__<'py>(
         slf: &Bound<'py, Self>,
         key: &Bound<'py, PyAny>,
@@ -705,7 +711,16 @@ impl PyVideoReader {
         }
     }
 
-    /// The frames at these display indices (negative from the end), in this order, repeats allowed.
+    /// The frames at these display indices, in this order, repeats allowed.
+    ///
+    /// Args:
+    ///     indices (list[int]): Display indices (negative from the end).
+    ///
+    /// Returns:
+    ///     A :class:`Frames` of them.
+    ///
+    /// Raises:
+    ///     IndexError: An index out of range.
     fn get_frames_at(&self, py: Python<'_>, indices: Vec<i64>) -> PyResult<PyFrames> {
         let indices = indices
             .iter()
@@ -714,9 +729,20 @@ impl PyVideoReader {
         self.read(py, move |r| r.frames_at(&indices))
     }
 
-    /// The frames from `start` up to `stop` (excluded), `step` apart, as Python's `range` over the video's
-    /// indices, and TorchCodec's: negative ones count from the end and the range is clamped to the video
-    /// (`(-10, 1000)`: the last 10 frames; a range past the end gives the frames up to the end, or none).
+    /// The frames from ``start`` up to ``stop`` (excluded), ``step`` apart, as Python's ``range`` over the video's
+    /// indices and as TorchCodec takes them: negative ones count from the end, and the range is clamped to the
+    /// video (``(-10, 1000)``: the last 10 frames; a range past the end gives the frames up to the end, or none).
+    ///
+    /// Args:
+    ///     start (int): The first index.
+    ///     stop (int): The index to stop before.
+    ///     step (int): Frames between those read. Default 1. Allowed: 1 or more.
+    ///
+    /// Returns:
+    ///     A :class:`Frames` of them, in display order.
+    ///
+    /// Raises:
+    ///     ValueError: ``step`` below 1.
     #[pyo3(signature = (start, stop, step=1))]
     fn get_frames_in_range(
         &self,
@@ -737,16 +763,31 @@ impl PyVideoReader {
         self.read(py, move |r| r.frames_in_range(start, stop, step as u64))
     }
 
-    /// The frame shown at each of these times (stream seconds).
+    /// The frame shown at each of these times.
+    ///
+    /// Args:
+    ///     seconds (list[float]): Times in stream seconds.
+    ///
+    /// Returns:
+    ///     A :class:`Frames` of them, in this order.
     fn get_frames_played_at(&self, py: Python<'_>, seconds: Vec<f64>) -> PyResult<PyFrames> {
         self.read(py, move |r| r.frames_played_at(&seconds))
     }
 
-    /// The audio played from `start_seconds` to `stop_seconds` (to its end with `None`), as TorchCodec's
-    /// `AudioDecoder.get_samples_played_in_range`: an `AudioSamples`, at the reader's `audio_sample_rate` and
-    /// `audio_channels` (default: the stream's), equal to that span of the `ffmpeg` CLI's decode. A read behind
-    /// the last one decodes the audio again from its start. Raises `VideoError` (code `no_audio_stream`) for a
-    /// video without audio.
+    /// The audio played from ``start_seconds`` to ``stop_seconds``, as TorchCodec's
+    /// ``AudioDecoder.get_samples_played_in_range``: that span of the ``ffmpeg`` CLI's decode, at the reader's
+    /// ``audio_sample_rate`` and ``audio_channels`` (default: the stream's). A read behind the last one decodes
+    /// the audio again from its start.
+    ///
+    /// Args:
+    ///     start_seconds (float): Where the span starts, in stream seconds.
+    ///     stop_seconds (float | None): Where it ends. Default ``None``: the end of the audio.
+    ///
+    /// Returns:
+    ///     The :class:`AudioSamples`.
+    ///
+    /// Raises:
+    ///     VideoError: The video has no audio (code ``no_audio_stream``).
     #[pyo3(signature = (start_seconds, stop_seconds=None))]
     fn get_samples_played_in_range(
         &self,
@@ -761,7 +802,14 @@ impl PyVideoReader {
         Ok(crate::audio::PyAudioSamples { clip })
     }
 
-    /// The frames shown in `[start_seconds, stop_seconds)`.
+    /// The frames shown in ``[start_seconds, stop_seconds)``.
+    ///
+    /// Args:
+    ///     start_seconds (float): The range's start, in stream seconds.
+    ///     stop_seconds (float): Its end (excluded).
+    ///
+    /// Returns:
+    ///     A :class:`Frames` of them, in display order.
     fn get_frames_played_in_range(
         &self,
         py: Python<'_>,
