@@ -23,7 +23,17 @@ class ClipIndices:
     """A sampler of ``num_frames`` frames ``stride`` apart (VideoMAE's ``clip_len`` and ``frame_sample_rate``),
     starting anywhere a whole clip fits (``random_start``) or centred; a video shorter than the clip repeats its
     last frame (TorchCodec's ``repeat_last``). A plain object: it pickles, so a dataset holding it goes to
-    ``spawn`` and ``forkserver`` workers."""
+    ``spawn`` and ``forkserver`` workers. Called with ``(metadata, rng)``, it gives a clip's display indices.
+
+    Args:
+        num_frames (int): Frames in a clip. Allowed: 1 or more.
+        stride (int): Frames between consecutive frames of the clip. Default 1. Allowed: 1 or more.
+        random_start (bool): ``True`` (default): the clip starts anywhere it fits, drawn from ``rng``; ``False``:
+            centred.
+
+    Raises:
+        ValueError: ``num_frames`` or ``stride`` below 1.
+    """
 
     def __init__(self, num_frames: int, stride: int = 1, *, random_start: bool = True) -> None:
         if num_frames < 1 or stride < 1:
@@ -44,7 +54,19 @@ class ClipIndices:
 
 
 def clip_indices(num_frames: int, stride: int = 1, *, random_start: bool = True) -> ClipIndices:
-    """A sampler of ``num_frames`` frames ``stride`` apart (:class:`ClipIndices`)."""
+    """A sampler of ``num_frames`` frames ``stride`` apart, for :class:`framefeed.torch.VideoClipDataset`.
+
+    Args:
+        num_frames (int): Frames in a clip. Allowed: 1 or more.
+        stride (int): Frames between consecutive frames of the clip. Default 1. Allowed: 1 or more.
+        random_start (bool): ``True`` (default): each clip starts anywhere it fits; ``False``: centred.
+
+    Returns:
+        The :class:`ClipIndices` sampler.
+
+    Raises:
+        ValueError: ``num_frames`` or ``stride`` below 1.
+    """
     return ClipIndices(num_frames, stride, random_start=random_start)
 
 

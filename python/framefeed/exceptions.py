@@ -29,6 +29,11 @@ class FramefeedError(Exception):
     Attributes:
         code: a short stable name for the failure, the same string the service's JSON errors carry
             (``'not_a_video'``, ``'corrupt'``, ``'no_video_stream'``, ``'closed'``, ``'timeout'``...).
+            ``framefeed.ERROR_CODES`` lists them all.
+
+    Args:
+        message (str): What went wrong. Default ``""``.
+        code (str): The error code. Default ``"internal"``.
     """
 
     def __init__(self, message: str = "", code: str = "internal") -> None:
@@ -47,6 +52,14 @@ class VideoError(FramefeedError):
             ``'no_video_stream'``, ``'unsupported_codec'``, ``'frame_too_large'``, ``'no_frames'``,
             ``'corrupt'``, ``'aborted'``, ``'stalled'``, ``'moov_at_end'``, ``'over_memory_budget'``...
         kind: the same as ``code`` (its name before 0.x; kept for compatibility).
+
+    Args:
+        message (str): What went wrong.
+        video_id (int): The video's id. Default -1 (unknown).
+        label (str | int | None): The video's label. Default ``None``.
+        reason (str): Why it failed, in words. Default ``""``.
+        code (str): The error code. Default ``"decode_failed"``.
+        kind (str | None): The error code by its older name; wins over ``code`` when given. Default ``None``.
     """
 
     def __init__(

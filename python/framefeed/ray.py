@@ -200,6 +200,25 @@ class Decoder:
     frames, float32 (channels, samples); empty without audio), ``audio_pts`` and ``audio_sample_rate``,
     ``segment`` (when the input has it), and ``error``
     (``None``, or why the video failed, when ``on_error="record"``).
+
+    Args:
+        sequence_length (int): As for :class:`framefeed.VideoInput`.
+        last_sequence_policy (str): As for :class:`framefeed.VideoInput`. Default ``"partial"``.
+        decoder_threads (int): libavcodec threads of the actor's operator. Default 1.
+        on_error (str): ``"record"`` (default; a failed video gives one row with an ``error`` column, after its
+            decoded rows), ``"skip"`` or ``"raise"``.
+        bytes_column (str): The input column of encoded videos. Default ``"bytes"``.
+        path_column (str): The input column of their names (or the paths to read). Default ``"path"``.
+        sequences_per_block (int | str): Rows a yield holds at most, as for :func:`read_videos`. Default
+            ``"auto"``.
+        block_bytes (int | None): The most bytes a yield should hold, as for :func:`read_videos`. Default
+            ``None``.
+        epoch (int): The epoch, with the ``position`` column: the videos' random clips. Default 0.
+        **keywords: Any other keyword of :class:`framefeed.VideoInput` (``resize``, ``crop``, ``dtype``,
+            ``device``, ``storage_options``...).
+
+    Raises:
+        ValueError: A setting out of its allowed range.
     """
 
     def __init__(
@@ -448,12 +467,14 @@ def read_videos(
     per ``on_error``.
 
     Args:
-        sequence_length, last_sequence_policy: as for :class:`framefeed.VideoInput`.
+        paths: a file, a directory, or a list of them: local paths or URIs (``s3://bucket/videos/``...).
+        sequence_length: as for :class:`framefeed.VideoInput`.
+        last_sequence_policy: as for :class:`framefeed.VideoInput`. Default ``"partial"``.
         decoder_threads: libavcodec threads per actor (set it: actors times threads should not exceed the
             node's cores).
         sequences_per_block: rows (sequences) an actor yields at a time, at most (never two videos' rows
             together): Ray's cost is per yield (each is converted to a table), so a few rows a yield cost it
-            less than one (`benches/RESULTS.md`, issue 33). An ``int`` is also the actor's batch size (its pooled
+            less than one. An ``int`` is also the actor's batch size (its pooled
             buffers hold that many sequences). Default ``"auto"``: batches of one sequence (``prefetch_batches``
             2 unless given), gathered up to 4 a yield as long as they fit in ``block_bytes``: full 1080p frames
             in sequences of 8, 50 MB a row, leave one at a time from buffers of one row; a 224 crop's rows in
@@ -466,15 +487,17 @@ def read_videos(
             smallest node's object store, so that the blocks in flight fit in the store instead of spilling to
             disk.
         concurrency: actors in the pool: an ``int``, or ``(min, max)`` to autoscale (default: Ray's).
-        num_cpus, num_gpus: reserved per actor. With ``num_gpus=1``, give ``device="cuda"`` (a CUDA build).
+        num_cpus: CPUs reserved per actor. Default 1.
+        num_gpus: GPUs reserved per actor. Default 0; with ``num_gpus=1``, give ``device="cuda"`` (a CUDA
+            build).
         on_error: ``"record"`` (a failed video gives one row with an ``error`` column, after its decoded
             rows), ``"skip"`` (dropped) or ``"raise"`` (the dataset fails).
         max_restarts: how often Ray restarts an actor that died (default: Ray Data's, always; the actor's
             task is retried, and the rows it had already produced are not produced twice: a retried task
             decodes the same video, or segment, again and Ray's streaming generator skips the rows it already
             holds).
-        segment_frames: a local file longer than this many frames is cut at keyframes into segments of at least this
-            many (:func:`framefeed.segments`, read here: an MP4's from its index, others by demuxing without
+        segment_frames: a local file longer than this many frames is cut at keyframes into segments of at least
+            this many (:func:`framefeed.segments`, read here: an MP4's from its index, others by demuxing without
             decoding), each decoded by whichever actor is free: one long video keeps the whole pool busy. The rows
             are those of one decode of the whole video (a sequence straddling a boundary belongs to the segment of
             its first frame), each with a ``segment`` column ``[first, end]`` (``[0, -1]``: whole); a video's rows
@@ -486,8 +509,17 @@ def read_videos(
             ``num_cpus``), within 300 and 1800 frames, so that a long file among short ones, or a few long files
             on a large pool, keep every actor busy while many short files stay whole. A remote video is cut only
             where it is an MP4 (its index read by byte ranges); other remote videos and other URIs are not cut.
+        epoch: the epoch: with each video's place in the listing and the seed, it decides random clips.
+            Default 0.
         **keywords: the transform keywords of :class:`framefeed.VideoInput` (``resize``, ``resize_shorter``,
             ``crop``, ``crop_pos``, ``seed``, ``dtype``, ``normalize``, ``layout``...), and ``device``.
+
+    Returns:
+        A lazy ``ray.data.Dataset``, one row per sequence (the columns of :class:`Decoder`).
+
+    Raises:
+        FileNotFoundError: A path that does not exist.
+        ValueError: A setting out of its allowed range.
     """
     if on_error not in _ON_ERROR:
         raise ValueError(f"on_error is {on_error!r}; allowed: 'record', 'skip', 'raise'")

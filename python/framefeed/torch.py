@@ -57,8 +57,19 @@ __all__ = ["VideoDataset", "VideoClipDataset", "ClipIndices", "clip_indices", "d
 def distributed_rank(rank: Optional[int] = None, world_size: Optional[int] = None) -> Tuple[int, int]:
     """``(rank, world_size)`` of this process, found as PyTorch's ``DistributedSampler`` finds them, in the
     rank's main process: the values given (both, or neither), else the initialized ``torch.distributed``
-    process group's, else ``RANK`` and ``WORLD_SIZE`` as ``torchrun`` sets them, else 0 of 1. Checked here:
-    ``0 <= rank < world_size``."""
+    process group's, else ``RANK`` and ``WORLD_SIZE`` as ``torchrun`` sets them, else 0 of 1.
+
+    Args:
+        rank (int | None): This process's rank; given with ``world_size``, or neither. Default ``None``: found.
+        world_size (int | None): The number of ranks. Default ``None``: found.
+
+    Returns:
+        ``(rank, world_size)``.
+
+    Raises:
+        ValueError: Only one of them given, ``RANK`` or ``WORLD_SIZE`` not integers, or not ``0 <= rank <
+            world_size``.
+    """
     if (rank is None) != (world_size is None):
         raise ValueError(
             f"rank is {rank} and world_size {world_size}; allowed: both given, or neither (found from "
@@ -140,7 +151,8 @@ class VideoDataset(IterableDataset):
 
     Args:
         paths: the video files.
-        sequence_length, batch_size: as for :class:`framefeed.VideoInput`.
+        sequence_length: as for :class:`framefeed.VideoInput`.
+        batch_size: as for :class:`framefeed.VideoInput`. Default 1.
         labels: one label per path (any object: an int class, a str, a tensor...), given back for each sequence
             (default: the path).
         shuffle: shuffle the files every epoch (a permutation drawn from ``seed`` and the epoch).
@@ -153,11 +165,12 @@ class VideoDataset(IterableDataset):
             buffer of N sequences (DALI's ``random_shuffle`` with ``initial_fill=N``), seeded by ``seed``, the
             epoch and the shard, and yields batches of ``batch_size`` sequences from any of them. Each buffered
             sequence is a copy, so memory is N sequences (plus the batch being decoded) whatever the videos.
-        rank, world_size: this process's rank among ``world_size`` ranks, both or neither. Default: found when
-            the dataset is made, in the rank's main process, as ``DistributedSampler`` finds them
+        rank: this process's rank among ``world_size`` ranks; given with ``world_size``, or neither. Default:
+            found when the dataset is made, in the rank's main process, as ``DistributedSampler`` finds them
             (:func:`distributed_rank`: the ``torch.distributed`` process group, else ``RANK``/``WORLD_SIZE``
             as ``torchrun`` sets them, else 0 of 1), and carried to the DataLoader's workers with the dataset
             (spawn and forkserver workers have no process group of their own).
+        world_size: the number of ranks, with ``rank``. Default: found with it.
         drop_last: how the ranks are evened out, as ``DistributedSampler``'s ``drop_last``: ``False`` (default)
             repeats the epoch's first units (files or segments) so that every rank gets as many; ``True`` drops
             the epoch's last units beyond a multiple of ``world_size``. Where the files' frame counts are known
@@ -252,19 +265,31 @@ class VideoDataset(IterableDataset):
         return self._epoch.value
 
     def set_epoch(self, epoch: int) -> None:
-        """The epoch the next iteration decodes (its shuffle, its shards and its random clips), in this process
-        and in the DataLoader's workers, persistent ones included (call it before iterating the loader)."""
+        """Sets the epoch the next iteration decodes (its shuffle, its shards and its random clips), in this
+        process and in the DataLoader's workers, persistent ones included (call it before iterating the loader).
+
+        Args:
+            epoch (int): The epoch.
+        """
         self._epoch.value = int(epoch)
 
     def shard(self) -> Tuple[int, int]:
-        """``(shard, shards)`` of the calling worker: ranks times DataLoader workers."""
+        """The calling worker's shard: ranks times DataLoader workers.
+
+        Returns:
+            ``(shard, shards)``.
+        """
         worker = get_worker_info()
         workers, worker_id = (worker.num_workers, worker.id) if worker is not None else (1, 0)
         return self.rank * workers + worker_id, self.world_size * workers
 
     def placed(self) -> List[_units.Placed]:
         """The calling worker's units for the current epoch, in decoding order, each with its ``video_id``:
-        this rank's share (:func:`framefeed._units.for_rank`), one in ``num_workers`` of it."""
+        this rank's share (:func:`framefeed._units.for_rank`), one in ``num_workers`` of it.
+
+        Returns:
+            The units, each with its place in the epoch.
+        """
         self._check_group()
         worker = get_worker_info()
         workers, worker_id = (worker.num_workers, worker.id) if worker is not None else (1, 0)
@@ -286,19 +311,29 @@ class VideoDataset(IterableDataset):
             )
 
     def files(self) -> List[str]:
-        """The calling worker's files for the current epoch, in decoding order (a file cut into segments once
-        per segment)."""
+        """The calling worker's files for the current epoch, in decoding order.
+
+        Returns:
+            The paths (a file cut into segments once per segment).
+        """
         return [p.unit.path for p in self.placed()]
 
     def segments(self) -> List[_units.Unit]:
-        """The calling worker's units for the current epoch, in decoding order: ``(path, position, segment)``,
-        ``segment`` ``None`` for a whole file."""
+        """The calling worker's units for the current epoch, in decoding order.
+
+        Returns:
+            ``(path, position, segment)`` each, ``segment`` ``None`` for a whole file.
+        """
         return [p.unit for p in self.placed()]
 
     def units_per_rank(self) -> int:
         """The units (files or segments) each rank decodes in an epoch, over all its workers: the same on every
         rank. (Not ``__len__``: a unit's batch count is known only once it is decoded, and a DataLoader would
-        take a length for its batch count.)"""
+        take a length for its batch count.)
+
+        Returns:
+            The units per rank.
+        """
         n, world = len(self.units), self.world_size
         return n // world if self.drop_last else -(-n // world)
 
@@ -459,6 +494,7 @@ class VideoClipDataset(Dataset):
             ``frame_sample_rate``), or any callable ``(metadata, rng) -> indices`` (a module-level function or
             an object, for ``spawn`` workers, which receive the dataset pickled).
         labels: one label per path, given back in each item's info (default: the path).
+        seed: seeds each item's clip, with the epoch and the item. Default 0.
         readers: how many readers each worker keeps open (re-reading a video skips its index); default 4.
         **keywords: :class:`framefeed.VideoReader`'s keywords (``dimension_order``, ``resize``, ``crop``,
             ``dtype``, ``device``...; ``threads`` defaults to the worker's share of the cores).
@@ -502,7 +538,11 @@ class VideoClipDataset(Dataset):
 
     def set_epoch(self, epoch: int) -> None:
         """New clips for a new epoch (the same for the same seed and epoch), in this process and in the
-        DataLoader's workers, persistent ones included (call it before iterating the loader)."""
+        DataLoader's workers, persistent ones included (call it before iterating the loader).
+
+        Args:
+            epoch (int): The epoch.
+        """
         self._epoch.value = int(epoch)
 
     def __len__(self) -> int:

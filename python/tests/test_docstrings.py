@@ -26,6 +26,7 @@ MODULES = {
     "framefeed.exceptions": PACKAGE / "exceptions.py",
     "framefeed.types": PACKAGE / "types.py",
     "framefeed.torch": PACKAGE / "torch.py",
+    "framefeed.torch (ClipIndices, clip_indices)": PACKAGE / "_clips.py",
     "framefeed.ray": PACKAGE / "ray.py",
     "framefeed.compat.decord": PACKAGE / "compat" / "decord" / "__init__.py",
     "framefeed.compat.decord.audio": PACKAGE / "compat" / "decord" / "audio.py",
@@ -110,6 +111,8 @@ def api(module: str, path: Path) -> Iterator[Tuple[str, ast.AST, Optional[ast.Cl
     """``(qualified name, node, its class)`` for every public function, class, method and property."""
     tree = ast.parse(path.read_text())
     names = public_names(tree)
+    if path.name == "_clips.py":
+        names = ["ClipIndices", "clip_indices"]  # what `framefeed.torch` re-exports
     for node in definitions(tree.body):
         name = node.name  # type: ignore[attr-defined]
         if (names is not None and name not in names) or name.startswith("_"):

@@ -55,11 +55,21 @@ def _int_list(indices: _Indices) -> List[int]:
 
 
 class VideoReader:
-    """decord's ``VideoReader``: ``uri`` a path or a binary file object; ``ctx`` ``cpu(n)`` or ``gpu(n)``;
-    ``width``/``height`` a size to resize to (-1: the frame's own), as decord resizes (FFmpeg's
-    ``scale=W:H:flags=bilinear`` straight to RGB: ``resize_stage="rgb"``); ``num_threads`` decoder threads (0: one per
-    core); ``fault_tol`` is accepted and has no effect (a frame that cannot be decoded raises
-    :class:`DECORDError`)."""
+    """decord's ``VideoReader``, over :class:`framefeed.VideoReader`: frames by index, as decord gives them.
+
+    Args:
+        uri (str | os.PathLike | BinaryIO): A path or a binary file object.
+        ctx (DECORDContext): ``cpu(n)`` (default ``cpu(0)``) or ``gpu(n)`` (NVDEC; a CUDA build).
+        width (int): The width to resize to, as decord resizes (FFmpeg's ``scale=W:H:flags=bilinear`` straight
+            to RGB: ``resize_stage="rgb"``). Default -1: the frame's own.
+        height (int): The height to resize to. Default -1: the frame's own.
+        num_threads (int): Decoder threads. Default 0: framefeed's default (the cores this process may use).
+        fault_tol (int): Accepted, and has no effect (a frame that cannot be decoded raises
+            :class:`DECORDError`). Default -1.
+
+    Raises:
+        DECORDError: The video cannot be opened, or a setting is not allowed.
+    """
 
     def __init__(
         self,
@@ -118,7 +128,17 @@ class VideoReader:
             raise DECORDError(str(error)) from error
 
     def get_batch(self, indices: _Indices) -> Any:
-        """The frames at ``indices`` (any order, repeats allowed, negative from the end) as (N, H, W, 3)."""
+        """The frames at these indices, in any order, repeats allowed.
+
+        Args:
+            indices (list[int] | numpy.ndarray | range): Display indices (negative from the end).
+
+        Returns:
+            The frames, (N, H, W, 3), as the bridge's type (an ``NDArray`` by default).
+
+        Raises:
+            IndexError: An index out of range.
+        """
         indices = _int_list(indices)
         n = len(self)
         bad = [i for i in indices if not -n <= i < n]
@@ -128,8 +148,17 @@ class VideoReader:
         return bridge.convert(frames if frames.device != "cpu" else frames.data)
 
     def get_frame_timestamp(self, idx: Union[int, _Indices]) -> np.ndarray:
-        """Each frame's start and end, in seconds (from the index: nothing is decoded): (2,) for one index,
-        (N, 2) for several."""
+        """Each frame's start and end, in seconds (from the index: nothing is decoded).
+
+        Args:
+            idx (int | list[int] | numpy.ndarray): One display index, or several.
+
+        Returns:
+            A float32 array: (2,) for one index, (N, 2) for several.
+
+        Raises:
+            IndexError: An index out of range.
+        """
         indices = [int(idx)] if isinstance(idx, (int, np.integer)) else _int_list(idx)
         single = isinstance(idx, (int, np.integer))
         n = len(self)
@@ -142,26 +171,52 @@ class VideoReader:
         return out[0] if single else out
 
     def get_key_indices(self) -> List[int]:
-        """The display indices of the keyframes."""
+        """The display indices of the keyframes.
+
+        Returns:
+            The keyframes' indices, in order.
+        """
         return list(self._reader.metadata.key_frame_indices)
 
     def get_avg_fps(self) -> float:
-        """The average frame rate."""
+        """The average frame rate.
+
+        Returns:
+            Frames a second.
+        """
         return float(self._reader.metadata.average_fps)
 
     def seek(self, pos: int) -> None:
-        """Places the next :meth:`next` at the keyframe at or before frame ``pos`` (as decord's ``seek``)."""
+        """Places the next :meth:`next` at the keyframe at or before a frame (as decord's ``seek``).
+
+        Args:
+            pos (int): The frame's display index.
+        """
         keys = [k for k in self.get_key_indices() if k <= pos]
         self._position = keys[-1] if keys else 0
 
     def seek_accurate(self, pos: int) -> None:
-        """Places the next :meth:`next` at frame ``pos`` exactly."""
+        """Places the next :meth:`next` at a frame exactly.
+
+        Args:
+            pos (int): The frame's display index.
+
+        Raises:
+            DECORDError: An index out of range.
+        """
         if not 0 <= pos < len(self):
             raise DECORDError(f"frame index {pos} is out of bound: the video has {len(self)} frames")
         self._position = pos
 
     def next(self) -> Any:
-        """The frame at the current place, then the place moves on by one; ``StopIteration`` at the end."""
+        """The frame at the current place; the place then moves on by one.
+
+        Returns:
+            The frame, (H, W, 3).
+
+        Raises:
+            StopIteration: At the end of the video.
+        """
         if self._position >= len(self):
             raise StopIteration
         frame = self[self._position]
@@ -169,7 +224,11 @@ class VideoReader:
         return frame
 
     def skip_frames(self, num: int = 1) -> None:
-        """Moves the place on by ``num`` frames."""
+        """Moves the place on.
+
+        Args:
+            num (int): Frames to skip. Default 1.
+        """
         self._position += num
 
 

@@ -63,7 +63,17 @@ def _index(idx: int, n: int) -> int:
 class AudioReader:
     """decord's ``AudioReader``: the whole audio stream of ``uri`` (a path or a binary file object), decoded at
     once, as (channels, samples) float32 in [-1, 1]; ``sample_rate`` (-1: the stream's) and ``mono`` (``True``:
-    mixed down to one channel, as ``ffmpeg -ac 1``). A file without audio raises :class:`DECORDError`."""
+    mixed down to one channel, as ``ffmpeg -ac 1``).
+
+    Args:
+        uri (str | os.PathLike | BinaryIO): A path or a binary file object.
+        ctx (DECORDContext): Accepted as decord takes it; audio is decoded on the CPU. Default ``cpu(0)``.
+        sample_rate (int): Samples a second. Default -1: the stream's.
+        mono (bool): ``True`` (default): mixed down to one channel; ``False``: the stream's channels.
+
+    Raises:
+        DECORDError: A file without audio, or one that cannot be read.
+    """
 
     def __init__(self, uri: Any, ctx: DECORDContext = cpu(0), sample_rate: int = -1, mono: bool = True) -> None:
         try:
@@ -96,12 +106,23 @@ class AudioReader:
         return bridge.convert(np.ascontiguousarray(self._array[:, _index(idx, len(self))]))
 
     def get_batch(self, indices: Any) -> Any:
-        """The samples at ``indices`` (negative from the end) as (C, S)."""
+        """The samples at these indices.
+
+        Args:
+            indices (list[int] | numpy.ndarray | range): Sample indices (negative from the end).
+
+        Returns:
+            The samples of every channel, (C, S), as the bridge's type.
+        """
         picked = self._array[:, _indices(indices, len(self))]
         return bridge.convert(np.ascontiguousarray(picked))
 
     def duration(self) -> float:
-        """Seconds the samples play."""
+        """Seconds the samples play.
+
+        Returns:
+            The duration in seconds.
+        """
         return float(self._duration)
 
     def _padding(self) -> int:
@@ -109,7 +130,11 @@ class AudioReader:
 
     def add_padding(self) -> int:
         """Prepends the silence from time 0 to the audio's first sample (its stream's start time), so that
-        sample ``k`` plays at ``k / sample_rate``; returns how many samples were added."""
+        sample ``k`` plays at ``k / sample_rate``.
+
+        Returns:
+            How many samples were added.
+        """
         padding = self._padding()
         if padding:
             self._array = np.pad(self._array, ((0, 0), (padding, 0)))
@@ -135,7 +160,21 @@ class AudioReader:
 class AVReader:
     """decord's ``AVReader``: ``len`` the video's frames; ``av[i]`` and ``get_batch(indices)`` give each frame's
     audio (the samples from its start to its end, as decord cuts them: the audio padded to start at time 0,
-    times to samples by ``ceil(t * sample_rate)``, consecutive frames' audio continuous) with the frames."""
+    times to samples by ``ceil(t * sample_rate)``, consecutive frames' audio continuous) with the frames.
+
+    Args:
+        uri (str | os.PathLike | BinaryIO): A path or a binary file object.
+        ctx (DECORDContext): Where the frames are decoded, as for :class:`VideoReader`. Default ``cpu(0)``.
+        sample_rate (int): Audio samples a second. Default 44100; -1: the stream's.
+        mono (bool): ``True`` (default): audio mixed down to one channel.
+        width (int): As for :class:`VideoReader`. Default -1.
+        height (int): As for :class:`VideoReader`. Default -1.
+        num_threads (int): As for :class:`VideoReader`. Default 0.
+        fault_tol (int): As for :class:`VideoReader` (no effect). Default -1.
+
+    Raises:
+        DECORDError: The file cannot be read, or has no audio.
+    """
 
     def __init__(
         self,
@@ -174,7 +213,14 @@ class AVReader:
         return self._audio[first:last], self._video[idx]
 
     def get_batch(self, indices: Any) -> Tuple[List[Any], Any]:
-        """Each frame's audio (a list of (C, S)) and the frames (N, H, W, 3)."""
+        """Frames with their audio.
+
+        Args:
+            indices (list[int] | numpy.ndarray | range): Display indices (negative from the end).
+
+        Returns:
+            ``(audio, frames)``: each frame's audio (a list of (C, S)) and the frames (N, H, W, 3).
+        """
         picked = _indices(indices, len(self))
         audio: List[Any] = []
         previous = None

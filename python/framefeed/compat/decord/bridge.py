@@ -14,7 +14,15 @@ _bridge = "native"
 
 
 def set_bridge(new_bridge: str) -> None:
-    """Chooses what reads give: ``"native"`` (decord's NDArray), ``"numpy"`` or ``"torch"``."""
+    """Chooses what reads give.
+
+    Args:
+        new_bridge (str): ``"native"`` (decord's NDArray), ``"numpy"`` or ``"torch"``.
+
+    Raises:
+        ValueError: Another bridge (mxnet, tensorflow and tvm are not here).
+        ImportError: ``"torch"`` without PyTorch.
+    """
     global _bridge
     if new_bridge not in _BRIDGES:
         allowed = ", ".join(f"'{b}'" for b in _BRIDGES)
@@ -30,7 +38,11 @@ def reset_bridge() -> None:
 
 
 def get_bridge() -> str:
-    """The bridge in use."""
+    """The bridge in use.
+
+    Returns:
+        ``"native"``, ``"numpy"`` or ``"torch"``.
+    """
     return _bridge
 
 

@@ -10,7 +10,12 @@ __all__ = ["NDArray", "cpu", "gpu", "DECORDContext"]
 
 
 class DECORDContext:
-    """Where decord decodes: ``cpu(n)`` or ``gpu(n)`` (NVDEC on GPU n, in a framefeed build with CUDA)."""
+    """Where decord decodes: ``cpu(n)`` or ``gpu(n)`` (NVDEC on GPU n, in a framefeed build with CUDA).
+
+    Args:
+        device_type (str): ``"cpu"`` or ``"gpu"``.
+        device_id (int): The device's number. Default 0.
+    """
 
     def __init__(self, device_type: str, device_id: int = 0) -> None:
         self.device_type = device_type
@@ -35,43 +40,69 @@ class DECORDContext:
 
 
 def cpu(dev_id: int = 0) -> DECORDContext:
-    """Decode on the CPU."""
+    """Decode on the CPU.
+
+    Args:
+        dev_id (int): Accepted as decord takes it. Default 0.
+
+    Returns:
+        The :class:`DECORDContext`.
+    """
     return DECORDContext("cpu", dev_id)
 
 
 def gpu(dev_id: int = 0) -> DECORDContext:
-    """Decode on GPU ``dev_id`` (NVDEC)."""
+    """Decode on a GPU (NVDEC).
+
+    Args:
+        dev_id (int): The GPU's number. Default 0.
+
+    Returns:
+        The :class:`DECORDContext`.
+    """
     return DECORDContext("gpu", dev_id)
 
 
 class NDArray:
     """Frames as decord gives them: ``asnumpy()``, ``shape``, ``dtype``, indexing, and DLPack (``to_dlpack`` or
-    ``torch.from_dlpack``). Views the read's buffer: no copy."""
+    ``torch.from_dlpack``). Views the read's buffer: no copy.
+
+    Args:
+        data (numpy.ndarray | Any): The frames: a NumPy array or anything with DLPack.
+    """
 
     def __init__(self, data: Any) -> None:
         self._data = data
 
     def asnumpy(self) -> np.ndarray:
-        """The frames as a NumPy array (a view when they are in host memory)."""
+        """The frames as a NumPy array.
+
+        Returns:
+            The array (a view when they are in host memory).
+        """
         if isinstance(self._data, np.ndarray):
             return self._data
         return np.from_dlpack(self._data)
 
     @property
     def shape(self) -> Tuple[int, ...]:
+        """The frames' shape."""
         return tuple(self.asnumpy().shape) if self.context.device_type == "cpu" else tuple(self._data.shape)
 
     @property
     def dtype(self) -> np.dtype:
+        """The element type."""
         return self.asnumpy().dtype
 
     @property
     def context(self) -> DECORDContext:
+        """Where the frames are: ``cpu(0)`` or ``gpu(n)``."""
         kind, ordinal = self.__dlpack_device__()
         return cpu(ordinal) if kind == 1 else gpu(ordinal)
 
     @property
     def ctx(self) -> DECORDContext:
+        """The same as ``context``."""
         return self.context
 
     def __len__(self) -> int:
@@ -92,7 +123,11 @@ class NDArray:
         return int(kind), int(ordinal)
 
     def to_dlpack(self) -> Any:
-        """A DLPack capsule of the frames."""
+        """The frames for DLPack.
+
+        Returns:
+            A DLPack capsule of the frames.
+        """
         return self.__dlpack__()
 
     def __repr__(self) -> str:
