@@ -286,7 +286,15 @@ class VideoInput(_NativeVideoInput):
         [(2, 16, 240, 320, 3), (2, 16, 240, 320, 3)]
     """
 
-    if TYPE_CHECKING:
+    if not TYPE_CHECKING:
+
+        def __new__(cls, sequence_length: int, batch_size: int, **kwargs: Any) -> "VideoInput":
+            dtype = kwargs.get("dtype")
+            if dtype is not None and not isinstance(dtype, str):
+                kwargs["dtype"] = _dtype_name(dtype)
+            return super().__new__(cls, sequence_length, batch_size, **kwargs)
+
+    else:
         # For checkers: the native signature (`_framefeed.pyi`), every keyword typed; `dtype` also takes NumPy
         # dtypes. `tests/test_typing.py` holds the two lists of keywords equal.
         def __new__(
@@ -341,14 +349,6 @@ class VideoInput(_NativeVideoInput):
             storage_options: Optional[Dict[str, Any]] = None,
             index_cache: Optional[Union[str, "os.PathLike[str]"]] = None,
         ) -> "VideoInput": ...
-
-    else:
-
-        def __new__(cls, sequence_length: int, batch_size: int, **kwargs: Any) -> "VideoInput":
-            dtype = kwargs.get("dtype")
-            if dtype is not None and not isinstance(dtype, str):
-                kwargs["dtype"] = _dtype_name(dtype)
-            return super().__new__(cls, sequence_length, batch_size, **kwargs)
 
     async def batches(self) -> AsyncIterator[Batch]:
         """Every batch, as an async iterator (``async for batch in inp.batches()``), until close and the last
@@ -538,7 +538,33 @@ class VideoReader(_NativeVideoReader):
         True
     """
 
-    if TYPE_CHECKING:
+    if not TYPE_CHECKING:
+
+        def __new__(
+            cls,
+            source: Any,
+            *,
+            seek_mode: str = "exact",
+            stream_index: Optional[int] = None,
+            **kwargs: Any,
+        ) -> "VideoReader":
+            if seek_mode not in ("exact", "approximate"):
+                raise ValueError(f"seek_mode is {seek_mode!r}; allowed: 'exact', 'approximate'")
+            dtype = kwargs.get("dtype")
+            if dtype is not None and not isinstance(dtype, str):
+                kwargs["dtype"] = _dtype_name(dtype)
+            self = super().__new__(cls, source, **kwargs)
+            if stream_index is not None:
+                read = self.metadata.stream_index
+                if stream_index != read:
+                    raise ValueError(
+                        f"stream_index is {stream_index}; allowed: {read}, the video stream framefeed reads in this "
+                        "file (the one the ffmpeg CLI picks), or None"
+                    )
+            self._keywords = dict(kwargs, seek_mode=seek_mode, stream_index=stream_index)
+            return self
+
+    else:
         # For checkers: the native signature (`_framefeed.pyi`); `dtype` also takes NumPy dtypes.
         def __new__(
             cls,
@@ -572,32 +598,6 @@ class VideoReader(_NativeVideoReader):
             storage_options: Optional[Dict[str, Any]] = None,
             index_cache: Optional[Union[str, "os.PathLike[str]"]] = None,
         ) -> "VideoReader": ...
-
-    else:
-
-        def __new__(
-            cls,
-            source: Any,
-            *,
-            seek_mode: str = "exact",
-            stream_index: Optional[int] = None,
-            **kwargs: Any,
-        ) -> "VideoReader":
-            if seek_mode not in ("exact", "approximate"):
-                raise ValueError(f"seek_mode is {seek_mode!r}; allowed: 'exact', 'approximate'")
-            dtype = kwargs.get("dtype")
-            if dtype is not None and not isinstance(dtype, str):
-                kwargs["dtype"] = _dtype_name(dtype)
-            self = super().__new__(cls, source, **kwargs)
-            if stream_index is not None:
-                read = self.metadata.stream_index
-                if stream_index != read:
-                    raise ValueError(
-                        f"stream_index is {stream_index}; allowed: {read}, the video stream framefeed reads in this "
-                        "file (the one the ffmpeg CLI picks), or None"
-                    )
-            self._keywords = dict(kwargs, seek_mode=seek_mode, stream_index=stream_index)
-            return self
 
     def __reduce__(self) -> Tuple[Any, ...]:
         source = self._source
@@ -795,7 +795,16 @@ class Mux(_NativeMux):
 
     _camera: Dict[str, Any]
 
-    if TYPE_CHECKING:
+    if not TYPE_CHECKING:
+
+        def __new__(cls, batch_size, deadline, *, policy="every_frame", sequence_length=1, **camera):
+            self = super().__new__(cls, batch_size, deadline, policy=policy)
+            # The cameras' settings are checked now, not at the first camera.
+            VideoInput(sequence_length, 1, **camera).close()
+            self._camera = dict(camera, sequence_length=sequence_length, batch_size=1)
+            return self
+
+    else:
 
         def __new__(
             cls,
@@ -806,15 +815,6 @@ class Mux(_NativeMux):
             sequence_length: int = 1,
             **camera: Unpack[types.CameraSettings],
         ) -> "Mux": ...
-
-    else:
-
-        def __new__(cls, batch_size, deadline, *, policy="every_frame", sequence_length=1, **camera):
-            self = super().__new__(cls, batch_size, deadline, policy=policy)
-            # The cameras' settings are checked now, not at the first camera.
-            VideoInput(sequence_length, 1, **camera).close()
-            self._camera = dict(camera, sequence_length=sequence_length, batch_size=1)
-            return self
 
     def _operator(self) -> VideoInput:
         return VideoInput(**self._camera)

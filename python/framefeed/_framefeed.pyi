@@ -249,7 +249,11 @@ class AudioSamples:
     def num_channels(self) -> int:
         """Channels (0 without audio)."""
     def numpy(self) -> Any:
-        """`data` as a NumPy array (a new one each call)."""
+        """`data` as a NumPy array (a new one each call).
+
+        Returns:
+            A float32 array of shape (channels, samples).
+        """
     def __dlpack__(self, **kwargs: Any) -> Any:
         """The DLPack protocol, over a new array of `data`: `torch.from_dlpack(samples)`."""
     def __dlpack_device__(self) -> Tuple[int, int]:
@@ -1092,7 +1096,11 @@ class Frames:
         with DLPack (`torch.from_dlpack(frames)`).
         """
     def numpy(self) -> Any:
-        """The same as `data` (NumPy), for symmetry with `Batch` and `Sequence`."""
+        """The same as `data` (NumPy), for symmetry with `Batch` and `Sequence`.
+
+        Returns:
+            The frames' array, (N, H, W, 3) or (N, 3, H, W).
+        """
     @property
     def indices(self) -> List[int]:
         """The display index of each frame, in the order asked for."""

@@ -96,14 +96,19 @@ def public_names(tree: ast.Module) -> Optional[List[str]]:
 
 
 def definitions(body: List[ast.stmt]) -> Iterator[ast.AST]:
-    """Functions and classes, also those under ``if``: of ``if TYPE_CHECKING: ... else: ...``, the typed
+    """Functions and classes, also those under ``if``: of ``if not TYPE_CHECKING: ... else: ...``, the typed
     signature only (the runtime one may take ``**kwargs`` and pass them on)."""
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             yield node
         elif isinstance(node, ast.If):
-            yield from definitions(node.body)
-            if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+            test = node.test
+            runtime_first = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+            name = test.operand if runtime_first else test  # type: ignore[attr-defined]
+            typed = isinstance(name, ast.Name) and name.id == "TYPE_CHECKING"
+            if not (typed and runtime_first):
+                yield from definitions(node.body)
+            if not (typed and not runtime_first):
                 yield from definitions(node.orelse)
 
 
