@@ -353,3 +353,18 @@ if __name__ == "__main__":
         write_stubs()
     else:
         sys.exit("usage: python python/tests/test_docstrings.py --write")
+
+
+def test_the_package_readmes_examples_run_as_written(tmp_path: Path, monkeypatch) -> None:
+    """The package page's Python blocks, in order, in one scope, with ``a.mp4`` the package's sample video."""
+    import framefeed as ff
+
+    (tmp_path / "a.mp4").write_bytes(ff.SAMPLE_MP4)
+    monkeypatch.chdir(tmp_path)
+    readme = PACKAGE.parent / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+    assert len(blocks) >= 2
+    scope: dict = {}
+    for block in blocks:
+        exec(compile(block, str(readme), "exec"), scope)
+    assert scope["frames"].indices == [0, 30, 59] and scope["frames"].data.shape == (3, 224, 224, 3)
