@@ -1,14 +1,21 @@
-"""A griffe extension for the Python reference (mkdocs.yml: mkdocstrings' ``extensions``): a class that is made
-by ``__new__`` alone (the native classes, and ``framefeed.VideoInput``, ``VideoReader`` and ``Mux`` over them)
-gets an ``__init__`` of the same parameters, since griffe reads a class's parameters from ``__init__`` only.
-The reference then shows ``VideoInput(sequence_length, batch_size, *, ...)`` with every keyword
-(``merge_init_into_class``), and checks the class docstring's ``Args:`` against them."""
+"""Griffe extensions for the Python reference (mkdocs.yml: mkdocstrings' ``extensions``).
+
+- ``NewAsInit``: a class that is made by ``__new__`` alone (the native classes, and ``framefeed.VideoInput``,
+  ``VideoReader`` and ``Mux`` over them) gets an ``__init__`` of the same parameters, since griffe reads a class's
+  parameters from ``__init__`` only. The reference then lists every keyword (``merge_init_into_class``), and
+  checks the class docstring's ``Args:`` against them.
+- ``SphinxRoles``: the docstrings' Sphinx roles (``:class:`Batch```, ``:meth:`feed```, which ``help()`` shows as
+  they are) become inline code in the rendered Markdown.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Iterator
 
 import griffe
+
+ROLE = re.compile(r":(?:class|meth|func|attr|exc|mod|obj|data):`~?\.?([^`]+)`")
 
 
 class NewAsInit(griffe.Extension):
@@ -25,3 +32,19 @@ class NewAsInit(griffe.Extension):
             "__init__", lineno=new.lineno, endlineno=new.endlineno, parameters=griffe.Parameters(*params)
         )
         cls.set_member("__init__", init)
+
+
+def _objects(obj: griffe.Object) -> Iterator[griffe.Object]:
+    yield obj
+    for member in obj.members.values():
+        if not member.is_alias:
+            yield from _objects(member)  # type: ignore[arg-type]
+
+
+class SphinxRoles(griffe.Extension):
+    """Turns ``:role:`name``` into ```name``` in every docstring of the package, once it is loaded."""
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
+        for obj in _objects(pkg):
+            if obj.docstring is not None:
+                obj.docstring.value = ROLE.sub(r"`\1`", obj.docstring.value)

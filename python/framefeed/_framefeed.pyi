@@ -638,13 +638,13 @@ class VideoInput:
                 ``position``.
             segment (tuple[int, int] | None): ``(first, end)``: only the sequences whose first frame's display
                 index is in ``first..end`` (one of :func:`segments`). Default ``None``: the whole video. Allowed:
-                ``end > first``.
+                ``end > first`` (else the video fails with :class:`VideoError`, code ``bad_sampling``).
 
         Returns:
             The video's id (0, 1, 2... in feeding order).
 
         Raises:
-            ValueError: ``epoch`` without ``position``, or a bad ``segment``.
+            ValueError: ``epoch`` without ``position``.
             TypeError: A label that is not a ``str`` or a non-negative ``int``.
             ClosedError: The operator was closed.
         """
@@ -677,7 +677,7 @@ class VideoInput:
         Raises:
             OSError: The file cannot be opened (with its errno).
             VideoError: A remote video that cannot be reached (code ``source_unavailable``).
-            ValueError: ``epoch`` without ``position``, or a bad ``segment``.
+            ValueError: ``epoch`` without ``position``.
             ClosedError: The operator was closed.
         """
     def try_feed(
@@ -702,13 +702,13 @@ class VideoInput:
                 ``position``.
             segment (tuple[int, int] | None): ``(first, end)``: only the sequences whose first frame's display
                 index is in ``first..end`` (one of :func:`segments`). Default ``None``: the whole video. Allowed:
-                ``end > first``.
+                ``end > first`` (else the video fails with :class:`VideoError`, code ``bad_sampling``).
 
         Returns:
             The video's id, or ``None`` when the feed queue is full now (nothing was queued).
 
         Raises:
-            ValueError: ``epoch`` without ``position``, or a bad ``segment``.
+            ValueError: ``epoch`` without ``position``.
             ClosedError: The operator was closed.
         """
     def feed_async(
@@ -734,13 +734,13 @@ class VideoInput:
                 ``position``.
             segment (tuple[int, int] | None): ``(first, end)``: only the sequences whose first frame's display
                 index is in ``first..end`` (one of :func:`segments`). Default ``None``: the whole video. Allowed:
-                ``end > first``.
+                ``end > first`` (else the video fails with :class:`VideoError`, code ``bad_sampling``).
 
         Returns:
             An awaitable of the video's id.
 
         Raises:
-            ValueError: ``epoch`` without ``position``, or a bad ``segment``.
+            ValueError: ``epoch`` without ``position``.
             ClosedError: The operator was closed (raised by the awaitable).
         """
     def feed_live(self, label: Optional[_Label] = None) -> LiveVideo:
