@@ -142,10 +142,10 @@ mod device_kind;
 mod error;
 mod error_code;
 mod ffi;
-mod guide_doctests;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod guide_doctests;
 mod info;
 mod mux;
 mod operator;
