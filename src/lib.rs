@@ -117,14 +117,14 @@
 //! operator goes on with the next video.
 //!
 //! ## Damaged videos
-//! One numbering in every API (the operator, the reader, the service, Python): a frame's display index is its place in the stream's display order, and a
-//! picture that does not decode leaves a [`Hole`] ([`Sequence::holes`]) that renumbers nothing. Each frame says
-//! whether it is damaged ([`Frame::damaged`]); a frame not damaged is the same picture in every API and the
-//! `ffmpeg` CLI's at its time. By default damage fails nothing (as the CLI); [`Config::strict`] fails the
-//! video at its first damage (as `ffmpeg -xerror`).
+//! One numbering in every API (the operator, the reader, the service, Python): a frame's display index is its
+//! place in the stream's display order, and a picture that does not decode leaves a [`Hole`]
+//! ([`Sequence::holes`]) that renumbers nothing. Each frame says whether it is damaged ([`Frame::damaged`]); a
+//! frame not damaged is the same picture in every API and the `ffmpeg` CLI's at its time. By default damage
+//! fails nothing (as the CLI); [`Config::strict`] fails the video at its first damage (as `ffmpeg -xerror`).
 //!
 // `[`server`]` above: the module where it is built, else its page on docs.rs (built with every feature).
-#![cfg_attr(feature = "server", doc = "[`server`]: crate::server")]
+#![cfg_attr(feature = "server", doc = "[`server`]: server")]
 #![cfg_attr(
     not(feature = "server"),
     doc = "[`server`]: <https://docs.rs/framefeed/latest/framefeed/server/index.html>"
