@@ -1,7 +1,7 @@
 //! Every error code framefeed gives, in one table ([`ErrorCode`]): the library's (what [`Error::code`] and
 //! [`VideoError::code`] say, and Python exceptions' `code`) and the service's own refusals, each with the HTTP
 //! status the service answers with where it refuses a request for it. A leaf module: the service, the Python
-//! binding and the README's list (held by a test) all read this table.
+//! binding and the guide's list (docs/guide/errors.md, held by a test) all read this table.
 //!
 //! [`Error::code`]: crate::Error::code
 //! [`VideoError::code`]: crate::VideoError::code
@@ -51,7 +51,7 @@ macro_rules! error_codes {
                 }
             }
 
-            /// What went wrong, in a sentence (the README's table shows it).
+            /// What went wrong, in a sentence (docs/guide/errors.md's table shows it).
             pub fn description(self) -> &'static str {
                 match self {
                     $(ErrorCode::$variant => $doc,)+
@@ -109,6 +109,7 @@ error_codes! {
     Timeout => "timeout", Library, None, "A poll's timeout passed.";
     Closed => "closed", Library, None, "The operator (or live video) is closed.";
     LiveEnded => "live_ended", Library, None, "A push to a live video that has ended.";
+    Forked => "forked", Library, None, "An operator fed before the process forked, used in the forked child (Python).";
     CudaUnavailable => "cuda_unavailable", Library, None, "The GPU was asked for but cannot be used here.";
     Cuda => "cuda", Library, None, "A CUDA call failed.";
     OutOfMemory => "out_of_memory", Library, None, "An allocation failed.";

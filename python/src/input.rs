@@ -132,7 +132,7 @@ impl PyVideoInput {
                     "this VideoInput was fed before the process forked, and the videos it holds are being \
                      decoded by the parent process's threads: make (or feed) the operator in the process that \
                      polls it, e.g. in a DataLoader worker's __iter__",
-                    "forked",
+                    framefeed::ErrorCode::Forked.as_str(),
                 ));
             }
             let config = crate::fork::process_threads(py, self.config.clone(), self.auto_threads)?;
