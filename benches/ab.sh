@@ -3,7 +3,7 @@
 # uploads of a faststart MP4, a fragmented MP4 and an MPEG-TS clip to `framefeed serve` (live input).
 #   bash benches/clips.sh && bash benches/ab.sh OLD_BINARY NEW_BINARY [ROUNDS]
 # Build the old one from a worktree, e.g.: git worktree add /tmp/old REV && (cd /tmp/old &&
-#   CARGO_TARGET_DIR=/tmp/old-target cargo build --release)   # then /tmp/old-target/release/framefeed
+#   CARGO_TARGET_DIR=/tmp/old-target cargo build --release --features cli)   # then /tmp/old-target/release/framefeed
 set -euo pipefail
 old=${1:?usage: ab.sh OLD NEW [ROUNDS]}
 new=${2:?usage: ab.sh OLD NEW [ROUNDS]}

@@ -4,7 +4,7 @@
 # (bytes overwritten in one place, and in five), with the default two decoder threads.
 #   bash benches/damaged_ab.sh OLD_BINARY NEW_BINARY [ROUNDS]
 # Build the old one from a worktree: git worktree add /tmp/old REV && (cd /tmp/old &&
-#   CARGO_TARGET_DIR=/tmp/old-target cargo build --release)   # then /tmp/old-target/release/framefeed
+#   CARGO_TARGET_DIR=/tmp/old-target cargo build --release --features cli)   # then /tmp/old-target/release/framefeed
 set -euo pipefail
 old=${1:?usage: damaged_ab.sh OLD NEW [ROUNDS]}
 new=${2:?usage: damaged_ab.sh OLD NEW [ROUNDS]}

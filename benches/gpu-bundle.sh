@@ -4,7 +4,7 @@
 #   .gpu/lib/        a minimal FFmpeg 5.1.9 (the release Debian 12 ships, built from Debian's source package:
 #                    the decoders, parsers and demuxers framefeed's tests use, the NVDEC hwaccels, libdav1d for
 #                    AV1 on the CPU), same sonames, so framefeed's binaries load it through LD_LIBRARY_PATH
-#   .gpu/bin/        framefeed (release, --features cuda), the gpu_backend test binary, the library's unit
+#   .gpu/bin/        framefeed (release, --features cuda,cli), the gpu_backend test binary, the library's unit
 #                    tests (their NVDEC seeking test), the gpu_operators benchmark, a minimal ffmpeg CLI (the `-hwaccel cuda` floor), all stripped
 #   .gpu/wheel/      the Python package built with the `cuda` feature (WHEEL=0 skips it)
 #   .gpu-videos/     the shared corpus (without the 9000-frame and corrupted files, which the GPU test skips)
@@ -52,7 +52,7 @@ if [ ! -x "$ff/bin/ffmpeg" ]; then
   )
 fi
 
-cargo build --release --features cuda --bin framefeed
+cargo build --release --features cuda,cli --bin framefeed
 test_bin=$(cargo test --release --features cuda --no-run --test gpu_backend 2>&1 |
   grep -o 'target/release/deps/gpu_backend-[0-9a-f]*' | tail -1)
 lib_bin=$(cargo test --release --features cuda --no-run --lib 2>&1 |

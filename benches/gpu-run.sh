@@ -14,8 +14,8 @@
 #   bash benches/gpu-run.sh clocks  the GPU's clocks (NVDEC's rate scales with the video clock)
 #   bash benches/gpu-run.sh python  (carry [".gpu"]): the Python package's GPU tests (the wheel in .gpu/wheel,
 #                                    built by gpu-bundle.sh) with the machine's own torch as the CUDA consumer
-#   bash benches/gpu-run.sh issue64 (carry [".gpu-issue64"], + ".gpu" for the Rust tests): issue 64 in one run,
-#                                    packed by benches/gpu-issue64-pack.sh: the self-contained wheel's NVDEC
+#   bash benches/gpu-run.sh card (carry [".gpu-card"], + ".gpu" for the Rust tests): the card checks in one run,
+#                                    packed by benches/gpu-card-pack.sh: the self-contained wheel's NVDEC
 #                                    against its CPU path (benches/gpu_wheel.py), the Rust GPU tests, cameras
 #                                    per card (benches/mux_cameras.py with DEVICE=cuda)
 # Logs go to $OUT (the device tool brings them back) or /tmp.
@@ -26,12 +26,12 @@ out=${OUT:-/tmp}
 export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$root/.gpu/bin:$PATH"
 
-if [ "${1:-}" = issue64 ]; then
-  # Issue 64 in one run (packed by benches/gpu-issue64-pack.sh; carry [".gpu-issue64"], plus ".gpu" for the Rust
+if [ "${1:-}" = card ] || [ "${1:-}" = issue64 ]; then
+  # The card checks in one run (packed by benches/gpu-card-pack.sh; carry [".gpu-card"], plus ".gpu" for the Rust
   # GPU tests). Each part's log goes to $OUT as it runs, so a run cut short still brings back what it did.
   # CHECK_ON_CPU=1 (the pack script's --check): the same parts with the CPU in the GPU's place.
-  pack=.gpu-issue64
-  [ -d "$pack/wheel" ] || { echo "no $pack: run benches/gpu-issue64-pack.sh here and carry $pack" >&2; exit 2; }
+  pack=.gpu-card
+  [ -d "$pack/wheel" ] || { echo "no $pack: run benches/gpu-card-pack.sh here and carry $pack" >&2; exit 2; }
   dev=cuda
   [ "${CHECK_ON_CPU:-0}" = 1 ] && dev=cpu
   py=${PYTHON:-python3}

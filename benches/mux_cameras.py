@@ -1,4 +1,4 @@
-"""Many live cameras, one model (issue 37, part 3): N live 720p30 H.264 cameras on loopback, each the ffmpeg CLI
+"""Many live cameras, one model: N live 720p30 H.264 cameras on loopback, each the ffmpeg CLI
 serving a clip at real-time pace (`-re -c copy -listen 1`: MPEG-TS over HTTP, or with SENDER=rtmp FLV over
 RTMP), pulled and batched across cameras by
 `framefeed.Mux` (batch 16, deadline 33 ms, every frame; each camera's operator `low_latency`, one decoder
@@ -21,11 +21,11 @@ null -`, and two single-thread decodes side by side, whichever is faster), divid
 the same loop, the live floor: N ffmpeg CLI decoders (`-threads 1 -f null`, no conversion) pulling the same
 senders, judged by the same rule (their frames counted from `-stats`).
 
-On a GPU (DEVICE=cuda, issue 64: cameras per card): every camera's operator decodes on NVDEC (no CPU
+On a GPU (DEVICE=cuda: cameras per card): every camera's operator decodes on NVDEC (no CPU
 fallback), and the reference is the engines' measured rate on the same clip (FLOOR_OPERATORS operators, 14 by
 default, decoding it side by side as fast as they go) instead of the CPU floors; the capacity loop goes on up to
 MAX cameras (1024). With CLIPS pointing at a folder that already holds `cam720_{SECONDS}s.ts` and its packet
-table (`benches/gpu-issue64-pack.sh` makes them) and SENDER=paced, no ffmpeg or ffprobe is needed.
+table (`benches/gpu-card-pack.sh` makes them) and SENDER=paced, no ffmpeg or ffprobe is needed.
 
 Usage: pip install ./python && python3 benches/mux_cameras.py [CAMERAS=16] [SECONDS=20]
        env: CAPACITY=1 START=16 STEP=4 MAX=64 RESIZE=640x360 POLICY=every_frame STAGGER=1
@@ -110,7 +110,7 @@ def floor(path: str, frames: int, rounds: int = 5) -> Tuple[float, float]:
 def engines_floor(path: str, operators: int, resize) -> float:
     """On a GPU: the engines' measured rate on this clip, in frames per second: `operators` framefeed operators
     (`device`, one file each, RGB like the cameras' and the same resize) decoding it side by side as fast as
-    they can (RESULTS, issue 36: 14 operators keep the card's NVDEC engines 96-100 % busy)."""
+    they can (benches/RESULTS.md, "Operators in one process": 14 operators keep the card's NVDEC engines 96-100 % busy)."""
     with open(path, "rb") as f:
         data = f.read()
     counts = [0] * operators

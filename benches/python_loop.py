@@ -13,7 +13,7 @@ OpenBLAS starting one thread instead of one a core (its threads spin a while aft
 `import framefeed` alone, and the loop's own time as the child measures it (from before `VideoInput` to its last
 batch). Rounds are interleaved, the order alternating each round; medians.
 
-    cargo build --release && pip install ./python
+    cargo build --release --features cli && pip install ./python
     python3 benches/python_loop.py [ROUNDS=7] [CLIP=target/bench-clips/1080p.mp4]
 
 Quick (about 2 s a round on the 300-frame 1080p clip), but a timing: CI does not run it.

@@ -8,7 +8,7 @@ building the dataset to the last row read by the driver (`iter_rows`, streaming)
 process. Both take the same clips (the seed, and each file's position in the list).
 
     python3 benches/ray_clips.py ROUNDS FILE...     (framefeed with its [ray] extra installed; the CLI built:
-                                                     cargo build --release)
+                                                     cargo build --release --features cli)
 """
 
 from __future__ import annotations

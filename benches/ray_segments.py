@@ -9,7 +9,7 @@ Each Ray contender runs in its own process with its own one-node Ray instance (`
 machine's cores), started before the clock; the clock covers building the dataset to the last row read
 (`iter_batches`). The CLI and the floor are whole processes.
 
-    pip install './python[ray]' && cargo build --release
+    pip install './python[ray]' && cargo build --release --features cli
     python3 benches/ray_segments.py [ROUNDS=2] [SEGMENT_FRAMES=300] [SET=mixed|mixed30|long10]
     CONTENDERS=floor,cli,ray-2x1-seg python3 benches/ray_segments.py 1 1800 long10   # some contenders only
 

@@ -3,7 +3,7 @@
 # matrix and with a quarter turn's (stream copy, `rotate=90`), decoded by `framefeed run` plain (RGB, every frame)
 # and with the training transforms (resize 256 + crop 224, f32 CFHW), and by the ffmpeg CLI to rgb24 (its own
 # autorotation) for scale. hyperfine interleaves nothing, so each pair runs back to back, several rounds.
-#   apt-get install -y hyperfine && cargo build --release && bash benches/rotation.sh [ROUNDS]
+#   apt-get install -y hyperfine && cargo build --release --features cli && bash benches/rotation.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash benches/clips.sh > /dev/null

@@ -3,7 +3,7 @@
 sequence_length x batch_size (1080p), each beside the decode-only floor (`ffmpeg -threads 2 -i X -f null -`)
 of the same clip, interleaved, medians of RUNS.
 
-Usage: cargo build --release && python3 benches/scaling.py [RUNS=3] [FRAMES=120]
+Usage: cargo build --release --features cli && python3 benches/scaling.py [RUNS=3] [FRAMES=120]
 """
 
 import json

@@ -4,7 +4,7 @@ server, tests/peers/rtsp_server.py, serving the same H.264 in MP4), pulled by `f
 -L 8 -B 1 --json`. For each run: the time from starting the pull to its first batch line, and each batch's
 `latency_ms` (the arrival of its last frame's packet to the poll that delivered it): median, p95, max.
 
-Usage: python3 benches/url_latency.py [SECONDS=20] [RUNS=3]   (after cargo build --release)
+Usage: python3 benches/url_latency.py [SECONDS=20] [RUNS=3]   (after cargo build --release --features cli)
 """
 
 import json

@@ -125,7 +125,7 @@ fn srt_every_frame_the_tail_included_equals_the_decode_from_memory() {
     // Every frame that arrives, the demuxer's tail included, in order and equal to the decode from memory.
     // libsrt's live-mode close drops the sender's last ~100 ms (3 frames here) before they are sent: the
     // ffmpeg CLI receiving the same stream gets 57 of 60 too, and the same sender over UDP delivers all 60
-    // (benches/RESULTS.md, issue 17), so the bound allows them.
+    // (benches/RESULTS.md, "Pulled URLs"), so the bound allows them.
     assert!(
         got.len() + 4 >= want.len(),
         "{} of {} frames",

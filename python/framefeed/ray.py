@@ -37,14 +37,14 @@ _ON_ERROR = ("record", "skip", "raise")
 _NO_AUDIO = np.zeros((0, 0), dtype=np.float32)
 # The most a block of framefeed's rows holds by default. Until a block is stored, an actor holds the rows gathered
 # for it and then the block built from them, so its memory swings by about twice this; rows of a few MB (a 224
-# crop's) still go several to a block, and full-frame rows one (issue 53).
+# crop's) still go several to a block, and full-frame rows one.
 _BLOCK_BYTES = 32 << 20
 # A block holds at most this share of the smallest node's object store: the store must hold what is in flight
 # (each actor's yields Ray buffers, two blocks by default, and the block it builds; the consumer's prefetch)
-# with room to spare. Past that, Ray spills blocks to disk and reads them back (issue 53: full 1080p frames on
+# with room to spare. Past that, Ray spills blocks to disk and reads them back (full 1080p frames on
 # cluster_utils' 150 MiB stores took 45-48 s in 150-200 MB blocks, 15-20 s in blocks of one 50 MB row).
 _STORE_SHARE = 8
-# `sequences_per_block="auto"`: at most this many rows a yield (issue 33: Ray's cost is per yield).
+# `sequences_per_block="auto"`: at most this many rows a yield (Ray's cost is per yield).
 _AUTO_SEQUENCES = 4
 # One block per video (an actor task decodes one video, and a retried task repeats that one video), up to this
 # many blocks for the whole dataset.

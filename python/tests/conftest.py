@@ -174,7 +174,7 @@ def clip_of(tmp_path_factory):
 
 
 def cli() -> Optional[pathlib.Path]:
-    """The Rust CLI built by `cargo test` or `cargo build` (debug or release), if present."""
+    """The Rust CLI built by `cargo test --features cli` or `cargo build --features cli` (debug or release), if present."""
     for profile in ("debug", "release"):
         path = ROOT / "target" / profile / "framefeed"
         if path.is_file():

@@ -207,7 +207,7 @@ def test_cameras_pulled_by_url_give_the_frames_of_their_bytes(tmp_path):
     for camera, clip in cameras.items():
         want = plain_frames(clip.read_bytes())
         got = seen.frames[camera]
-        # libsrt's close drops the sender's last ~100 ms (benches/RESULTS.md, issue 17): a prefix, at most 4 short.
+        # libsrt's close drops the sender's last ~100 ms (benches/RESULTS.md, "Pulled URLs"): a prefix, at most 4 short.
         assert len(got) + 4 >= len(want) and got == want[: len(got)]
     labels = {row["camera"]: row["label"] for row in mux.stats()}
     assert labels[0].startswith("srt://127.0.0.1:")

@@ -305,7 +305,7 @@ def test_compat_decord_and_the_cli_read_s3(video, s3, monkeypatch, tmp_path) -> 
     assert np.array_equal(remote.get_batch([5, 300]).asnumpy(), decord.VideoReader(str(video)).get_batch([5, 300]).asnumpy())
     binary = cli()
     if binary is None:
-        pytest.skip("the Rust CLI is not built (cargo build): the CLI part did not run")
+        pytest.skip("the Rust CLI is not built (cargo build --features cli): the CLI part did not run")
     cache = tmp_path / "index"
     for _ in range(2):
         out = subprocess.run(

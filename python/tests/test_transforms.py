@@ -32,7 +32,7 @@ CASES = [
 def test_transforms_equal_the_rust_operator(keywords, args, policy, tmp_path):
     binary = cli()
     if binary is None:
-        pytest.skip("the Rust CLI is not built (run `cargo test` or `cargo build` first)")
+        pytest.skip("the Rust CLI is not built (run `cargo build --features cli` first)")
     raw = tmp_path / "out.raw"
     subprocess.run(
         [str(binary), "run", str(FIXTURES / "h264.mp4"), "-L", "5", "-B", "2", "--policy", policy,

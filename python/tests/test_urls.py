@@ -50,7 +50,7 @@ def test_an_srt_stream_decodes_like_its_bytes_from_memory(tmp_path):
     finally:
         sender.wait(timeout=60)
     got = np.concatenate([s.numpy()[: s.valid_frames] for b in batches for s in b.sequences])
-    # libsrt's close drops the sender's last ~100 ms (benches/RESULTS.md, issue 17): a prefix, at most 4 short.
+    # libsrt's close drops the sender's last ~100 ms (benches/RESULTS.md, "Pulled URLs"): a prefix, at most 4 short.
     assert len(got) + 4 >= len(want) and np.array_equal(got, want[: len(got)])
     assert batches[0].label == "cam" and all(b.latency is not None and b.gap is None for b in batches)
     arrivals = [t for b in batches for s in b.sequences for t in s.arrivals]

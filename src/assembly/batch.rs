@@ -147,7 +147,7 @@ pub struct Gap {
 }
 
 /// A display index with no picture: its packet's picture did not decode (damaged data). The frames after it
-/// keep their indices: a hole never renumbers what follows (the README's "One numbering").
+/// keep their indices: a hole never renumbers what follows (docs/guide/damaged-videos.md, "One numbering").
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct Hole {

@@ -34,7 +34,7 @@ pub enum Threading {
     /// Frame and slice threading (default): the most throughput, but each frame thread holds one frame back,
     /// so a frame leaves the decoder up to `threads - 1` frames after its packet went in; framefeed holds it
     /// until the packets before it have given their pictures, and decodes a stretch where damage shows again
-    /// on one thread, so that damaged video gives the same pictures every run (the README's "Damaged videos").
+    /// on one thread, so that damaged video gives the same pictures every run (docs/guide/damaged-videos.md).
     #[default]
     FrameAndSlice,
     /// Slice threading only: frames leave the decoder as soon as they are decoded (lowest latency, for live

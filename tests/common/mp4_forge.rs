@@ -1,6 +1,6 @@
 //! Box-level edits of the MP4 fixtures, making the forged files a hostile client would send: each claims what
 //! makes libavformat's MOV demuxer (FFmpeg 5.1) take memory out of all proportion to the file, measured before
-//! the claims check (`benches/RESULTS.md`, issue 11).
+//! the claims check (`benches/RESULTS.md`, "Forged MP4 claims").
 
 use super::read_fixture;
 

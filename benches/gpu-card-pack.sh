@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs what issue 64's one device run needs into .gpu-issue64/ (git-ignored), within the device tool's 64 MiB
+# Packs what the card checks' one device run needs into .gpu-card/ (git-ignored), within the device tool's 64 MiB
 # carry (with the tracked tree, and with .gpu when benches/gpu-bundle.sh was run too):
 #   wheel/    the self-contained x86-64 wheel (dist/, built by python/build-wheel.sh when it is not there):
 #             what `pip install framefeed` gives a user, FFmpeg and NVDEC loading inside
@@ -7,13 +7,13 @@
 #   clips/    a 1080p H.264 clip for the reader's random access (and TorchCodec's, where it imports)
 #   cams/     a 20 s 720p30 camera clip as MPEG-TS with its packet table, for benches/mux_cameras.py's paced
 #             senders (no ffmpeg or ffprobe needed there)
-# Then, through the device tool (carry [".gpu-issue64"], or [".gpu-issue64", ".gpu"] for the Rust GPU tests):
-#   bash benches/gpu-run.sh issue64
-# Checked without a GPU: `bash benches/gpu-issue64-pack.sh --check` runs gpu-run.sh's Python parts with the
+# Then, through the device tool (carry [".gpu-card"], or [".gpu-card", ".gpu"] for the Rust GPU tests):
+#   bash benches/gpu-run.sh card
+# Checked without a GPU: `bash benches/gpu-card-pack.sh --check` runs gpu-run.sh's Python parts with the
 # CPU in the GPU's place (every comparison must read 0.000; the cameras run on the CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=.gpu-issue64
+out=.gpu-card
 wheel=$(ls dist/framefeed-*-manylinux_2_28_x86_64.whl 2>/dev/null | head -1 || true)
 if [ -z "$wheel" ]; then
   bash python/build-wheel.sh x86_64
@@ -45,5 +45,5 @@ echo "carry [$out] + tree: $((size + tree)) MiB; with .gpu: $((size + tree + gpu
 
 if [ "${1:-}" = "--check" ]; then
   # gpu-run.sh's Python parts with the CPU in the GPU's place, from the packed wheel, as the device runs them.
-  CHECK_ON_CPU=1 PYTHON="$venv_python" bash benches/gpu-run.sh issue64
+  CHECK_ON_CPU=1 PYTHON="$venv_python" bash benches/gpu-run.sh card
 fi
