@@ -324,6 +324,25 @@ fn clips() {
         range.contains("[[15, 16, 17, 18, 19, 20, 21, 22], [19, 20,"),
         "{range}"
     );
+    // A file from disk: 23 frames at 25 fps. The last regular clip ends on the last frame; 10 fps is the frame
+    // shown at each 0.1 s (0, 2.5 -> 2, 5...); [0.5 s, 1 s) starts at frame 13 (0.52 s) and runs to the end.
+    let run = run_example("clips", &[&fixture("h264.mp4")], None).unwrap();
+    assert!(
+        run.line("regular clips:")
+            .ends_with("[8, 10, 12, 14, 16, 18, 20, 22]]"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.line("at 10 fps:"),
+        "at 10 fps: [[0, 2, 5, 7, 10, 12, 15, 17], [20, 22]]"
+    );
+    assert!(
+        run.line("0.5 s to 1.0 s, step 4:")
+            .contains("[[13, 14, 15, 16, 17, 18, 19, 20], [17,"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
