@@ -158,7 +158,7 @@ fn watch(bridge: &'static Bridge) {
             std::thread::park_timeout(Duration::from_millis(100));
             continue;
         }
-        Python::attach(|py| {
+        let delivered = crate::exiting::attach(|py| {
             for waiter in ready {
                 let event_loop = waiter.event_loop.clone_ref(py);
                 // A closed loop cannot resume its task; nothing was taken for it, so it is dropped.
@@ -166,6 +166,9 @@ fn watch(bridge: &'static Bridge) {
                     .and_then(|d| event_loop.call_method1(py, "call_soon_threadsafe", (d,)));
             }
         });
+        if delivered.is_none() {
+            return; // the interpreter is exiting: no loop runs any more
+        }
     }
 }
 

@@ -20,7 +20,7 @@ pub(crate) struct PyFileReader {
 impl framefeed::ReadAt for PyFileReader {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let file = self.file.lock();
-        Python::attach(|py| -> PyResult<usize> {
+        crate::exiting::attach(|py| -> PyResult<usize> {
             let file = file.bind(py);
             file.call_method1("seek", (offset,))?;
             let data = file.call_method1("read", (buf.len(),))?;
@@ -33,6 +33,11 @@ impl framefeed::ReadAt for PyFileReader {
             let n = bytes.len().min(buf.len());
             buf[..n].copy_from_slice(&bytes[..n]);
             Ok(n)
+        })
+        .unwrap_or_else(|| {
+            Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "the interpreter is exiting",
+            ))
         })
         .map_err(|e| {
             io::Error::other(format!(

@@ -17,6 +17,7 @@ mod config;
 mod cuda;
 mod errors;
 mod events;
+mod exiting;
 mod ffi;
 mod fileobj;
 mod fork;
@@ -426,5 +427,6 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ERROR_CODES", error_codes(m.py())?)?;
     m.add("LIBRARY_DEFAULTS", library_defaults(m.py())?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    exiting::register(m.py())?;
     Ok(())
 }

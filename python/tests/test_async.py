@@ -124,3 +124,48 @@ def test_push_async_waits_for_the_decoder():
         return frames
 
     asyncio.run(main())
+
+
+#: Pushes a live stream in small chunks while another task consumes it, then exits: the bridge thread is
+#: often delivering to the loop (inside Python) as the interpreter exits.
+EXIT_WHILE_DELIVERING = """
+import asyncio, sys
+import framefeed as ff
+
+async def main():
+    inp = ff.VideoInput(8, 1, low_latency=True)
+    live = inp.feed_live()
+    inp.close()
+    data = open(sys.argv[1], "rb").read()
+
+    async def produce():
+        for i in range(0, len(data), 4096):
+            await live.push_async(data[i : i + 4096])
+            await asyncio.sleep(0.002)
+        live.finish()
+
+    async def consume():
+        return sum([b.valid_frames async for b in inp.batches()])
+
+    _, frames = await asyncio.gather(produce(), consume())
+    print(frames)
+
+asyncio.run(main())
+"""
+
+
+def test_the_process_exits_cleanly_while_the_bridge_delivers(tmp_path):
+    # A native thread that takes the GIL once the interpreter finalizes is ended by CPython with pthread_exit,
+    # which cannot unwind Rust frames: the process aborted at exit in about 4 runs of 10. framefeed's threads
+    # leave Python before finalizing (an atexit hook), so every run exits 0.
+    import subprocess
+    import sys
+
+    from conftest import FIXTURES
+
+    script = tmp_path / "exit_while_delivering.py"
+    script.write_text(EXIT_WHILE_DELIVERING)
+    for run in range(10):
+        done = subprocess.run([sys.executable, str(script), str(FIXTURES / "h264_live.ts")],
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout.strip()) == (0, "100"), (run, done.returncode, done.stderr)
