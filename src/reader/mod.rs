@@ -118,7 +118,8 @@ impl VideoReader {
     }
 
     /// Opens and indexes the remote object at `url` (`s3://`, `gs://`, `az://`, `https://`...), read by byte
-    /// ranges with `options` (see [`Encoded::remote`]): one `HEAD`, its index, then only what each read needs.
+    /// ranges with `options` (see [`Encoded::remote`]): its first bytes (their answer gives its length),
+    /// its index, then only what each read needs.
     ///
     /// ```no_run
     /// use framefeed::{Config, RemoteOptions, VideoReader};

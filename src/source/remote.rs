@@ -1,7 +1,8 @@
 //! Remote videos: an object in S3, GCS or Azure, or a file served over HTTP(S), read by byte ranges as the
 //! demuxer needs them, never whole. [`RemoteOptions`] are the settings (`settings::remote`);
-//! [`Encoded::remote`](crate::Encoded::remote) opens an object (`source::store`: one `HEAD`, its length and
-//! version) and feeds it as a whole video; [`VideoReader::open_remote`](crate::VideoReader::open_remote) reads one.
+//! [`Encoded::remote`](crate::Encoded::remote) opens an object (`source::store`: one request, for its first
+//! bytes, length and version) and feeds it as a whole video;
+//! [`VideoReader::open_remote`](crate::VideoReader::open_remote) reads one.
 //!
 //! What is fetched: the demuxer's own reads, each missed byte fetched in a bounded request (growing while the
 //! reads go on in order, so the index at either end of an MP4 costs about what it is), then the ranges the
@@ -28,7 +29,7 @@ use crate::settings::remote::RemoteOptions;
 use crate::video::{ReadAt, SourceFailure};
 
 /// The first request at a new position: small, since a seek's reads are often short (a box header).
-const FIRST_REQUEST: u64 = 128 << 10;
+pub(crate) const FIRST_REQUEST: u64 = 128 << 10;
 /// Hinted ranges at most this far apart are fetched as one request (at 50 MB/s, 20 ms of round trip is 1 MB:
 /// a gap this size costs less time than a request, and little transfer).
 const MERGE_GAP: u64 = 256 << 10;
@@ -87,7 +88,7 @@ pub struct RemoteStats {
 }
 
 impl RemoteStats {
-    /// Range requests made (the opening `HEAD` not counted).
+    /// Range requests made (opening's first `GET` counted, a `HEAD` not).
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
     }
@@ -218,6 +219,13 @@ impl RemoteSource {
     /// Its counters.
     pub(crate) fn stats(&self) -> Arc<RemoteStats> {
         self.shared.stats.clone()
+    }
+
+    /// Counts a request made for it before it was made (opening's first `GET`), which gave `bytes`.
+    pub(crate) fn count_request(&self, bytes: u64) {
+        let stats = &self.shared.stats;
+        stats.requests.fetch_add(1, Ordering::Relaxed);
+        stats.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// How a hint of `wanted` bytes is fetched: in requests small enough that every connection allowed takes a

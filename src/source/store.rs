@@ -1,10 +1,12 @@
 //! The network side of remote videos: the Arrow project's `object_store` client (S3, GCS, Azure, HTTP over
 //! rustls with ring; retries with exponential backoff on 5xx, 429 and 503 SlowDown, connection resets and
 //! timeouts) on a small tokio runtime of its own, made again in a forked child (the parent's threads are not
-//! there). Opening an object is one `HEAD` (its length, ETag and Last-Modified); every range request then
-//! carries `If-Match` with that ETag, and an answer for another version fails the video rather than mixing two.
-//! A server that ignores `Range` (200 with the whole body) is read through once into an unnamed temporary
-//! file, with a warning, and the ranges are read from there.
+//! there). Opening an object is one request: a `GET` of its first bytes, whose answer gives its length, ETag and
+//! Last-Modified as a `HEAD`'s would (the first bytes are what the demuxer reads first), or a `HEAD` where an
+//! index cache may hold those bytes already, or where that `GET` was not answered with a range. Every range
+//! request then carries `If-Match` with that ETag, and an answer for another version fails the video rather
+//! than mixing two. A server that ignores `Range` (200 with the whole body) is read through once into an
+//! unnamed temporary file, with a warning, and the ranges are read from there.
 
 use std::ops::Range;
 use std::str::FromStr;
@@ -16,7 +18,7 @@ use object_store::{ClientOptions, GetOptions, GetRange, ObjectStore, RetryConfig
 use parking_lot::Mutex;
 
 use super::index_cache;
-use super::remote::{Done, Fetch, FetchError, RemoteSource, RemoteStats};
+use super::remote::{Done, Fetch, FetchError, RemoteSource, RemoteStats, FIRST_REQUEST};
 use crate::error::VideoError;
 use crate::error::{Error, Result as CrateResult};
 use crate::settings::remote::RemoteOptions;
@@ -82,32 +84,61 @@ pub(crate) fn open(
     };
     let handle = runtime().map_err(|e| OpenError::Answered(unavailable(e)))?;
     let (store, path) = build(url, options).map_err(|e| OpenError::Answered(unavailable(e)))?;
-    let head = {
+    // What the store said of the object itself is its answer; anything else (no length, a HEAD refused) may
+    // be a live stream behind an HTTP URL, which FFmpeg pulls instead.
+    let answered = |e: &object_store::Error| {
+        matches!(
+            e,
+            object_store::Error::NotFound { .. }
+                | object_store::Error::PermissionDenied { .. }
+                | object_store::Error::Unauthenticated { .. }
+        )
+    };
+    // Without an index cache, the first bytes are asked for at once: their answer says what a HEAD would.
+    let mut first = None;
+    let mut ranges_ignored = false;
+    if options.index_cache.is_none() {
         let (store, path) = (store.clone(), path.clone());
-        let head = GetOptions {
-            head: true,
+        let get = GetOptions {
+            range: Some(GetRange::Bounded(0..FIRST_REQUEST)),
             ..GetOptions::default()
         };
-        block_on(&handle, stop, async move {
-            store.get_opts(&path, head).await.map(|got| got.meta)
+        let got = block_on(&handle, stop, async move {
+            let got = store.get_opts(&path, get).await?;
+            let meta = got.meta.clone();
+            got.bytes().await.map(|data| (meta, data))
         })
-        .map_err(|e| OpenError::NotAnObject(unavailable(e)))?
-        .map_err(|e| {
-            // What the store said of the object itself is its answer; anything else (no length, a HEAD
-            // refused) may be a live stream behind an HTTP URL, which FFmpeg pulls instead.
-            let answered = matches!(
-                e,
-                object_store::Error::NotFound { .. }
-                    | object_store::Error::PermissionDenied { .. }
-                    | object_store::Error::Unauthenticated { .. }
-            );
-            let error = unavailable(describe(&e));
-            if answered {
-                OpenError::Answered(error)
-            } else {
-                OpenError::NotAnObject(error)
-            }
-        })?
+        .map_err(|e| OpenError::NotAnObject(unavailable(e)))?;
+        match got {
+            Ok(got) => first = Some(got),
+            Err(e) if answered(&e) => return Err(OpenError::Answered(unavailable(describe(&e)))),
+            // The server ignores ranges (read through at the first read, with a warning), or no range
+            // could be given (an empty object): the HEAD says what the object is.
+            Err(e) => ranges_ignored = ignores_range(&describe(&e)),
+        }
+    }
+    let (head, first) = match first {
+        Some((meta, data)) => (meta, Some(data)),
+        None => {
+            let (store, path) = (store.clone(), path.clone());
+            let head = GetOptions {
+                head: true,
+                ..GetOptions::default()
+            };
+            let meta = block_on(&handle, stop, async move {
+                store.get_opts(&path, head).await.map(|got| got.meta)
+            })
+            .map_err(|e| OpenError::NotAnObject(unavailable(e)))?
+            .map_err(|e| {
+                let error = unavailable(describe(&e));
+                if answered(&e) {
+                    OpenError::Answered(error)
+                } else {
+                    OpenError::NotAnObject(error)
+                }
+            })?;
+            (meta, None)
+        }
     };
     let len = head.size;
     let version = head
@@ -130,8 +161,17 @@ pub(crate) fn open(
         handle,
         shown: shown.clone(),
         whole: Arc::default(),
+        ranges_ignored,
+    };
+    let first_len = first.as_ref().map(|data| data.len() as u64);
+    let cached = match first {
+        Some(data) => vec![(0, data)],
+        None => cached,
     };
     let source = RemoteSource::new(Box::new(fetch), len, shown, options.clone(), cached, cache);
+    if let Some(bytes) = first_len {
+        source.count_request(bytes);
+    }
     Ok((source, len))
 }
 
@@ -334,6 +374,8 @@ struct StoreFetch {
     shown: String,
     /// The object read through once, when the server ignored a range.
     whole: Arc<tokio::sync::OnceCell<Result<Arc<std::fs::File>, FetchError>>>,
+    /// Opening found that the server ignores ranges: the first read reads the object through at once.
+    ranges_ignored: bool,
 }
 
 impl Fetch for StoreFetch {
@@ -343,18 +385,28 @@ impl Fetch for StoreFetch {
         let etag = self.etag.clone();
         let whole = self.whole.clone();
         let shown = self.shown.clone();
+        let ranges_ignored = self.ranges_ignored;
         self.handle.spawn(async move {
             let result = match whole.get() {
                 Some(file) => read_from(file, range),
-                None => match get_range(&*store, &path, etag.as_deref(), range.clone()).await {
-                    Err(Ignored) => {
-                        let file = whole
-                            .get_or_init(|| read_through(&*store, &path, etag.as_deref(), &shown))
-                            .await;
-                        read_from(file, range)
+                None => {
+                    let ranged = if ranges_ignored {
+                        Err(Ignored)
+                    } else {
+                        get_range(&*store, &path, etag.as_deref(), range.clone()).await
+                    };
+                    match ranged {
+                        Err(Ignored) => {
+                            let file = whole
+                                .get_or_init(|| {
+                                    read_through(&*store, &path, etag.as_deref(), &shown)
+                                })
+                                .await;
+                            read_from(file, range)
+                        }
+                        Ok(result) => result,
                     }
-                    Ok(result) => result,
-                },
+                }
             };
             done(result);
         });
@@ -363,6 +415,11 @@ impl Fetch for StoreFetch {
 
 /// The server ignored `Range`.
 struct Ignored;
+
+/// Whether an error, as [`describe`] says it, is the store's finding that the server ignored `Range`.
+fn ignores_range(error: &str) -> bool {
+    error.contains("non-partial response") || error.contains("Range request not supported")
+}
 
 async fn get_range(
     store: &dyn ObjectStore,
@@ -394,7 +451,7 @@ async fn get_range(
 
 fn classify(error: object_store::Error) -> Result<Result<Bytes, FetchError>, Ignored> {
     let text = describe(&error);
-    if text.contains("non-partial response") || text.contains("Range request not supported") {
+    if ignores_range(&text) {
         return Err(Ignored);
     }
     Ok(Err(match error {
