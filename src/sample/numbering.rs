@@ -1,12 +1,13 @@
 //! The one numbering of a video's frames, for videos read in order (a plain run, a live video, a stream with
 //! no index), as the frames come out of the decoder.
 //!
-//! **The rule** (docs/guide/damaged-videos.md, "One numbering"): a frame's display index is its place in the display order of
-//! the stream's packets, the order of their presentation times, leaving out packets marked for reference only
-//! (an edit list's pre-roll). A picture that does not decode leaves a **hole** at its index (reported with its
-//! time), and the frames after it keep theirs: a damaged picture never renumbers what follows. Packets shown
-//! before the first keyframe (in decode order) whose pictures do not come out (a recording cut in the middle
-//! of a GOP, an open GOP's leading pictures) are not numbered at all (they were never shown).
+//! **The rule** (docs/guide/damaged-videos.md, "One numbering"): a frame's display index is its place in the
+//! display order of the stream's packets, the order of their presentation times, leaving out packets marked
+//! for reference only (an edit list's pre-roll). A picture that does not decode leaves a **hole** at its index
+//! (reported with its time), and the frames after it keep theirs: a damaged picture never renumbers what
+//! follows. Packets shown before the first keyframe (in decode order) whose pictures do not come out (a
+//! recording cut in the middle of a GOP, an open GOP's leading pictures) are not numbered at all (they were
+//! never shown).
 //!
 //! A whole video's index ([`FrameIndex`](super::index::FrameIndex)) gives the same numbers by sorting every
 //! packet's time up front (`tests` below hold the two to each other); here they are found as the decoder

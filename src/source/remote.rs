@@ -221,7 +221,7 @@ impl RemoteSource {
         self.shared.stats.clone()
     }
 
-    /// Counts a request made for it before it was made (opening's first `GET`), which gave `bytes`.
+    /// Counts a request made before this source existed (opening's first `GET`), which gave `bytes`.
     pub(crate) fn count_request(&self, bytes: u64) {
         let stats = &self.shared.stats;
         stats.requests.fetch_add(1, Ordering::Relaxed);
