@@ -179,6 +179,20 @@ impl Reader {
 pub(crate) struct WholeFile {
     pub(crate) file: Reader,
     pub(crate) len: u64,
+    /// Where the video's packet index, once read through, is kept for its next opening (a remote video's
+    /// index cache); `None` for most sources.
+    pub(crate) kept_index: Option<Arc<dyn KeepIndex>>,
+}
+
+/// A place that keeps a whole video's packet index between openings: what indexing a video without a container
+/// index framefeed lists (a Matroska file, an MPEG-TS) read through once, kept so that the next opening of the
+/// same object lists it instead (`sample::index`, which writes and checks the bytes; the remote index cache
+/// stores them, keyed by the object's URL, length and version).
+pub(crate) trait KeepIndex: Send + Sync + std::fmt::Debug {
+    /// The bytes kept, if any.
+    fn load(&self) -> Option<bytes::Bytes>;
+    /// Keeps `index` (a failure to is logged, never the video's).
+    fn store(&self, index: &[u8]);
 }
 
 /// Who a file is, as far as an index of it goes: its device and inode, its length and its modification time
@@ -327,6 +341,7 @@ impl Encoded {
             data: Whole::File(Arc::new(WholeFile {
                 file: Reader::Disk(file),
                 len: meta.len(),
+                kept_index: None,
             })),
             label: None,
             key: Default::default(),
@@ -356,10 +371,21 @@ impl Encoded {
     /// # Ok::<(), framefeed::Error>(())
     /// ```
     pub fn reader(source: impl ReadAt + 'static, len: u64) -> Self {
+        Self::reader_keeping_index(source, len, None)
+    }
+
+    /// [`reader`](Self::reader), its packet index kept in `kept` once read through (a remote video's index
+    /// cache).
+    pub(crate) fn reader_keeping_index(
+        source: impl ReadAt + 'static,
+        len: u64,
+        kept: Option<Arc<dyn KeepIndex>>,
+    ) -> Self {
         Self {
             data: Whole::File(Arc::new(WholeFile {
                 file: Reader::Other(Box::new(source)),
                 len,
+                kept_index: kept,
             })),
             label: None,
             key: Default::default(),

@@ -507,6 +507,66 @@ fn a_container_without_an_index_read_by_ranges_is_read_through_once_and_counted(
     );
 }
 
+#[test]
+fn a_video_read_through_once_opens_again_from_the_index_cache_by_ranges() {
+    if skip_without_ffmpeg("the index cache test of containers read through") {
+        return;
+    }
+    // The 20 s video, a keyframe a second, stream-copied into the containers framefeed indexes by reading.
+    let (_, first, _) = videos();
+    let dir = tempfile::tempdir().unwrap();
+    for container in ["mkv", "ts"] {
+        let copy = dir.path().join(format!("v.{container}"));
+        common::ffmpeg(&[
+            "-i",
+            first.to_str().unwrap(),
+            "-c",
+            "copy",
+            copy.to_str().unwrap(),
+        ]);
+        let data = std::fs::read(&copy).unwrap();
+        let len = data.len() as u64;
+        let server = fault_server(data);
+        let url = format!("http://127.0.0.1:{}/v.{container}", server.port);
+        let cache = tempfile::tempdir().unwrap();
+        let options = RemoteOptions::new().index_cache(cache.path());
+        let local = VideoReader::open(Encoded::file(&copy).unwrap(), &config()).unwrap();
+        let wanted = [0, 300, local.len() - 1];
+        let want = frames(&local, &wanted);
+        let sent = |server: &common::object_server::FaultServer| -> u64 {
+            server.log.lock().unwrap().iter().map(|l| l.bytes).sum()
+        };
+
+        let first_open = VideoReader::open_remote(&url, &options, &config()).unwrap();
+        assert!(
+            sent(&server) >= len * 9 / 10,
+            "{container}: the first opening reads it through"
+        );
+        assert!(frames(&first_open, &wanted) == want, "{container}");
+        drop(first_open);
+
+        server.log.lock().unwrap().clear();
+        let again = VideoReader::open_remote(&url, &options, &config()).unwrap();
+        assert_eq!(again.len(), local.len(), "{container}");
+        assert!(
+            frames(&again, &wanted) == want,
+            "{container}: the same frames"
+        );
+        let log = server.log.lock().unwrap();
+        let bytes: u64 = log.iter().map(|l| l.bytes).sum();
+        // Three GOPs of twenty, and what the seeks read: a fraction of the file.
+        assert!(
+            bytes < len / 3,
+            "{container}: opening again and reading 3 frames took {bytes} of {len} bytes: {log:?}"
+        );
+        assert_eq!(
+            log.first().map(|l| l.method.as_str()),
+            Some("HEAD"),
+            "{container}"
+        );
+    }
+}
+
 /// The test videos' paths when the `ffmpeg` CLI can make them.
 fn videos_if_ffmpeg() -> Option<(PathBuf, PathBuf, PathBuf)> {
     common::ffmpeg_available().then(|| {

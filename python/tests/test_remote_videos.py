@@ -156,6 +156,25 @@ def test_reader_over_http_fetches_the_index_and_the_needed_gops_only(video, http
     assert http.bytes_sent() < video.stat().st_size * 0.6, (http.bytes_sent(), video.stat().st_size)
 
 
+def test_a_matroska_video_read_through_once_opens_again_from_the_index_cache(video, http, tmp_path) -> None:
+    # Matroska has no index framefeed lists by ranges: the first opening reads it through, and the index
+    # cache keeps the packet index that gave, so the next opening reads only what the frames need.
+    mkv = video.parent.parent / "set" / "c.mkv"
+    want = local(mkv)
+    url = f"http://127.0.0.1:{http.port}/set/c.mkv"
+    http.clear()
+    first = ff.VideoReader(url, index_cache=str(tmp_path))
+    assert http.bytes_sent() >= mkv.stat().st_size * 0.9
+    assert np.array_equal(first.get_frames_at(INDICES).data, want)
+    del first
+    http.clear()
+    again = ff.VideoReader(url, index_cache=str(tmp_path))
+    assert len(again) == 600
+    assert np.array_equal(again.get_frames_at(INDICES).data, want)
+    assert [f[0] for f in http.log()][:1] == ["HEAD"]
+    assert http.bytes_sent() < mkv.stat().st_size * 0.6, (http.bytes_sent(), mkv.stat().st_size)
+
+
 def test_an_fsspec_file_object_over_http_is_read_lazily(video, http) -> None:
     fsspec = require_module("fsspec.implementations.http", "the fsspec file object test")
     import fsspec

@@ -212,6 +212,15 @@ impl Demuxer {
         Ok(this)
     }
 
+    /// Where this whole video's packet index is kept between openings, if anywhere (a remote video's index
+    /// cache).
+    pub(crate) fn kept_index(&self) -> Option<&dyn crate::video::KeepIndex> {
+        match self.whole.as_ref()? {
+            Whole::File(file) => file.kept_index.as_deref(),
+            Whole::Memory(_) => None,
+        }
+    }
+
     /// The [`ReadAt`](crate::ReadAt) source of a whole video that reads from one (a remote object), and its
     /// length: what sampling hints the ranges it will read to.
     pub(crate) fn whole_source(&self) -> Option<(&dyn crate::ReadAt, u64)> {

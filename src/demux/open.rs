@@ -215,9 +215,11 @@ impl Opener<'_> {
         let stop = || self.signals.stop.load(Ordering::Relaxed);
         match crate::source::store::open(&source.url, &source.options.remote, &stop) {
             Ok((remote, len)) => {
+                let kept_index = remote.kept_index();
                 let file = Arc::new(crate::video::WholeFile {
                     file: crate::video::Reader::Other(Box::new(remote)),
                     len,
+                    kept_index,
                 });
                 self.signals.watch_source(&file);
                 let data = Whole::File(file);

@@ -24,21 +24,123 @@ use crate::video::FileIdentity;
 /// Every packet of the demuxer's stream, in decode order: listed from the container's index where that gives
 /// exactly what reading them would (`Demuxer::indexed_packets`: an MP4's `moov`, not its media data), else
 /// read (not decoded). At most `max` packets (`Ok(None)`: too many to index).
+///
+/// A video read through whose packet index is kept between openings (a remote video's index cache:
+/// [`KeepIndex`](crate::video::KeepIndex)) is listed from there the next time, and keeps what the reading gave.
 pub(crate) fn scan(demuxer: &mut Demuxer, max: usize) -> Result<Option<Vec<PacketEntry>>, AvError> {
-    match listed(demuxer, max) {
-        Some(packets) => Ok(packets),
-        None => {
-            if demuxer.whole_source().is_some() {
-                // A remote video without an index framefeed reads by ranges (not an MP4's moov): read through.
-                crate::source::remote::count_index_scan();
-                tracing::warn!(
-                    "a remote video has no container index framefeed reads by ranges: reading it through once \
-                     to index it"
-                );
-            }
-            demuxer.read_packets(max)
+    if let Some(packets) = listed(demuxer, max) {
+        return Ok(packets);
+    }
+    let stream = demuxer.stream().index;
+    if let Some(kept) = demuxer.kept_index().and_then(|kept| kept.load()) {
+        match kept_packets(&kept, stream, max) {
+            Some(packets) => return Ok(packets),
+            None => tracing::warn!(
+                "a kept packet index is another build's or damaged: reading the video afresh"
+            ),
         }
     }
+    if demuxer.whole_source().is_some() {
+        // A remote video without an index framefeed reads by ranges (not an MP4's moov): read through.
+        crate::source::remote::count_index_scan();
+        tracing::warn!(
+            "a remote video has no container index framefeed reads by ranges: reading it through once to \
+             index it{}",
+            if demuxer.kept_index().is_some() {
+                " (kept in the index cache for its next opening)"
+            } else {
+                ""
+            }
+        );
+    }
+    let packets = demuxer.read_packets(max)?;
+    if let (Some(kept), Some(packets)) = (demuxer.kept_index(), &packets) {
+        kept.store(&kept_bytes(packets, stream));
+    }
+    Ok(packets)
+}
+
+/// What a kept packet index starts with: its format, then the framefeed and FFmpeg releases that read it (their
+/// demuxing is what it records: another build reads the video afresh).
+const KEPT_MAGIC: &[u8] = b"framefeed packet index 1\n";
+/// Bytes a packet takes in a kept index: flags, then pts, dts, pos and duration.
+const KEPT_PACKET: usize = 1 + 4 * 8;
+
+/// The build a kept index must be from: framefeed's version and the linked FFmpeg's release.
+fn kept_build() -> String {
+    format!(
+        "{} {}",
+        env!("CARGO_PKG_VERSION"),
+        crate::ffi::version::linked().0
+    )
+}
+
+/// `packets`, the index of stream `stream`, as kept (read back by [`kept_packets`]).
+fn kept_bytes(packets: &[PacketEntry], stream: usize) -> Vec<u8> {
+    let build = kept_build();
+    let mut out =
+        Vec::with_capacity(KEPT_MAGIC.len() + build.len() + 20 + packets.len() * KEPT_PACKET);
+    out.extend_from_slice(KEPT_MAGIC);
+    out.extend_from_slice(&(build.len() as u32).to_le_bytes());
+    out.extend_from_slice(build.as_bytes());
+    out.extend_from_slice(&(stream as u64).to_le_bytes());
+    out.extend_from_slice(&(packets.len() as u64).to_le_bytes());
+    for p in packets {
+        let flags = u8::from(p.pts.is_some())
+            | u8::from(p.dts.is_some()) << 1
+            | u8::from(p.pos.is_some()) << 2
+            | u8::from(p.key) << 3
+            | u8::from(p.discard) << 4;
+        out.push(flags);
+        for value in [p.pts, p.dts, p.pos, Some(p.duration)] {
+            out.extend_from_slice(&value.unwrap_or(0).to_le_bytes());
+        }
+    }
+    out
+}
+
+/// The packets a kept index of stream `stream` holds (`Some(None)`: more than `max`); `None` when it is not
+/// one this build wrote for that stream, or is damaged.
+fn kept_packets(data: &[u8], stream: usize, max: usize) -> Option<Option<Vec<PacketEntry>>> {
+    fn take(data: &[u8], n: usize) -> Option<(&[u8], &[u8])> {
+        data.split_at_checked(n)
+    }
+    let rest = data.strip_prefix(KEPT_MAGIC)?;
+    let (len, rest) = take(rest, 4)?;
+    let (build, rest) = take(rest, u32::from_le_bytes(len.try_into().ok()?) as usize)?;
+    if build != kept_build().as_bytes() {
+        return None;
+    }
+    let (kept_stream, rest) = take(rest, 8)?;
+    let (count, rest) = take(rest, 8)?;
+    if u64::from_le_bytes(kept_stream.try_into().ok()?) != stream as u64 {
+        return None;
+    }
+    let count = usize::try_from(u64::from_le_bytes(count.try_into().ok()?)).ok()?;
+    if rest.len() != count.checked_mul(KEPT_PACKET)? {
+        return None;
+    }
+    if count > max {
+        return Some(None);
+    }
+    let packets = rest
+        .chunks_exact(KEPT_PACKET)
+        .map(|p| {
+            let value =
+                |i: usize| i64::from_le_bytes(p[1 + 8 * i..9 + 8 * i].try_into().expect("8 bytes"));
+            let flags = p[0];
+            let given = |bit: u8, i: usize| (flags & 1 << bit != 0).then(|| value(i));
+            PacketEntry {
+                pts: given(0, 0),
+                dts: given(1, 1),
+                pos: given(2, 2),
+                duration: value(3),
+                key: flags & 1 << 3 != 0,
+                discard: flags & 1 << 4 != 0,
+            }
+        })
+        .collect();
+    Some(Some(packets))
 }
 
 /// The packets listed from the container's index, without reading them (`Demuxer::indexed_packets`);
@@ -319,6 +421,54 @@ impl IndexCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn any_packet() -> impl Strategy<Value = PacketEntry> {
+        (
+            proptest::option::of(any::<i64>()),
+            proptest::option::of(any::<i64>()),
+            proptest::option::of(any::<i64>()),
+            any::<i64>(),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(pts, dts, pos, duration, key, discard)| PacketEntry {
+                pts,
+                dts,
+                pos,
+                duration,
+                key,
+                discard,
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn a_kept_index_reads_back_as_it_was_read_and_only_for_its_stream(
+            packets in proptest::collection::vec(any_packet(), 0..64),
+            stream in 0_usize..4,
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let kept = kept_bytes(&packets, stream);
+            prop_assert_eq!(kept_packets(&kept, stream, 64), Some(Some(packets.clone())));
+            prop_assert_eq!(kept_packets(&kept, stream + 1, 64), None);
+            if !packets.is_empty() {
+                prop_assert_eq!(kept_packets(&kept, stream, packets.len() - 1), Some(None), "over the limit");
+            }
+            // Cut short anywhere: not an index.
+            let cut = cut.index(kept.len());
+            prop_assert_eq!(kept_packets(&kept[..cut], stream, 64), None);
+        }
+    }
+
+    #[test]
+    fn a_kept_index_of_another_build_is_not_read() {
+        let packets = [packet(0, true), packet(1, false)];
+        let mut kept = kept_bytes(&packets, 0);
+        assert!(kept_packets(&kept, 0, 10).is_some());
+        // The build's text follows the magic and its length: change one byte of it.
+        kept[KEPT_MAGIC.len() + 4] ^= 1;
+        assert_eq!(kept_packets(&kept, 0, 10), None);
+    }
 
     fn packet(pts: i64, key: bool) -> PacketEntry {
         PacketEntry {

@@ -5,6 +5,10 @@
 //! An object whose ETag or length changed has another key, and is read afresh. Reading or writing the cache
 //! never fails a video: a missing, damaged or unwritable entry is a miss (logged).
 //!
+//! A container indexed by reading it through (a Matroska file, an MPEG-TS: no index framefeed lists by ranges)
+//! also keeps the packet index that reading gave, in a second file beside the first ([`Entry::packets`]), so
+//! that its next opening lists it from there rather than reading the object through again.
+//!
 //! The file: `framefeed-index-cache 1\n`, the key's length (u32, little-endian) and the key, the number of
 //! pieces (u32), each piece's offset and length (u64 each), then their bytes.
 
@@ -38,6 +42,15 @@ impl Entry {
             path: dir.join(format!("{hash:016x}.ffidx")),
             key,
         }
+    }
+
+    /// The entry beside this one that keeps the object's packet index (`.ffpkt`), for a container framefeed
+    /// indexes by reading it through (a Matroska file, an MPEG-TS): its next opening lists it from there.
+    pub(crate) fn packets(&self) -> PacketIndexEntry {
+        PacketIndexEntry(Self {
+            path: self.path.with_extension("ffpkt"),
+            key: format!("packets\n{}", self.key),
+        })
     }
 
     /// The pieces kept for this object; `None` when there are none (or they are not this object's).
@@ -111,6 +124,24 @@ impl Entry {
     }
 }
 
+/// The entry of an object's packet index (see [`Entry::packets`]): one piece, the bytes `sample::index` writes
+/// and checks (opaque here).
+#[derive(Debug)]
+pub(crate) struct PacketIndexEntry(Entry);
+
+impl crate::video::KeepIndex for PacketIndexEntry {
+    fn load(&self) -> Option<Bytes> {
+        match self.0.load()?.as_mut_slice() {
+            [(0, data)] => Some(std::mem::take(data)),
+            _ => None,
+        }
+    }
+
+    fn store(&self, index: &[u8]) {
+        self.0.store(&[(0, Bytes::copy_from_slice(index))]);
+    }
+}
+
 fn take_u32(data: &[u8]) -> Option<(u32, &[u8])> {
     let (head, rest) = data.split_at_checked(4)?;
     Some((u32::from_le_bytes(head.try_into().ok()?), rest))
@@ -146,5 +177,28 @@ mod tests {
         bytes.truncate(bytes.len() - 3);
         std::fs::write(path, bytes).unwrap();
         assert!(entry.load().is_none());
+    }
+
+    #[test]
+    fn a_packet_index_is_kept_beside_the_opening_bytes_and_apart_from_them() {
+        use crate::video::KeepIndex;
+        let dir = tempfile::tempdir().unwrap();
+        let entry = Entry::new(dir.path(), "s3://b/v.mkv", 1000, "\"etag-1\"");
+        let packets = entry.packets();
+        assert!(packets.load().is_none());
+        entry.store(&[(0, Bytes::from_static(b"EBML header"))]);
+        assert!(
+            packets.load().is_none(),
+            "the opening bytes are not the index"
+        );
+        packets.store(b"the index");
+        assert_eq!(packets.load().unwrap(), Bytes::from_static(b"the index"));
+        assert_eq!(
+            entry.load().unwrap()[0].1,
+            Bytes::from_static(b"EBML header")
+        );
+        // Another version of the object: no index.
+        let other = Entry::new(dir.path(), "s3://b/v.mkv", 1000, "\"etag-2\"");
+        assert!(other.packets().load().is_none());
     }
 }

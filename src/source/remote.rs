@@ -47,7 +47,9 @@ pub(crate) fn count_index_scan() {
 
 /// How many remote videos this process indexed by reading them through, since it started: those whose
 /// container has no index framefeed reads by ranges (framefeed reads an MP4's `moov`; a Matroska file's Cues
-/// list keyframes only, and an MPEG-TS has none), each read once whole, with a warning logged.
+/// list keyframes only, and an MPEG-TS has none), each read once whole, with a warning logged. With an
+/// [index cache](crate::RemoteOptions::index_cache), a video whose packet index is kept there is listed from it
+/// instead, and not counted.
 pub fn remote_index_scans() -> u64 {
     INDEX_SCANS.load(Ordering::Relaxed)
 }
@@ -157,6 +159,8 @@ struct Shared {
 pub(crate) struct RemoteSource {
     shared: Arc<Shared>,
     cache: Option<super::index_cache::Entry>,
+    /// Where its packet index is kept once read through (with an index cache).
+    packets: Option<Arc<super::index_cache::PacketIndexEntry>>,
 }
 
 impl RemoteSource {
@@ -197,6 +201,7 @@ impl RemoteSource {
                 },
             );
         }
+        let packets = cache.as_ref().map(|entry| Arc::new(entry.packets()));
         let from_cache = !state.chunks.is_empty();
         if from_cache {
             // Known already: nothing to keep again.
@@ -213,7 +218,16 @@ impl RemoteSource {
                 stats: Arc::default(),
             }),
             cache: if from_cache { None } else { cache },
+            packets,
         }
+    }
+
+    /// Where the video's packet index is kept once read through (with an index cache: see
+    /// [`KeepIndex`](crate::video::KeepIndex)).
+    pub(crate) fn kept_index(&self) -> Option<Arc<dyn crate::video::KeepIndex>> {
+        self.packets
+            .clone()
+            .map(|entry| entry as Arc<dyn crate::video::KeepIndex>)
     }
 
     /// Its counters.

@@ -540,7 +540,11 @@ impl crate::Encoded {
         };
         let (source, len) = open(url, options, &|| false).map_err(|e| failed(e.into()))?;
         let stats = source.stats();
-        Ok((Self::reader(source, len).label(shown.clone()), stats))
+        let kept = source.kept_index();
+        Ok((
+            Self::reader_keeping_index(source, len, kept).label(shown.clone()),
+            stats,
+        ))
     }
 }
 
