@@ -12,7 +12,7 @@ netem), everything on loopback. Side by side in one run, each measurement in a f
 - an epoch of 1,000 clips over 100 remote videos through `framefeed.torch.VideoClipDataset` and a DataLoader of
   8 workers, without and with the index cache.
 
-    .venv/bin/python benches/remote.py [--work DIR] [--skip-epoch] [--json PATH]
+    .venv/bin/python benches/remote.py [--work DIR] [--rounds N] [--skip-epoch] [--json PATH]
 
 Prints one JSON object per measurement and a summary; `--json PATH` also writes the medians there with the
 command, the date and the machine (benches/results/remote.json is what benches/plot.py draws). The figures are in
@@ -293,6 +293,7 @@ def main() -> None:
     parser.add_argument("--epoch-only", action="store_true")
     parser.add_argument("--one", nargs="+")
     parser.add_argument("--json", help="also write the medians to this file")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the clip reads (default 5)")
     args = parser.parse_args()
     if args.one:
         name, *rest = args.one
@@ -315,18 +316,20 @@ def main() -> None:
         moov, gop_bytes = needed_bytes(videos["hd"], clip_starts(frames))
         results["needed"] = {"moov": moov, "gop_bytes": gop_bytes, "file": size}
         print(json.dumps(results["needed"]))
-        for attempt in range(3):
-            results.setdefault("framefeed_local", []).append(fresh("framefeed_local", str(videos["hd"])))
-        print(json.dumps({"framefeed_local": results["framefeed_local"]}))
-        for name, run in [
+        # Interleaved rounds (the local floor, then each reader over the link, in turn), so that the machine's
+        # drift falls on every contender alike; medians over the rounds.
+        contenders = [
+            ("framefeed_local", lambda: fresh("framefeed_local", str(videos["hd"]))),
             ("framefeed_reader", lambda: fresh("framefeed_reader", hd_url, str(videos["hd"]))),
             ("framefeed_cli", lambda: cli_clips(hd_url)),
             ("torchcodec_approximate_fsspec", lambda: fresh("torchcodec", hd_url, str(videos["hd"]))),
-        ]:
-            for attempt in range(3):
+        ]
+        for _ in range(args.rounds):
+            for name, run in contenders:
                 nginx.clear()
                 got = run()
-                got.update(summarize(nginx.log()))
+                if name != "framefeed_local":
+                    got.update(summarize(nginx.log()))
                 results.setdefault(name, []).append(got)
                 print(json.dumps({name: got}))
         nginx.clear()
@@ -385,12 +388,20 @@ def write_json(path: str, results: Dict[str, object]) -> None:
         "command": shlex.join([".venv/bin/python", "benches/remote.py", *sys.argv[1:]]),
         "date": datetime.date.today().isoformat(),
         "machine": machine() + "; nginx (limit_rate 50m) behind the script's 10 ms-each-way delay proxy, on loopback",
-        "unit": "wall seconds and bytes nginx sent, median of 3 runs, each in a fresh process",
+        "unit": f"wall seconds and bytes nginx sent, median of {len(results.get('framefeed_reader', []))} "
+                "interleaved rounds, each run in a fresh process",
         "readers": [{"name": name, "label": label, "wall_s": median(results[name], "wall_s"),
                      "bytes": median(results[name], "bytes"), "requests": median(results[name], "requests")}
                     for name, label in labels.items() if name in results],
         "local_reader_s": median(results.get("framefeed_local"), "wall_s"),
     }
+    # Each round's ratio to TorchCodec in that round, then their median: the drift between rounds cancels.
+    tc = results.get("torchcodec_approximate_fsspec")
+    for name in ("framefeed_reader", "framefeed_cli"):
+        runs = results.get(name)
+        if isinstance(runs, list) and isinstance(tc, list) and runs and len(runs) == len(tc):
+            data[f"{name}_vs_torchcodec_per_round"] = statistics.median(
+                r["wall_s"] / t["wall_s"] for r, t in zip(runs, tc))
     needed = results.get("needed")
     if isinstance(needed, dict):
         data["needed"] = {"moov_bytes": needed["moov"], "gop_bytes": needed["gop_bytes"], "file_bytes": needed["file"]}

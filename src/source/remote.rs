@@ -30,6 +30,13 @@ use crate::video::{ReadAt, SourceFailure};
 
 /// The first request at a new position: small, since a seek's reads are often short (a box header).
 pub(crate) const FIRST_REQUEST: u64 = 128 << 10;
+/// Opening's first request (a `GET` from byte 0, without an index cache): an MP4's `ftyp` and `moov` when the
+/// `moov` is first, and the first packets the stream's parameters come from, in one round trip (at 50 MB/s,
+/// 512 KiB take half the 20 ms of a round trip).
+pub(crate) const OPEN_REQUEST: u64 = 512 << 10;
+/// The first request of a hint is at most this long: it is what the demuxer waits for, so a short one lets the
+/// decoding start after one round trip and little transfer while the others come in parallel.
+const FIRST_PART: u64 = 64 << 10;
 /// Hinted ranges at most this far apart are fetched as one request (at 50 MB/s, 20 ms of round trip is 1 MB:
 /// a gap this size costs less time than a request, and little transfer).
 const MERGE_GAP: u64 = 256 << 10;
@@ -235,11 +242,15 @@ impl RemoteSource {
         self.shared.stats.clone()
     }
 
-    /// Counts a request made before this source existed (opening's first `GET`), which gave `bytes`.
+    /// Counts a request made before this source existed (opening's first `GET`), which gave `bytes` from byte
+    /// 0: the reads that go on in order from there are taken for a run of misses from it (their requests grow).
     pub(crate) fn count_request(&self, bytes: u64) {
         let stats = &self.shared.stats;
         stats.requests.fetch_add(1, Ordering::Relaxed);
         stats.bytes.fetch_add(bytes, Ordering::Relaxed);
+        let mut state = self.shared.state.lock();
+        state.miss_end = bytes;
+        state.miss_len = bytes;
     }
 
     /// How a hint of `wanted` bytes is fetched: in requests small enough that every connection allowed takes a
@@ -522,7 +533,13 @@ impl ReadAt for RemoteSource {
         let mut state = shared.state.lock();
         let held: Vec<Range<u64>> = state.chunks.iter().map(|(&s, c)| s..c.end).collect();
         let wanted = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
-        let planned = plan(ranges, &held, self.shape(wanted));
+        let mut planned = plan(ranges, &held, self.shape(wanted));
+        if let Some(first) = planned.first().cloned() {
+            if first.end - first.start > 2 * FIRST_PART {
+                planned[0] = first.start..first.start + FIRST_PART;
+                planned.insert(1, first.start + FIRST_PART..first.end);
+            }
+        }
         // A new plan: what was fetched ahead for the old one may go.
         Shared::release(&mut state);
         state.queue = planned.into();
@@ -662,6 +679,14 @@ pub(crate) mod tests {
         let total: u64 = fetch.asked.lock().iter().map(|r| r.end - r.start).sum();
         assert_eq!(total, 10 << 20, "{:?}", fetch.asked.lock());
         assert_eq!(source.stats().bytes(), 10 << 20);
+        // The first request, which the demuxer waits for, is short; none overlap.
+        let mut asked = fetch.asked.lock().clone();
+        asked.sort_by_key(|r| r.start);
+        assert_eq!(asked[0], (5 << 20)..(5 << 20) + FIRST_PART, "{asked:?}");
+        assert!(
+            asked.windows(2).all(|w| w[0].end <= w[1].start),
+            "{asked:?}"
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ use object_store::{ClientOptions, GetOptions, GetRange, ObjectStore, RetryConfig
 use parking_lot::Mutex;
 
 use super::index_cache;
-use super::remote::{Done, Fetch, FetchError, RemoteSource, RemoteStats, FIRST_REQUEST};
+use super::remote::{Done, Fetch, FetchError, RemoteSource, RemoteStats, OPEN_REQUEST};
 use crate::error::VideoError;
 use crate::error::{Error, Result as CrateResult};
 use crate::settings::remote::RemoteOptions;
@@ -100,7 +100,9 @@ pub(crate) fn open(
     if options.index_cache.is_none() {
         let (store, path) = (store.clone(), path.clone());
         let get = GetOptions {
-            range: Some(GetRange::Bounded(0..FIRST_REQUEST)),
+            range: Some(GetRange::Bounded(
+                0..OPEN_REQUEST.min(options.request_bytes),
+            )),
             ..GetOptions::default()
         };
         let got = block_on(&handle, stop, async move {
