@@ -31,9 +31,9 @@ use crate::video::{ReadAt, SourceFailure};
 /// The first request at a new position: small, since a seek's reads are often short (a box header).
 pub(crate) const FIRST_REQUEST: u64 = 128 << 10;
 /// Opening's first request (a `GET` from byte 0, without an index cache): an MP4's `ftyp` and `moov` when the
-/// `moov` is first, and the first packets the stream's parameters come from, in one round trip (at 50 MB/s,
-/// 512 KiB take half the 20 ms of a round trip).
-pub(crate) const OPEN_REQUEST: u64 = 512 << 10;
+/// `moov` is first, and the first packets the stream's parameters come from, in one round trip (a 1080p H.264
+/// MP4's take about 256 KiB; more would be bytes a dataset's many short clips pay at every opening).
+pub(crate) const OPEN_REQUEST: u64 = 256 << 10;
 /// The first request of a hint is at most this long: it is what the demuxer waits for, so a short one lets the
 /// decoding start after one round trip and little transfer while the others come in parallel.
 const FIRST_PART: u64 = 64 << 10;
