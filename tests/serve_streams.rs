@@ -12,8 +12,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::serve::{
-    camera, exchange, get, metric, parse_response, post_json, request, serve, until, Response,
-    BOUND,
+    camera, exchange, get, metric, parse_response, post_json, request, serve, serve_with_env,
+    until, Response, BOUND,
 };
 use common::{live_ts_clip, skip_without_ffmpeg};
 use serde_json::{json, Value};
@@ -294,6 +294,105 @@ async fn a_detached_upload_from_an_encoder_reaches_a_separate_consumer() {
     let info = stream_info(addr, "enc").await;
     assert_eq!(info["source"], "upload");
     assert_eq!(info["state"], "ended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_under_a_listed_prefix_are_read_with_the_servers_store_and_others_refused() {
+    if skip() {
+        return;
+    }
+    // An S3 endpoint of the server's own (the fault server answers path-style GETs by ranges), named by the
+    // environment as the clouds' tools read it; the client names only the object.
+    let dir = tempfile::tempdir().unwrap();
+    let video = dir.path().join("clip.mp4");
+    common::ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=30",
+        "-frames:v",
+        "60",
+        "-c:v",
+        "libx264",
+        "-pix_fmt",
+        "yuv420p",
+        video.to_str().unwrap(),
+    ]);
+    let store = common::object_server::fault_server(std::fs::read(&video).unwrap());
+    let endpoint = format!("http://127.0.0.1:{}", store.port);
+    let env = [
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_ACCESS_KEY_ID", "server-key"),
+        ("AWS_SECRET_ACCESS_KEY", "server-secret"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let server = serve_with_env(&["--allow-remote", "s3://videos/train"], &env);
+    let addr = server.addr;
+    let created = post_json(
+        addr,
+        "/streams",
+        &json!({"url": "s3://videos/train/clip.mp4", "id": "obj", "sequence_length": 8}),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let (lines, summary) = batches_and_summary(&consumer(addr, "obj").await.unwrap());
+    assert_eq!(frames_in(&lines), 60);
+    assert_eq!(summary["errors"], json!([]));
+    // Read by bounded ranges, never whole in one request.
+    let log = store.log.lock().unwrap().clone();
+    assert!(
+        log.iter()
+            .filter(|l| l.method == "GET")
+            .all(|l| l.range.as_deref().is_some_and(|r| !r.ends_with('-'))),
+        "{log:?}"
+    );
+    for url in [
+        "s3://videos/training.mp4",
+        "s3://videos/train/../secret.mp4",
+        "s3://videos/train/%2E%2E/secret.mp4",
+        "s3://videos/train/",
+        "s3://other/train/clip.mp4",
+        "gs://videos/train/clip.mp4",
+        "s3a://videos/train/clip.mp4",
+    ] {
+        let response = post_json(addr, "/streams", &json!({ "url": url })).await;
+        assert_eq!(response.status, 400, "{url}: {}", response.body);
+        assert_eq!(response.error()["code"], "refused_url", "{url}");
+    }
+    drop(server);
+    // Without --allow-remote, none.
+    let server = serve_with_env(&[], &env);
+    let response = post_json(
+        server.addr,
+        "/streams",
+        &json!({"url": "s3://videos/train/clip.mp4"}),
+    )
+    .await;
+    assert_eq!(response.status, 400, "{}", response.body);
+    assert!(
+        response.error()["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("--allow-remote")),
+        "{}",
+        response.body
+    );
+    // A prefix that is no object store's is refused at startup.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_framefeed"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--allow-remote",
+            "http://example.com/",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("not an object-store prefix"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

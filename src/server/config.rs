@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::auth::Tokens;
 use super::budget;
-use super::hosts::AllowHosts;
+use super::hosts::{AllowHosts, AllowRemote};
 use crate::demux::mp4::claims::BYTES_PER_SAMPLE;
 use crate::demux::mp4::live::max_held_box;
 use crate::error::{Error, Result};
@@ -95,6 +95,9 @@ pub struct ServeConfig {
     pub shutdown_grace: Duration,
     /// The hosts `POST /streams` may pull from (default: public addresses only).
     pub allow_hosts: AllowHosts,
+    /// The object-store prefixes `POST /streams` may read from, with the server's own credentials (default:
+    /// none).
+    pub allow_remote: AllowRemote,
 }
 
 impl Default for ServeConfig {
@@ -122,6 +125,7 @@ impl Default for ServeConfig {
             trusted_proxies: Vec::new(),
             shutdown_grace: Duration::from_secs(30),
             allow_hosts: AllowHosts::default(),
+            allow_remote: AllowRemote::default(),
         }
     }
 }

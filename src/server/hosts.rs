@@ -159,6 +159,88 @@ fn in_network(ip: IpAddr, net: &IpNet) -> bool {
         || matches!((ip, net), (IpAddr::V6(v6), IpNet::V4(_)) if v6.to_ipv4_mapped().is_some_and(|v4| net.contains(&IpAddr::V4(v4))))
 }
 
+/// The object-store prefixes `POST /streams` may read from (`--allow-remote`, comma-separated): none by default,
+/// since the service reads an object store with its own credentials (the environment's, as the clouds' tools
+/// read them), which a client's URL would otherwise borrow. Each entry is a bucket or a folder in one,
+/// `s3://videos/` or `gs://data/train/`; a URL is allowed when it starts with one, holds no `..` or `.`
+/// segment, no empty one, no `%`, `?` or `#`, and names an object below it. The store's endpoint is the
+/// server's setting, never the client's, so the host rules ([`AllowHosts`]) do not apply.
+///
+/// ```
+/// use framefeed::server::AllowRemote;
+/// let remote: AllowRemote = "s3://videos/train,gs://data/".parse().unwrap();
+/// assert!(remote.allows("s3://videos/train/a.mp4"));
+/// assert!(!remote.allows("s3://videos/training.mp4"));
+/// assert!(!remote.allows("s3://videos/train/../secret.mp4"));
+/// assert!(!AllowRemote::default().allows("s3://videos/train/a.mp4"));
+/// assert!("http://example.com/".parse::<AllowRemote>().is_err());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowRemote {
+    prefixes: Vec<String>,
+}
+
+impl FromStr for AllowRemote {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut prefixes = Vec::new();
+        for entry in s.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let scheme = Scheme::of(entry).filter(|s| Scheme::OBJECT_STORES.contains(s));
+            let rest = entry.split_once("://").map(|(_, rest)| rest);
+            let (Some(_), Some(rest)) = (scheme, rest) else {
+                return Err(format!(
+                    "'{entry}' is not an object-store prefix (s3://bucket/, gs://bucket/folder/, az://container/)"
+                ));
+            };
+            let bucket = rest.split('/').next().unwrap_or_default();
+            if bucket.is_empty() || !plain_key(rest) {
+                return Err(format!(
+                    "'{entry}' must name a bucket, then folders without '..', '.', '%', '?' or '#'"
+                ));
+            }
+            let mut prefix = entry.trim_end_matches('/').to_owned();
+            prefix.push('/');
+            prefixes.push(prefix);
+        }
+        Ok(Self { prefixes })
+    }
+}
+
+impl fmt::Display for AllowRemote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.prefixes.join(","))
+    }
+}
+
+impl AllowRemote {
+    /// Whether `url` names an object under one of the prefixes.
+    pub fn allows(&self, url: &str) -> bool {
+        self.prefixes.iter().any(|prefix| {
+            url.strip_prefix(prefix.as_str())
+                .is_some_and(|key| !key.is_empty() && !key.ends_with('/') && plain_key(url))
+        })
+    }
+
+    /// Whether any prefix is listed.
+    pub fn is_empty(&self) -> bool {
+        self.prefixes.is_empty()
+    }
+}
+
+/// Whether the part of an object-store URL after `scheme://` is a plain path: no `%` (an escape could hide a
+/// `..`), `?` or `#`, and no `.`, `..` or empty segment past the bucket (a trailing `/` aside).
+fn plain_key(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    if rest.contains(['%', '?', '#', '\\']) {
+        return false;
+    }
+    let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
+    segments
+        .iter()
+        .all(|s| !s.is_empty() && *s != "." && *s != "..")
+}
+
 /// How long resolving a URL's host name may take.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 

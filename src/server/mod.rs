@@ -62,5 +62,5 @@ mod upload;
 
 pub use auth::{Tokens, MIN_TOKEN_LEN};
 pub use config::{MoovAtEndUploads, ServeConfig, ADMISSION_BYTES, MIN_UPLOAD_MEMORY};
-pub use hosts::AllowHosts;
+pub use hosts::{AllowHosts, AllowRemote};
 pub use listen::{Server, ServerHandle};

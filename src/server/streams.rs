@@ -31,7 +31,7 @@ use crate::error::Error;
 use crate::error_code::ErrorCode;
 use crate::operator::handle::VideoInput;
 use crate::report;
-use crate::source::url::{redact_url, Reconnect, UrlOptions};
+use crate::source::url::{redact_url, Reconnect, Scheme, UrlOptions};
 use crate::transform::{TransformOptions, Transforms};
 
 /// The largest `POST /streams` body.
@@ -210,10 +210,9 @@ impl StreamRequest {
         })
         .map_err(|e| bad(e.into_reason()))?;
         settings.transforms = transforms;
-        // FFmpeg's protocols under the host rules; no object store (it would lend the server's credentials).
-        let mut options = UrlOptions::new()
-            .schemes(crate::Scheme::NETWORK)
-            .ranged(false);
+        // FFmpeg's protocols under the host rules; an object store only under the prefixes the server lists
+        // (`start`: it would lend the server's credentials).
+        let mut options = UrlOptions::new().schemes(Scheme::NETWORK).ranged(false);
         if let Some(t) = value(body.open_timeout) {
             options = options.open_timeout(t);
         }
@@ -280,20 +279,38 @@ async fn start(
     ctx: RequestCtx,
     body: StreamBody,
 ) -> Result<Response, ApiError> {
-    let request = StreamRequest::from_body(body)?;
+    let mut request = StreamRequest::from_body(body)?;
     let (config, shape) = operator_config(&request.settings, &service)?;
     let refused = |m: String| ApiError::new(ErrorCode::RefusedUrl, m);
-    let scheme = request
-        .options
-        .admit(&request.url)
-        .map_err(|e| refused(e.into_reason()))?;
-    refuse_listening(&request.url)?;
-    service
-        .config
-        .allow_hosts
-        .check(&request.url, scheme)
-        .await
-        .map_err(refused)?;
+    let object_store = Scheme::of(&request.url).filter(|s| Scheme::OBJECT_STORES.contains(s));
+    if let Some(scheme) = object_store {
+        // An object store is read with the server's own credentials and endpoint: only under the prefixes it
+        // lists, by byte ranges (the host rules are for hosts a client names; this one is the server's).
+        if !service.config.allow_remote.allows(&request.url) {
+            return Err(refused(format!(
+                "{} URLs are refused unless under a prefix this server lists in --allow-remote{}",
+                scheme.as_str(),
+                if service.config.allow_remote.is_empty() {
+                    " (it lists none)".to_owned()
+                } else {
+                    format!(" ({})", service.config.allow_remote)
+                }
+            )));
+        }
+        request.options = request.options.schemes([scheme]).ranged(true);
+    } else {
+        let scheme = request
+            .options
+            .admit(&request.url)
+            .map_err(|e| refused(e.into_reason()))?;
+        refuse_listening(&request.url)?;
+        service
+            .config
+            .allow_hosts
+            .check(&request.url, scheme)
+            .await
+            .map_err(refused)?;
+    }
     // A pulled stream's frame size is not known before it is opened: its ceiling, trimmed at its first batch.
     let slot = service.admit(ctx.client.clone(), service.config.max_upload_memory)?;
     let source = redact_url(&request.url);

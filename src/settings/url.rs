@@ -76,7 +76,8 @@ pub enum Scheme {
 
 impl Scheme {
     /// The object stores' schemes: allowed by default in the library ([`UrlOptions::new`]); the ingest
-    /// service refuses them unless listed (it would lend its own credentials to its clients).
+    /// service reads them only under the prefixes its operator lists (`--allow-remote`: it would otherwise lend
+    /// its own credentials to its clients).
     pub const OBJECT_STORES: [Scheme; 3] = [Scheme::S3, Scheme::Gcs, Scheme::Azure];
 
     /// The network schemes FFmpeg pulls from, not `file:`.
@@ -255,8 +256,8 @@ pub struct UrlOptions {
     pub(crate) rtsp_transport: RtspTransport,
     pub(crate) label: Option<Label>,
     pub(crate) remote: crate::RemoteOptions,
-    /// Whether an object's URL is read by byte ranges (`source::remote`); the ingest service pulls every URL
-    /// through FFmpeg, under its host rules.
+    /// Whether an object's URL is read by byte ranges (`source::remote`); the ingest service pulls every
+    /// `http(s)://` URL through FFmpeg, under its host rules.
     pub(crate) ranged: bool,
 }
 
@@ -300,8 +301,8 @@ impl UrlOptions {
     }
 
     /// Whether an object's URL ([`is_remote_url`](crate::is_remote_url)) is read by byte ranges (the default),
-    /// or, `false`, every URL pulled through FFmpeg's protocols, as the ingest service pulls (under its host
-    /// rules).
+    /// or, `false`, every URL pulled through FFmpeg's protocols, as the ingest service pulls `http(s)://`
+    /// (under its host rules).
     pub fn ranged(mut self, ranged: bool) -> Self {
         self.ranged = ranged;
         self

@@ -19,6 +19,11 @@ pub fn serve(args: &[&str]) -> Serve {
     Serve::spawn(env!("CARGO_BIN_EXE_framefeed"), args)
 }
 
+/// [`serve`] with these environment variables set for the server (an object store's endpoint and keys).
+pub fn serve_with_env(args: &[&str], envs: &[(&str, &str)]) -> Serve {
+    Serve::spawn_with_env(env!("CARGO_BIN_EXE_framefeed"), args, envs)
+}
+
 /// The value of the metric `name` (no labels) in a Prometheus text from `/metrics`.
 pub fn metric_value(text: &str, name: &str) -> u64 {
     text.lines()
@@ -36,9 +41,15 @@ impl Serve {
     /// Starts `BINARY serve --addr 127.0.0.1:0 ARGS` (the test's `env!("CARGO_BIN_EXE_framefeed")`) and waits
     /// for its address.
     pub fn spawn(binary: &str, args: &[&str]) -> Self {
+        Self::spawn_with_env(binary, args, &[])
+    }
+
+    /// [`spawn`](Self::spawn) with `envs` set for the server.
+    pub fn spawn_with_env(binary: &str, args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(binary)
             .args(["serve", "--addr", "127.0.0.1:0"])
             .args(args)
+            .envs(envs.iter().copied())
             .env("RUST_LOG", "warn,ffmpeg=off")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -109,6 +109,11 @@ pub(crate) struct ServeArgs {
     /// refused unless listed.
     #[arg(long, value_name = "HOSTS", default_value_t = defaults().allow_hosts)]
     allow_hosts: framefeed::server::AllowHosts,
+    /// Object-store prefixes POST /streams may read from, comma-separated (s3://videos/,gs://data/train/),
+    /// with this server's own credentials and endpoint (the environment's: AWS_*, GOOGLE_*, AZURE_*). None by
+    /// default: a client's s3://, gs:// or az:// URL is refused.
+    #[arg(long, value_name = "PREFIXES", default_value = "")]
+    allow_remote: framefeed::server::AllowRemote,
 }
 
 pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
@@ -141,6 +146,7 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
     config.decoder_threads_per_stream = args.decoder_threads_per_stream;
     config.shutdown_grace = seconds("shutdown-grace", args.shutdown_grace)?;
     config.allow_hosts = args.allow_hosts;
+    config.allow_remote = args.allow_remote;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start: {e}"))?;
     runtime.block_on(async move {
         let server = framefeed::server::Server::bind(config)
