@@ -567,6 +567,61 @@ fn a_video_read_through_once_opens_again_from_the_index_cache_by_ranges() {
     }
 }
 
+#[test]
+fn real_and_damaged_videos_read_through_give_the_local_frames_from_the_index_cache() {
+    // The corpus's containers that framefeed indexes by reading them (Matroska, WebM, AVI) and the damaged
+    // fixtures (Matroska, WebM, MPEG-TS): every frame and damage mark, opened twice with an index cache (the
+    // second time from its kept packet index), equals the local file's.
+    let Some(corpus) = common::corpus("the index cache test of real and damaged videos") else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = [
+        "av1_video.mkv",
+        "testsrc2_vp8.webm",
+        "testsrc2_vp9.webm",
+        "testsrc2_mpeg4.avi",
+    ]
+    .iter()
+    .map(|name| corpus.join(name))
+    .collect();
+    for name in [
+        "damage_h264.mkv",
+        "damage_hevc.mkv",
+        "damage_h264.ts",
+        "damage_vp9.webm",
+    ] {
+        paths.push(common::fixture(name));
+    }
+    for path in paths {
+        let local = VideoReader::open(Encoded::file(&path).unwrap(), &config()).unwrap();
+        let all = |reader: &VideoReader| {
+            let frames = reader.frames_in_range(0, reader.len(), 1).unwrap();
+            (frames.data().to_vec(), frames.damaged().to_vec())
+        };
+        let want = all(&local);
+        let server = fault_server(std::fs::read(&path).unwrap());
+        let url = format!("http://127.0.0.1:{}/video", server.port);
+        let cache = tempfile::tempdir().unwrap();
+        let options = RemoteOptions::new().index_cache(cache.path());
+        for opening in ["first", "again"] {
+            let reader = VideoReader::open_remote(&url, &options, &config()).unwrap();
+            assert_eq!(reader.len(), local.len(), "{}, {opening}", path.display());
+            assert!(all(&reader) == want, "{}, {opening}", path.display());
+        }
+        let kept = std::fs::read_dir(cache.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "ffpkt")
+            })
+            .count();
+        assert_eq!(kept, 1, "{}: its packet index was kept", path.display());
+    }
+}
+
 /// The test videos' paths when the `ffmpeg` CLI can make them.
 fn videos_if_ffmpeg() -> Option<(PathBuf, PathBuf, PathBuf)> {
     common::ffmpeg_available().then(|| {
