@@ -216,10 +216,11 @@ impl fmt::Display for AllowRemote {
 impl AllowRemote {
     /// Whether `url` names an object under one of the prefixes.
     pub fn allows(&self, url: &str) -> bool {
-        self.prefixes.iter().any(|prefix| {
-            url.strip_prefix(prefix.as_str())
-                .is_some_and(|key| !key.is_empty() && !key.ends_with('/') && plain_key(url))
-        })
+        plain_key(url)
+            && self.prefixes.iter().any(|prefix| {
+                url.strip_prefix(prefix.as_str())
+                    .is_some_and(|key| !key.is_empty() && !key.ends_with('/'))
+            })
     }
 
     /// Whether any prefix is listed.
@@ -235,10 +236,9 @@ fn plain_key(url: &str) -> bool {
     if rest.contains(['%', '?', '#', '\\']) {
         return false;
     }
-    let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
-    segments
-        .iter()
-        .all(|s| !s.is_empty() && *s != "." && *s != "..")
+    rest.trim_end_matches('/')
+        .split('/')
+        .all(|s| !s.is_empty() && s != "." && s != "..")
 }
 
 /// How long resolving a URL's host name may take.
