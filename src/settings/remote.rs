@@ -130,8 +130,8 @@ impl RemoteOptions {
 
     /// Keeps what opening each video reads (its index) in this directory, keyed by URL, length and ETag (or
     /// Last-Modified), so that opening it again (a dataset's next epoch) costs one `HEAD` request. A video
-    /// whose container framefeed indexes by reading it through (Matroska, MPEG-TS) also keeps the packet index
-    /// that gave, so that it is read through once, not at every opening.
+    /// whose container framefeed indexes by reading it through (Matroska, MPEG-TS, AVI) also keeps the packet
+    /// index that gave, so that it is read through once, not at every opening.
     #[must_use]
     pub fn index_cache(mut self, dir: impl Into<PathBuf>) -> Self {
         self.index_cache = Some(dir.into());
