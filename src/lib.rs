@@ -192,7 +192,7 @@ pub use settings::choice::Choice;
 pub use settings::config::{
     limits, Config, LastSequencePolicy, MoovAtEnd, NvdecDriver, StreamSelection, Threading,
 };
-pub use settings::remote::{is_remote_url, RemoteOptions};
+pub use settings::remote::{is_remote_url, RemoteOptions, SeekMode};
 pub use settings::sampling::{ClipPolicy, ClipSampler, Sampling, SamplingOptions};
 pub use settings::seconds::seconds_setting;
 pub use settings::url::{Reconnect, RtspTransport, Scheme, UrlOptions};

@@ -182,6 +182,9 @@ pub(crate) struct WholeFile {
     /// Where the video's packet index, once read through, is kept for its next opening (a remote video's
     /// index cache); `None` for most sources.
     pub(crate) kept_index: Option<Arc<dyn KeepIndex>>,
+    /// Whether a Matroska or WebM video's frames are numbered by time from its Cues rather than read through to
+    /// index them (a remote video read with the approximate seek mode: `settings::remote::SeekMode`).
+    pub(crate) approximate_index: bool,
 }
 
 /// A place that keeps a whole video's packet index between openings: what indexing a video without a container
@@ -342,6 +345,7 @@ impl Encoded {
                 file: Reader::Disk(file),
                 len: meta.len(),
                 kept_index: None,
+                approximate_index: false,
             })),
             label: None,
             key: Default::default(),
@@ -371,21 +375,23 @@ impl Encoded {
     /// # Ok::<(), framefeed::Error>(())
     /// ```
     pub fn reader(source: impl ReadAt + 'static, len: u64) -> Self {
-        Self::reader_keeping_index(source, len, None)
+        Self::reader_keeping_index(source, len, None, false)
     }
 
     /// [`reader`](Self::reader), its packet index kept in `kept` once read through (a remote video's index
-    /// cache).
+    /// cache), a Matroska or WebM video's frames numbered by time from its Cues where `approximate`.
     pub(crate) fn reader_keeping_index(
         source: impl ReadAt + 'static,
         len: u64,
         kept: Option<Arc<dyn KeepIndex>>,
+        approximate: bool,
     ) -> Self {
         Self {
             data: Whole::File(Arc::new(WholeFile {
                 file: Reader::Other(Box::new(source)),
                 len,
                 kept_index: kept,
+                approximate_index: approximate,
             })),
             label: None,
             key: Default::default(),

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use common::object_server::{fault_server, nginx_binary, Logged, Nginx};
 use common::{frames_of, missing, skip_without_ffmpeg, Need};
 use framefeed::{
-    Batch, ClipSampler, Config, Encoded, Error, RemoteOptions, Sampling, UrlOptions, VideoError,
-    VideoInput, VideoReader,
+    Batch, ClipSampler, Config, Encoded, Error, RemoteOptions, Sampling, SeekMode, UrlOptions,
+    VideoError, VideoInput, VideoReader,
 };
 
 /// The two test videos (20 s of 640x360 H.264 with B-frames, a keyframe a second): the `moov` first and last.
@@ -628,4 +628,148 @@ fn videos_if_ffmpeg() -> Option<(PathBuf, PathBuf, PathBuf)> {
         let (dir, first, last) = videos();
         (dir.path().to_owned(), first.clone(), last.clone())
     })
+}
+
+#[test]
+fn the_approximate_seek_mode_numbers_a_matroska_video_by_its_cues_and_fetches_only_their_gops() {
+    if skip_without_ffmpeg("the approximate seek mode test") {
+        return;
+    }
+    // The 20 s video (30 fps, B-frames, a keyframe a second) stream-copied into Matroska: a constant frame
+    // rate, so the frames by time are the exact ones.
+    let (_, first, _) = videos();
+    let dir = tempfile::tempdir().unwrap();
+    let mkv = dir.path().join("v.mkv");
+    common::ffmpeg(&[
+        "-i",
+        first.to_str().unwrap(),
+        "-c",
+        "copy",
+        mkv.to_str().unwrap(),
+    ]);
+    let data = std::fs::read(&mkv).unwrap();
+    let len = data.len() as u64;
+    let server = fault_server(data);
+    let url = format!("http://127.0.0.1:{}/v.mkv", server.port);
+    let approximate = RemoteOptions::new().seek_mode(SeekMode::Approximate);
+    let local = VideoReader::open(Encoded::file(&mkv).unwrap(), &config()).unwrap();
+    let wanted = [0, 1, 29, 30, 299, 300, 301, 452, 598, 599];
+    let want = frames(&local, &wanted);
+
+    let reader = VideoReader::open_remote(&url, &approximate, &config()).unwrap();
+    assert_eq!(
+        reader.len(),
+        local.len(),
+        "as many frames as the duration holds"
+    );
+    assert!(frames(&reader, &wanted) == want, "the exact frames");
+    let log = server.log.lock().unwrap().clone();
+    let (bytes, bounded) = sent(&log);
+    assert!(bounded, "every GET bounded: {log:?}");
+    // The header, the Cues at the end and seven GOPs of twenty: well under half the file (read through, it
+    // is all of it).
+    assert!(
+        bytes < len / 2,
+        "opening and reading {} frames took {bytes} of {len} bytes: {log:?}",
+        wanted.len()
+    );
+    drop(reader);
+
+    // The same video read exactly reads it through.
+    server.log.lock().unwrap().clear();
+    let exact = VideoReader::open_remote(&url, &RemoteOptions::new(), &config()).unwrap();
+    assert!(frames(&exact, &wanted) == want);
+    assert!(sent(&server.log.lock().unwrap()).0 >= len * 9 / 10);
+
+    // Clip sampling through the operator, by time too: the local file's exact clips.
+    let clips = |video: Encoded| {
+        let sampling = Sampling::new().clips(3, ClipSampler::Random).seed(7);
+        let input = VideoInput::new(config().sampling(sampling)).unwrap();
+        input.feed(video).unwrap();
+        input.close();
+        let batches: Vec<Batch> = input.iter().map(|b| b.unwrap()).collect();
+        frames_of(&batches)
+    };
+    server.log.lock().unwrap().clear();
+    let remote = clips(Encoded::remote(&url, &approximate).unwrap());
+    assert!(
+        remote == clips(Encoded::file(&mkv).unwrap()),
+        "the same clips"
+    );
+    let (bytes, _) = sent(&server.log.lock().unwrap());
+    assert!(bytes < len / 2, "three clips took {bytes} of {len} bytes");
+}
+
+#[test]
+fn the_approximate_seek_mode_gives_the_frame_at_each_time_and_a_hole_where_none_is() {
+    if skip_without_ffmpeg("the approximate seek mode test of a dropped frame") {
+        return;
+    }
+    // 300 frames at 30 fps, frame 100 dropped (its time left empty): 299 frames over the duration of 300.
+    let dir = tempfile::tempdir().unwrap();
+    let mkv = dir.path().join("dropped.mkv");
+    common::ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=30:duration=10",
+        "-vf",
+        "select=not(eq(n\\,100))",
+        "-fps_mode",
+        "passthrough",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-g",
+        "30",
+        "-bf",
+        "2",
+        mkv.to_str().unwrap(),
+    ]);
+    let server = fault_server(std::fs::read(&mkv).unwrap());
+    let url = format!("http://127.0.0.1:{}/dropped.mkv", server.port);
+    let local = VideoReader::open(Encoded::file(&mkv).unwrap(), &config()).unwrap();
+    assert_eq!(local.len(), 299, "exact: the frames there are");
+    let options = RemoteOptions::new().seek_mode(SeekMode::Approximate);
+    let by_time = VideoReader::open_remote(&url, &options, &config()).unwrap();
+    assert_eq!(by_time.len(), 300, "by time: the slots the duration holds");
+    // Before the gap the same frames; after it, frame i by time is exact frame i - 1 (shown at i / 30 s).
+    assert!(frames(&by_time, &[0, 50, 99]) == frames(&local, &[0, 50, 99]));
+    assert!(frames(&by_time, &[101, 200, 299]) == frames(&local, &[100, 199, 298]));
+    match by_time.frames_at(&[100]) {
+        Err(Error::Video {
+            error: VideoError::Hole { index, .. },
+            ..
+        }) => assert_eq!(index, 100),
+        other => panic!("no frame is shown at 100 / 30 s: {other:?}"),
+    }
+}
+
+#[test]
+fn real_matroska_and_webm_videos_by_time_give_their_exact_frames() {
+    // The corpus's Matroska and WebM clips (AV1, VP8, VP9 at constant frame rates): every frame by time from
+    // their Cues equals the local file's exact frame.
+    let Some(corpus) = common::corpus("the approximate seek mode test of real videos") else {
+        return;
+    };
+    for name in ["av1_video.mkv", "testsrc2_vp8.webm", "testsrc2_vp9.webm"] {
+        let path = corpus.join(name);
+        let local = VideoReader::open(Encoded::file(&path).unwrap(), &config()).unwrap();
+        let want = local.frames_in_range(0, local.len(), 1).unwrap();
+        let server = fault_server(std::fs::read(&path).unwrap());
+        let url = format!("http://127.0.0.1:{}/{name}", server.port);
+        let options = RemoteOptions::new().seek_mode(SeekMode::Approximate);
+        let reader = VideoReader::open_remote(&url, &options, &config()).unwrap();
+        assert_eq!(reader.len(), local.len(), "{name}");
+        let got = reader.frames_in_range(0, reader.len(), 1).unwrap();
+        assert!(got.data() == want.data(), "{name}: every frame");
+        // Backwards, one at a time: each from its keyframe.
+        for i in (0..reader.len()).rev().step_by(7) {
+            assert!(
+                frames(&reader, &[i]) == frames(&local, &[i]),
+                "{name}: frame {i}"
+            );
+        }
+    }
 }

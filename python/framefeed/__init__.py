@@ -268,7 +268,9 @@ class VideoInput(_NativeVideoInput):
             ``client_kwargs={...}``...) and framefeed's: ``ca_file``, ``request_bytes`` (64 KiB to 256 MiB,
             default 4 MiB), ``in_flight`` (1 to 64, default 8), ``memory_bytes`` (twice ``request_bytes`` to 16
             GiB, default 64 MiB), ``timeout`` (seconds, 0.1 to 3600, default 30), ``retries`` (0 to 100, default
-            10). Default ``None``: credentials from the environment.
+            10), ``seek_mode`` (``"exact"``, the default, or ``"approximate"``: a Matroska or WebM video numbered
+            by time from its Cues, not read through to index it; see the remote videos guide). Default
+            ``None``: credentials from the environment.
         index_cache (str | os.PathLike | None): A directory where remote videos' indexes are kept, so that a
             video opened again costs one ``HEAD``. Default ``None``.
 
@@ -478,8 +480,14 @@ class VideoReader(_NativeVideoReader):
             ``storage_options``); ``bytes`` or any buffer; or a binary file object (fsspec's, s3fs',
             smart_open's, ``open()``'s, ``io.BytesIO``), read lazily through ``seek`` and ``read`` (a file object
             over a file on disk is read from that file at offsets; one that cannot seek is read through once).
-        seek_mode (str): TorchCodec's ``"exact"`` (default) or ``"approximate"``: accepted, and the same frames
-            either way (framefeed's index is exact, read from the container without decoding).
+        seek_mode (str): TorchCodec's ``"exact"`` (default) or ``"approximate"``. Exact: framefeed's index,
+            read from the container without decoding (a remote Matroska or WebM video is read through once to
+            index it). ``"approximate"``: a remote Matroska or WebM video (a URL, or a file object read through
+            ``seek`` and ``read``) is numbered by time from its
+            Cues and frame rate instead, frame ``i`` being the one shown ``i / fps`` after the first, and only
+            the GOPs the reads need are fetched; on a constant frame rate these are the exact frames. Other
+            sources give the same frames either way (``storage_options={"seek_mode": ...}`` sets it for every
+            API).
         stream_index (int | None): Accepted when it names the video stream framefeed reads
             (``metadata.stream_index``, the one the ``ffmpeg`` CLI picks); another raises ``ValueError``. Default
             ``None``.
@@ -554,7 +562,11 @@ class VideoReader(_NativeVideoReader):
             dtype = kwargs.get("dtype")
             if dtype is not None and not isinstance(dtype, str):
                 kwargs["dtype"] = _dtype_name(dtype)
-            self = super().__new__(cls, source, **kwargs)
+            native = kwargs
+            if seek_mode == "approximate":
+                # The remote source's setting (`storage_options`' own key).
+                native = dict(kwargs, storage_options={**(kwargs.get("storage_options") or {}), "seek_mode": seek_mode})
+            self = super().__new__(cls, source, **native)
             if stream_index is not None:
                 read = self.metadata.stream_index
                 if stream_index != read:

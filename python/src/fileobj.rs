@@ -47,11 +47,13 @@ impl framefeed::ReadAt for PyFileReader {
     }
 }
 
-/// How a file object is read: `Ok(Some(video))` lazily (from its file on disk, or through `seek`/`read`),
-/// `Ok(None)` when it cannot seek (the caller reads it through once).
+/// How a file object is read: `Ok(Some(video))` lazily (from its file on disk, or through `seek`/`read`, a
+/// Matroska video's frames numbered per `seek_mode`), `Ok(None)` when it cannot seek (the caller reads it through
+/// once).
 pub(crate) fn lazy(
     py: Python<'_>,
     file: &Bound<'_, PyAny>,
+    seek_mode: framefeed::SeekMode,
 ) -> PyResult<Option<framefeed::Encoded>> {
     if file.is_instance(&py.import("io")?.getattr("TextIOBase")?)? {
         return Err(PyTypeError::new_err(
@@ -73,7 +75,9 @@ pub(crate) fn lazy(
     let reader = PyFileReader {
         file: Mutex::new(file.clone().unbind()),
     };
-    Ok(Some(framefeed::Encoded::reader(reader, len)))
+    Ok(Some(framefeed::Encoded::reader_with_seek_mode(
+        reader, len, seek_mode,
+    )))
 }
 
 /// The file on disk a file object reads, opened anew (its own offset), when it is a regular file.

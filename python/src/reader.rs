@@ -458,7 +458,7 @@ fn open_source(
     let (video, kept) = if source.hasattr("read")? && !source.hasattr("__buffer__")? {
         // A binary file object: read at the offsets the reader needs (its file on disk, or `seek`/`read`); one
         // that cannot seek is read through once, and its bytes are what the reader keeps.
-        match crate::fileobj::lazy(py, source)? {
+        match crate::fileobj::lazy(py, source, remote.get_seek_mode())? {
             Some(video) => (video, source.clone().unbind()),
             None => {
                 let data = source.call_method0("read")?;

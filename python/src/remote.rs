@@ -7,7 +7,8 @@ use pyo3::types::{PyBool, PyDict};
 
 /// The remote options that `storage_options` (a dict, as fsspec takes it: `key`, `secret`, `token`,
 /// `endpoint_url`, `region_name`, `anon`, `client_kwargs={...}`, `account_name`...; plus framefeed's own keys
-/// `ca_file`, `request_bytes`, `in_flight`, `memory_bytes`, `timeout` in seconds, `retries`) and `index_cache`
+/// `ca_file`, `request_bytes`, `in_flight`, `memory_bytes`, `timeout` in seconds, `retries`, `seek_mode`) and
+/// `index_cache`
 /// (a directory) give, validated.
 pub(crate) fn remote_options(
     storage_options: Option<&Bound<'_, PyDict>>,
@@ -59,6 +60,17 @@ fn add(
         }
         "ca_file" => options.ca_file(value.extract::<std::path::PathBuf>()?),
         "index_cache" => options.index_cache(value.extract::<std::path::PathBuf>()?),
+        "seek_mode" => {
+            let mode: String = value.extract().map_err(|_| {
+                PyTypeError::new_err("storage_options['seek_mode'] must be a string")
+            })?;
+            options.seek_mode(mode.parse().map_err(|e: framefeed::Error| {
+                PyValueError::new_err(e.to_string().replace(
+                    "invalid configuration: seek_mode",
+                    "storage_options['seek_mode']",
+                ))
+            })?)
+        }
         "request_bytes" => options.request_bytes(number(key)?),
         "in_flight" => options.in_flight(number(key)? as usize),
         "memory_bytes" => options.memory_bytes(number(key)?),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import pickle
 import shutil
 import subprocess
 from typing import Dict, Iterator, List
@@ -173,6 +174,67 @@ def test_a_matroska_video_read_through_once_opens_again_from_the_index_cache(vid
     assert np.array_equal(again.get_frames_at(INDICES).data, want)
     assert [f[0] for f in http.log()][:1] == ["HEAD"]
     assert http.bytes_sent() < mkv.stat().st_size * 0.6, (http.bytes_sent(), mkv.stat().st_size)
+
+
+def test_the_approximate_seek_mode_reads_a_matroska_video_by_its_cues(video, http) -> None:
+    # seek_mode="approximate" (TorchCodec's name) numbers a remote Matroska video by time from its Cues: on this
+    # constant frame rate the exact frames, without reading it through.
+    mkv = video.parent.parent / "set" / "c.mkv"
+    want = local(mkv)
+    url = f"http://127.0.0.1:{http.port}/set/c.mkv"
+    http.clear()
+    reader = ff.VideoReader(url, seek_mode="approximate")
+    assert len(reader) == 600
+    assert np.array_equal(reader.get_frames_at(INDICES).data, want)
+    assert http.bytes_sent() < mkv.stat().st_size * 0.6, (http.bytes_sent(), mkv.stat().st_size)
+    # A pickled reader keeps it.
+    again = pickle.loads(pickle.dumps(reader))
+    assert np.array_equal(again.get_frames_at(INDICES).data, want)
+    # Every API takes it as a storage option: the operator's clips, by time, are the local file's.
+    def clips(feed) -> List[np.ndarray]:
+        inp = ff.VideoInput(8, 2, clips=3, seed=5, storage_options={"seek_mode": "approximate"})
+        feed(inp)
+        inp.close()
+        return [f for batch in inp for seq in batch.sequences for f in seq.numpy()[: seq.valid_frames]]
+    want_clips = clips(lambda inp: inp.feed_file(str(mkv)))
+    http.clear()
+    got = clips(lambda inp: inp.feed_url(url))
+    assert len(got) == len(want_clips) == 24
+    assert all(np.array_equal(a, b) for a, b in zip(got, want_clips))
+    assert http.bytes_sent() < mkv.stat().st_size * 0.6, (http.bytes_sent(), mkv.stat().st_size)
+    with pytest.raises(ValueError, match="seek_mode"):
+        ff.VideoReader(url, storage_options={"seek_mode": "nearest"})
+    binary = cli()
+    if binary is None:
+        pytest.skip("the Rust CLI is not built (cargo build --features cli): the CLI part did not run")
+    for mode, most in (("approximate", 0.6), ("exact", None)):
+        http.clear()
+        out = subprocess.run(
+            [str(binary), "run", "--clips", "3", "-L", "4", "--json", "--seek-mode", mode, url],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        assert '"failed_videos":0' in out and '"frames":12' in out, out
+        if most is not None:
+            assert http.bytes_sent() < mkv.stat().st_size * most, (mode, http.bytes_sent())
+        else:
+            assert http.bytes_sent() >= mkv.stat().st_size * 0.9, (mode, http.bytes_sent())
+
+
+def test_an_fsspec_file_object_of_a_matroska_video_is_read_by_its_cues_in_the_approximate_mode(video, http) -> None:
+    require_module("fsspec.implementations.http", "the approximate seek mode test of a file object")
+    import fsspec
+    mkv = video.parent.parent / "set" / "c.mkv"
+    want = local(mkv)
+    for mode, most in (("approximate", 0.6), ("exact", None)):
+        http.clear()
+        with fsspec.open(f"http://127.0.0.1:{http.port}/set/c.mkv", "rb", block_size=1 << 18) as f:
+            reader = ff.VideoReader(f, seek_mode=mode)
+            assert len(reader) == 600
+            assert np.array_equal(reader.get_frames_at(INDICES).data, want)
+        if most is None:
+            assert http.bytes_sent() >= mkv.stat().st_size * 0.9, (mode, http.bytes_sent())
+        else:
+            assert http.bytes_sent() < mkv.stat().st_size * most, (mode, http.bytes_sent(), mkv.stat().st_size)
 
 
 def test_an_fsspec_file_object_over_http_is_read_lazily(video, http) -> None:

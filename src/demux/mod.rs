@@ -2,8 +2,9 @@
 //! AVIO with seeking, a live video's chunks, a URL through FFmpeg's protocols), chooses its video stream and
 //! hands on that stream's packets to the decode stage. `mp4` holds the MP4-specific checks (claims, the live
 //! box gate, sniffing, sample tables); `indexed` lists a whole MP4's packets from its index, without reading
-//! its media data.
+//! its media data; `cues` numbers a Matroska video's frames by time from its Cues (the approximate seek mode).
 
+pub(crate) mod cues;
 pub(crate) mod indexed;
 mod matroska_crc;
 pub(crate) mod mp4;
@@ -218,6 +219,15 @@ impl Demuxer {
         match self.whole.as_ref()? {
             Whole::File(file) => file.kept_index.as_deref(),
             Whole::Memory(_) => None,
+        }
+    }
+
+    /// Whether this whole video's frames may be numbered by time from its Cues rather than read through to
+    /// index them ([`SeekMode::Approximate`](crate::SeekMode::Approximate): `cues`).
+    pub(crate) fn approximate_index(&self) -> bool {
+        match self.whole.as_ref() {
+            Some(Whole::File(file)) => file.approximate_index,
+            _ => false,
         }
     }
 

@@ -220,6 +220,8 @@ impl Opener<'_> {
                     file: crate::video::Reader::Other(Box::new(remote)),
                     len,
                     kept_index,
+                    approximate_index: source.options.remote.seek_mode
+                        == crate::SeekMode::Approximate,
                 });
                 self.signals.watch_source(&file);
                 let data = Whole::File(file);

@@ -520,6 +520,42 @@ impl FormatContext {
         static_str(unsafe { (*self.raw().iformat).name }) == "matroska,webm"
     }
 
+    /// When the container's streams end, in seconds (its start time plus its duration), where the container
+    /// says so (a Matroska segment's Duration); `None` where the duration is unknown or only estimated from
+    /// the bit rate.
+    pub(crate) fn container_end(&self) -> Option<f64> {
+        let raw = self.raw();
+        if raw.duration == sys::AV_NOPTS_VALUE
+            || raw.duration <= 0
+            || raw.duration_estimation_method
+                == sys::AVDurationEstimationMethod::AVFMT_DURATION_FROM_BITRATE
+        {
+            return None;
+        }
+        let start = if raw.start_time == sys::AV_NOPTS_VALUE {
+            0
+        } else {
+            raw.start_time
+        };
+        Some((start as f64 + raw.duration as f64) / f64::from(sys::AV_TIME_BASE))
+    }
+
+    /// Stream `index`'s metadata tag `key` (matched case-insensitively, as lavf matches), if it has one: a
+    /// Matroska track's `DURATION` or `NUMBER_OF_FRAMES`.
+    pub(crate) fn stream_tag(&self, index: usize, key: &CStr) -> Option<String> {
+        let st = self.stream(index);
+        // SAFETY: `st.metadata` is the stream's dictionary (NULL when empty, which `av_dict_get` takes); the
+        // entry it gives lives while the dictionary is unchanged (`&self`), and its value, a NUL-terminated
+        // string, is copied out at once.
+        unsafe {
+            let entry = sys::av_dict_get(st.metadata, key.as_ptr(), ptr::null(), 0);
+            entry
+                .as_ref()
+                .filter(|e| !e.value.is_null())
+                .map(|e| CStr::from_ptr(e.value).to_string_lossy().into_owned())
+        }
+    }
+
     /// Whether the container is read by the MOV/MP4 demuxer.
     pub(crate) fn is_mov(&self) -> bool {
         // SAFETY: `iformat` is set on an open context and points at a static demuxer description.

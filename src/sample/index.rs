@@ -16,6 +16,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::plan::Timeline;
+use crate::demux::cues::CueGrid;
 pub(crate) use crate::demux::indexed::PacketEntry;
 use crate::demux::Demuxer;
 use crate::error::AvError;
@@ -58,6 +59,28 @@ pub(crate) fn scan(demuxer: &mut Demuxer, max: usize) -> Result<Option<Vec<Packe
         kept.store(&kept_bytes(packets, stream));
     }
     Ok(packets)
+}
+
+/// The index by time of a Matroska or WebM video read with [`SeekMode::Approximate`](crate::SeekMode::Approximate)
+/// (`demux::cues`: its Cues, frame rate and duration), at most `max` frames; `None` where those do not index it
+/// (it is then read through for its exact index, with [`scan`]'s warning).
+pub(crate) fn by_time(demuxer: &mut Demuxer, max: usize) -> Option<FrameIndex> {
+    let time_base = demuxer.stream().seconds_per_unit();
+    let index = demuxer
+        .cue_grid(max)
+        .and_then(|grid| FrameIndex::from_cues(&grid, time_base));
+    match &index {
+        Some(index) => tracing::debug!(
+            "numbering a Matroska video's {} frames by time from its Cues (seek mode approximate)",
+            index.frames()
+        ),
+        None if demuxer.format().is_matroska() => tracing::warn!(
+            "seek mode approximate: this Matroska video's Cues, frame rate or duration do not index it; \
+             indexing it exactly instead"
+        ),
+        None => {}
+    }
+    index
 }
 
 /// What a kept packet index starts with: its format, then the framefeed and FFmpeg releases that read it (their
@@ -171,6 +194,9 @@ pub(crate) struct FrameIndex {
     /// The presentation times are framefeed's, not the container's (a stream without timestamps indexed by
     /// decoding it once, `decoded_order`): packets are found by byte position and given their time as read.
     synthetic: bool,
+    /// An index by time ([`from_cues`](Self::from_cues)): the first frame's time and the time units a frame.
+    /// A frame read is the one whose time is nearest its own, and only keyframes have a byte position.
+    grid: Option<(i64, f64)>,
 }
 
 impl FrameIndex {
@@ -206,7 +232,44 @@ impl FrameIndex {
             by_pos,
             time_base,
             synthetic: false,
+            grid: None,
         })
+    }
+
+    /// The approximate index of a Matroska video numbered by time from its Cues (`demux::cues`,
+    /// [`SeekMode::Approximate`](crate::SeekMode::Approximate)): a packet a frame, in display order, each at its
+    /// time on the grid, the keyframes the Cues list at their own times and with their clusters' positions.
+    pub(crate) fn from_cues(grid: &CueGrid, time_base: f64) -> Option<Self> {
+        let duration = grid.step.round().max(1.0) as i64;
+        let mut keys = grid.keys.iter().peekable();
+        let packets = (0..grid.frames)
+            .map(|i| {
+                let key = keys.next_if(|k| k.0 == i);
+                let pts = key.map_or_else(
+                    || {
+                        grid.start
+                            .saturating_add((i as f64 * grid.step).round() as i64)
+                    },
+                    |k| k.1,
+                );
+                PacketEntry {
+                    pts: Some(pts),
+                    dts: Some(pts),
+                    pos: key.map(|k| k.2),
+                    duration,
+                    key: key.is_some(),
+                    discard: false,
+                }
+            })
+            .collect();
+        let mut index = Self::new(packets, time_base)?;
+        index.grid = Some((grid.start, grid.step));
+        Some(index)
+    }
+
+    /// Whether the frames are numbered by time ([`from_cues`](Self::from_cues)).
+    pub(crate) fn is_by_time(&self) -> bool {
+        self.grid.is_some()
     }
 
     /// The index of a stream whose container gives no presentation times, with the times
@@ -261,6 +324,11 @@ impl FrameIndex {
 
     /// The display index of the frame the decoder gave with presentation time `pts`.
     pub(crate) fn display_of(&self, pts: i64) -> Option<u64> {
+        if let Some((start, step)) = self.grid {
+            // The frame whose time on the grid is nearest.
+            let slot = (pts.saturating_sub(start) as f64 / step).round();
+            return (slot >= 0.0 && slot < self.display.len() as f64).then_some(slot as u64);
+        }
         self.display
             .binary_search_by_key(&Some(pts), |&i| self.packets[i as usize].pts)
             .ok()
@@ -319,6 +387,17 @@ impl FrameIndex {
         self.pts_of(d) as f64 * self.time_base
     }
 
+    /// The packet a packet read is, by its byte position `pos` (or in an index by time, by its presentation
+    /// time `pts`), if it is one of the stream's.
+    pub(crate) fn packet_read(&self, pos: Option<i64>, pts: Option<i64>) -> Option<usize> {
+        match self.grid {
+            Some(_) => pts
+                .and_then(|pts| self.display_of(pts))
+                .map(|d| self.display[d as usize] as usize),
+            None => self.packet_at(pos?),
+        }
+    }
+
     /// The packet at byte position `pos`, if it is one of the stream's.
     pub(crate) fn packet_at(&self, pos: i64) -> Option<usize> {
         // The last packet at `pos`, where several share it (as a map by position kept the last).
@@ -341,30 +420,54 @@ impl FrameIndex {
             };
             let start = self.start_for(d, 0);
             let last = (own as usize + REORDER_SLACK).min(self.packets.len() - 1);
-            let mut positions = self.packets[start.min(last)..=last].iter().map(|p| p.pos);
-            let Some(span) = positions.try_fold((i64::MAX, i64::MIN), |(lo, hi), pos| {
-                let pos = pos?;
-                Some((lo.min(pos), hi.max(pos)))
-            }) else {
+            let span = if self.grid.is_some() {
+                self.cluster_span(start.min(last), last, len)
+            } else {
+                self.packet_span(start.min(last), last, len)
+            };
+            let Some(std::ops::Range { start: lo, end }) = span else {
                 continue;
             };
-            let (Ok(lo), Ok(hi)) = (u64::try_from(span.0), u64::try_from(span.1)) else {
-                continue;
-            };
-            // The end of the packet at `hi`: where the next one by position starts.
-            let next = self.by_pos.partition_point(|&(p, _)| p <= span.1);
-            let end = self
-                .by_pos
-                .get(next)
-                .and_then(|&(p, _)| u64::try_from(p).ok())
-                .unwrap_or(len)
-                .max(hi + 1);
             match ranges.last_mut() {
                 Some(r) if lo <= r.end && lo >= r.start => r.end = r.end.max(end),
                 _ => ranges.push(lo..end),
             }
         }
         ranges
+    }
+
+    /// The bytes packets `first..=last` (decode order) lie in: from the lowest position to where the packet
+    /// after the highest one starts (else `len`); `None` where one of them has no position.
+    fn packet_span(&self, first: usize, last: usize, len: u64) -> Option<std::ops::Range<u64>> {
+        let (lo, hi) =
+            self.packets[first..=last]
+                .iter()
+                .try_fold((i64::MAX, i64::MIN), |(lo, hi), p| {
+                    let pos = p.pos?;
+                    Some((lo.min(pos), hi.max(pos)))
+                })?;
+        let (lo, hi_bytes) = (u64::try_from(lo).ok()?, u64::try_from(hi).ok()?);
+        Some(lo..self.next_position(hi, len).max(hi_bytes + 1))
+    }
+
+    /// In an index by time, where only keyframes have a position (their clusters'): the bytes from keyframe
+    /// `first`'s cluster to the cluster after that of the last keyframe at or before `last` (else `len`).
+    fn cluster_span(&self, first: usize, last: usize, len: u64) -> Option<std::ops::Range<u64>> {
+        let lo = u64::try_from(self.packets[first].pos?).ok()?;
+        let hi = self.packets[first..=last]
+            .iter()
+            .rev()
+            .find_map(|p| p.pos.filter(|_| p.key))?;
+        Some(lo..self.next_position(hi, len).max(lo + 1))
+    }
+
+    /// Where the first packet by position after position `pos` starts, else `len`.
+    fn next_position(&self, pos: i64, len: u64) -> u64 {
+        let next = self.by_pos.partition_point(|&(p, _)| p <= pos);
+        self.by_pos
+            .get(next)
+            .and_then(|&(p, _)| u64::try_from(p).ok())
+            .unwrap_or(len)
     }
 
     /// The keyframe packet decoding display index `d` starts from: the last keyframe (in decode order, not
@@ -638,5 +741,65 @@ mod tests {
             FrameIndex::new(vec![packet(0, false)], 1.0).is_none(),
             "no keyframe"
         );
+    }
+
+    /// An index by time: 300 frames at 30 fps in milliseconds from 7 ms, a keyframe cluster a second.
+    fn by_time() -> FrameIndex {
+        let grid = CueGrid {
+            start: 7,
+            step: 1000.0 / 30.0,
+            frames: 300,
+            keys: (0..10)
+                .map(|s| (s * 30, 7 + s as i64 * 1000, 1000 + s as i64 * 50_000))
+                .collect(),
+        };
+        FrameIndex::from_cues(&grid, 1e-3).unwrap()
+    }
+
+    #[test]
+    fn an_index_by_time_finds_each_frame_nearest_its_time() {
+        let index = by_time();
+        assert!(index.is_by_time());
+        assert_eq!(index.frames(), 300);
+        assert_eq!(
+            index.keyframes(),
+            (0..10).map(|s| s * 30).collect::<Vec<_>>()
+        );
+        // A muxer's rounding either way, and a frame a third of a frame off, are the same frame.
+        for (pts, d) in [
+            (7, 0),
+            (40, 1),
+            (73, 2),
+            (74, 2),
+            (1007, 30),
+            (1020, 30),
+            (9974, 299),
+        ] {
+            assert_eq!(index.display_of(pts), Some(d), "{pts}");
+        }
+        assert_eq!(index.display_of(-10), None, "before the first frame");
+        assert_eq!(index.display_of(7 + 300 * 34), None, "after the last");
+        assert_eq!(index.display_of(i64::MIN), None);
+        // Packets read are told by their time, not their position (only keyframes have one).
+        assert_eq!(index.packet_read(None, Some(1007)), Some(30));
+        assert_eq!(index.packet_read(Some(1), Some(74)), Some(2));
+        assert_eq!(index.packet_read(Some(1000), None), None);
+        assert_eq!(index.start_for(45, 0), 30);
+        assert_eq!(index.start_for(45, 1), 0);
+        assert_eq!(index.pts_of(30), 1007, "a keyframe at its own time");
+        assert_eq!(index.leading_frames(), None);
+    }
+
+    #[test]
+    fn an_index_by_time_fetches_from_a_keyframe_cluster_to_the_next() {
+        let index = by_time();
+        let len = 600_000;
+        // Frame 45: the cluster of keyframe 30 (bytes 51 000 to 101 000).
+        assert_eq!(index.byte_ranges(&[45], len), vec![51_000..101_000]);
+        // A frame whose reorder slack reaches the next keyframe takes that cluster too; the last runs to the end.
+        assert_eq!(index.byte_ranges(&[58], len), vec![51_000..151_000]);
+        assert_eq!(index.byte_ranges(&[299], len), vec![451_000..len]);
+        // Neighbours coalesce.
+        assert_eq!(index.byte_ranges(&[0, 31, 45], len), vec![1000..101_000]);
     }
 }

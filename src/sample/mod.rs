@@ -77,10 +77,15 @@ pub(crate) enum Scanned {
 }
 
 /// Indexes a whole video through `demuxer`, a second demuxer over the same video (so that the one decoding
-/// stays at its start): an MP4's from its index (`Demuxer::indexed_packets`), others by demuxing without
-/// decoding.
+/// stays at its start): an MP4's from its index (`Demuxer::indexed_packets`), a Matroska video's read with the
+/// approximate seek mode by time from its Cues (`index::by_time`), others by demuxing without decoding.
 pub(crate) fn scan_whole(mut demuxer: Demuxer, config: &Config) -> Result<Scanned, VideoError> {
     let time_base = demuxer.stream().seconds_per_unit();
+    if demuxer.approximate_index() {
+        if let Some(index) = index::by_time(&mut demuxer, max_packets(config)) {
+            return Ok(Scanned::Index(Arc::new(index)));
+        }
+    }
     let packets = index::scan(&mut demuxer, max_packets(config)).map_err(VideoError::NotAVideo)?;
     Ok(scanned(packets, time_base))
 }

@@ -380,8 +380,10 @@ impl Run<'_> {
                     return Ok(());
                 }
                 // `n` did not come out: from further back, if there is further back; else it is missing (a
-                // hole) and the frame is weighed against the next needed one.
-                if further_back {
+                // hole) and the frame is weighed against the next needed one. In an index by time, a whole
+                // frame past `n` means no frame is near `n`'s time: a hole, whatever the start.
+                let empty_time = index.is_by_time() && d > n && !info.corrupt;
+                if further_back && !empty_time {
                     *earlier += 1;
                     verdict = Verdict::Retry;
                     return Ok(());
@@ -457,14 +459,14 @@ impl Run<'_> {
         Ok(read)
     }
 
-    /// Reads until packet `start` (identified by its byte position); `false` when the seek landed past it
-    /// or where packets cannot be told apart.
+    /// Reads until packet `start` (identified by its byte position, or in an index by time by its time);
+    /// `false` when the seek landed past it or where packets cannot be told apart.
     fn read_to(&mut self, start: usize, packet: &mut Packet) -> Result<bool, AvError> {
         loop {
             if !self.next_packet(packet)? {
                 return Ok(false);
             }
-            let Some(i) = packet.pos().and_then(|pos| self.index.packet_at(pos)) else {
+            let Some(i) = self.index.packet_read(packet.pos(), packet.pts()) else {
                 return Ok(false);
             };
             if i == start {

@@ -34,6 +34,53 @@ pub struct RemoteOptions {
     pub(crate) connect_timeout: Duration,
     pub(crate) retries: usize,
     pub(crate) index_cache: Option<PathBuf>,
+    pub(crate) seek_mode: SeekMode,
+}
+
+/// How the frames of a remote video whose container lists no packet index framefeed reads by ranges (Matroska
+/// and WebM) are numbered: exactly, by reading the video through once to index it, or approximately, by time
+/// from the container's Cues (its keyframe index) and the stream's frame rate, reading only the bytes the frames
+/// need. An MP4 is exact either way (its `moov` lists every packet and is read by ranges), and so is a video
+/// whose container has no Cues, no frame rate or no duration (read through, as exact does).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SeekMode {
+    /// Every frame numbered as the `ffmpeg` CLI gives it (`-fps_mode passthrough`): a Matroska or WebM video is
+    /// read through once to index it (once per video with an [index cache](RemoteOptions::index_cache)).
+    #[default]
+    Exact,
+    /// Frame `i` of a Matroska or WebM video is the one shown at `start + i / frame rate` (its first keyframe's
+    /// time, the track's frame rate), found by decoding from the keyframe the Cues list at or before it;
+    /// the video has as many frames as its duration holds. On a constant-frame-rate video these are the exact
+    /// frames and numbers; on one whose frames do not sit on that grid (a variable frame rate, a dropped frame),
+    /// a frame is the one nearest its time, and a time no frame is near is a hole, as a damaged frame would be.
+    /// TorchCodec's `seek_mode="approximate"`.
+    Approximate,
+}
+
+impl SeekMode {
+    /// Its name as the Python API and the CLI spell it (`"exact"`, `"approximate"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::Approximate => "approximate",
+        }
+    }
+}
+
+impl std::str::FromStr for SeekMode {
+    type Err = Error;
+
+    /// `"exact"` or `"approximate"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "exact" => Ok(Self::Exact),
+            "approximate" => Ok(Self::Approximate),
+            other => Err(Error::Config(format!(
+                "seek_mode is {other:?}; allowed: \"exact\", \"approximate\""
+            ))),
+        }
+    }
 }
 
 impl Default for RemoteOptions {
@@ -70,6 +117,7 @@ impl RemoteOptions {
             connect_timeout: Duration::from_secs(10),
             retries: Self::DEFAULT_RETRIES,
             index_cache: None,
+            seek_mode: SeekMode::Exact,
         }
     }
 
@@ -136,6 +184,20 @@ impl RemoteOptions {
     pub fn index_cache(mut self, dir: impl Into<PathBuf>) -> Self {
         self.index_cache = Some(dir.into());
         self
+    }
+
+    /// How a Matroska or WebM video's frames are numbered ([`SeekMode`]): by default exactly, reading it through
+    /// once to index it; [`SeekMode::Approximate`] numbers them by time from its Cues instead, reading only
+    /// what the frames need.
+    #[must_use]
+    pub fn seek_mode(mut self, mode: SeekMode) -> Self {
+        self.seek_mode = mode;
+        self
+    }
+
+    /// The [`SeekMode`] these options read with (set by [`seek_mode`](Self::seek_mode)).
+    pub fn get_seek_mode(&self) -> SeekMode {
+        self.seek_mode
     }
 
     /// Checks every setting, naming the allowed range of one that is out of it.

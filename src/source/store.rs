@@ -526,6 +526,17 @@ impl crate::Encoded {
         Ok(Self::remote_with_stats(url, options)?.0)
     }
 
+    /// [`reader`](Self::reader), a Matroska or WebM video's frames numbered as `mode` says
+    /// ([`SeekMode::Approximate`](crate::SeekMode::Approximate): by time from its Cues, reading only what the
+    /// frames need, rather than reading it through to index it). Other containers are exact either way.
+    pub fn reader_with_seek_mode(
+        source: impl crate::ReadAt + 'static,
+        len: u64,
+        mode: crate::SeekMode,
+    ) -> Self {
+        Self::reader_keeping_index(source, len, None, mode == crate::SeekMode::Approximate)
+    }
+
     /// Like [`remote`](Self::remote), with the counters of what reading it costs (requests, bytes).
     pub fn remote_with_stats(
         url: &str,
@@ -544,7 +555,13 @@ impl crate::Encoded {
         let stats = source.stats();
         let kept = source.kept_index();
         Ok((
-            Self::reader_keeping_index(source, len, kept).label(shown.clone()),
+            Self::reader_keeping_index(
+                source,
+                len,
+                kept,
+                options.seek_mode == crate::SeekMode::Approximate,
+            )
+            .label(shown.clone()),
             stats,
         ))
     }

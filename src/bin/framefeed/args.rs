@@ -48,6 +48,12 @@ pub(crate) struct RunArgs {
     /// opening it again costs one HEAD request.
     #[arg(long, value_name = "DIR")]
     pub(crate) index_cache: Option<PathBuf>,
+    /// Remote videos: how a Matroska or WebM video's frames are numbered. exact: as the ffmpeg CLI gives them,
+    /// reading the video through once to index it; approximate: by time from its Cues and frame rate (frame i
+    /// is the one shown at i / fps), reading only what the frames need. MP4s are exact either way.
+    #[arg(long, value_name = "MODE", default_value = "exact",
+          value_parser = clap::builder::PossibleValuesParser::new(["exact", "approximate"]))]
+    pub(crate) seek_mode: String,
     /// Remote videos: range requests in flight at once for one video.
     #[arg(long, value_name = "N", default_value_t = framefeed::RemoteOptions::DEFAULT_IN_FLIGHT)]
     pub(crate) remote_in_flight: usize,
@@ -344,7 +350,8 @@ pub(crate) struct Prepared {
 }
 
 impl RunArgs {
-    /// How remote videos are read: `--storage-option`, `--ca-file`, `--index-cache`, `--remote-in-flight`.
+    /// How remote videos are read: `--storage-option`, `--ca-file`, `--index-cache`, `--seek-mode`,
+    /// `--remote-in-flight`.
     pub(crate) fn remote_options(&self) -> Result<framefeed::RemoteOptions, String> {
         let mut options = framefeed::RemoteOptions::new().in_flight(self.remote_in_flight);
         for pair in &self.storage_options {
@@ -359,6 +366,11 @@ impl RunArgs {
         if let Some(dir) = &self.index_cache {
             options = options.index_cache(dir);
         }
+        options = options.seek_mode(
+            self.seek_mode
+                .parse()
+                .map_err(|e: framefeed::Error| e.to_string())?,
+        );
         options.validate().map_err(|e| {
             e.to_string()
                 .replace("RemoteOptions: in_flight", "--remote-in-flight")
