@@ -13,6 +13,11 @@ netem), everything on loopback. Side by side in one run, each measurement in a f
   8 workers, without and with the index cache.
 
     .venv/bin/python benches/remote.py [--work DIR] [--rounds N] [--skip-epoch] [--json PATH]
+    .venv/bin/python benches/remote.py --matroska [--rounds N] [--json PATH]
+
+`--matroska` runs only the Matroska section instead: the 10-minute video stream-copied into Matroska, its clips read
+exactly (read through to index it) and in the approximate seek mode (by time from its Cues), against TorchCodec's
+approximate mode (benches/results/remote_matroska.json).
 
 Prints one JSON object per measurement and a summary; `--json PATH` also writes the medians there with the
 command, the date and the machine (benches/results/remote.json is what benches/plot.py draws). The figures are in
@@ -232,6 +237,21 @@ def one_framefeed_reader(url: str, local: str) -> Dict[str, object]:
     return {"wall_s": wall, "exact": exact}
 
 
+def one_framefeed_reader_mode(url: str, local: str, mode: str) -> Dict[str, object]:
+    """`one_framefeed_reader` with `seek_mode=mode` (the Matroska section)."""
+    import numpy as np
+    import framefeed as ff
+    t0 = time.perf_counter()
+    reader = ff.VideoReader(url, seek_mode=mode)
+    starts = clip_starts(len(reader))
+    clips = [reader.get_frames_in_range(s, s + CLIP_LEN).data for s in starts]
+    wall = time.perf_counter() - t0
+    ref = ff.VideoReader(local)
+    exact = len(reader) == len(ref) and all(
+        np.array_equal(c, ref.get_frames_in_range(s, s + CLIP_LEN).data) for c, s in zip(clips, starts))
+    return {"wall_s": wall, "exact": exact}
+
+
 def one_framefeed_local(local: str) -> Dict[str, object]:
     """The same reads from the local file: the floor the link adds to."""
     import framefeed as ff
@@ -294,6 +314,9 @@ def main() -> None:
     parser.add_argument("--one", nargs="+")
     parser.add_argument("--json", help="also write the medians to this file")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the clip reads (default 5)")
+    parser.add_argument("--matroska", action="store_true",
+                        help="only the Matroska section: the 10-minute video stream-copied into Matroska, read "
+                             "exactly and in the approximate seek mode, against TorchCodec's approximate mode")
     args = parser.parse_args()
     if args.one:
         name, *rest = args.one
@@ -304,6 +327,12 @@ def main() -> None:
     nginx = Nginx(work)
     port = delay_proxy(nginx.port)
     base = f"http://127.0.0.1:{port}"
+    if args.matroska:
+        try:
+            matroska(nginx, base, videos, args)
+        finally:
+            nginx.stop()
+        return
     hd_url = f"{base}/{videos['hd'].name}"
     size = videos["hd"].stat().st_size
     results = {}
@@ -423,10 +452,60 @@ def epoch(nginx: "Nginx", base: str, work: pathlib.Path, results: Dict[str, obje
         print(json.dumps({f"epoch_{label}": got}))
 
 
-def cli_clips(url: str) -> Dict[str, object]:
+def matroska(nginx: "Nginx", base: str, videos: Dict[str, pathlib.Path], args: argparse.Namespace) -> None:
+    """The clips of the 10-minute video as Matroska (`-c copy`: the same packets, Cues at the end): framefeed
+    exact (read through to index it), framefeed approximate (by time from the Cues) through the reader and the
+    CLI, and TorchCodec's approximate mode over fsspec, in interleaved rounds; medians, and each round's ratio."""
+    import statistics
+    mkv = videos["hd"].parent / "ten_minutes_1080p.mkv"
+    if not mkv.exists():
+        ffmpeg("-i", str(videos["hd"]), "-c", "copy", str(mkv.with_suffix(".tmp.mkv")))
+        mkv.with_suffix(".tmp.mkv").rename(mkv)
+    url = f"{base}/{mkv.name}"
+    size = mkv.stat().st_size
+    _, gop_bytes = needed_bytes(videos["hd"], clip_starts(len(__import__("framefeed").VideoReader(str(mkv)))))
+    contenders = [
+        ("framefeed_reader_exact", lambda: fresh("framefeed_reader_mode", url, str(mkv), "exact")),
+        ("framefeed_reader_approximate", lambda: fresh("framefeed_reader_mode", url, str(mkv), "approximate")),
+        ("framefeed_cli_approximate", lambda: cli_clips(url, "--seek-mode", "approximate")),
+        ("torchcodec_approximate_fsspec", lambda: fresh("torchcodec", url, str(mkv))),
+    ]
+    results: Dict[str, List[Dict[str, object]]] = {}
+    for _ in range(args.rounds):
+        for name, run in contenders:
+            nginx.clear()
+            got = run()
+            got.update(summarize(nginx.log()))
+            results.setdefault(name, []).append(got)
+            print(json.dumps({name: got}))
+    tc = results["torchcodec_approximate_fsspec"]
+    data: Dict[str, object] = {
+        "benchmark": "remote_matroska",
+        "title": "10 seeded random 8-frame clips of the 10-minute 1080p H.264 video as Matroska over a 50 MB/s, "
+                 "20 ms round-trip link",
+        "command": shlex.join([".venv/bin/python", "benches/remote.py", *sys.argv[1:]]),
+        "date": datetime.date.today().isoformat(),
+        "machine": machine() + "; nginx (limit_rate 50m) behind the script's 10 ms-each-way delay proxy, on loopback",
+        "file_bytes": size,
+        "clip_gop_bytes": gop_bytes,
+        "rounds": args.rounds,
+        "readers": {},
+    }
+    for name, runs in results.items():
+        entry = {key: statistics.median(r[key] for r in runs) for key in ("wall_s", "bytes", "requests")}
+        entry["exact"] = all(r.get("exact", True) for r in runs)
+        if name != "torchcodec_approximate_fsspec":
+            entry["vs_torchcodec_per_round"] = statistics.median(r["wall_s"] / t["wall_s"] for r, t in zip(runs, tc))
+        data["readers"][name] = entry
+    print(json.dumps({"summary": data}))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(data, indent=2) + "\n")
+
+
+def cli_clips(url: str, *flags: str) -> Dict[str, object]:
     t0 = time.perf_counter()
     out = subprocess.run([str(CLI), "run", "--json", "--clips", str(CLIPS), "-L", str(CLIP_LEN), "--seed",
-                          str(SEED), url], check=True, capture_output=True, text=True).stdout
+                          str(SEED), *flags, url], check=True, capture_output=True, text=True).stdout
     summary = json.loads(out.strip().splitlines()[-1])["summary"]
     return {"wall_s": time.perf_counter() - t0, "frames": summary["frames"]}
 
