@@ -1,9 +1,9 @@
-//! Videos pulled by URL (`VideoInput::feed_url`) from real peers on loopback: the `ffmpeg` CLI sending SRT and
-//! serving RTMP at real-time pace, HLS segments served over HTTP. Every frame equals the decode of the same
-//! bytes from memory; a sender's close is the stream's end (its tail delivered); a sender killed mid-stream is a
-//! drop: reopened with the gap reported (Backoff), or the video's error after its frames (Never); dropping the
-//! operator while it waits on a silent socket returns at once; a refused scheme fails at the call. Skipped, with
-//! the reason printed, where the `ffmpeg` CLI is absent.
+//! Videos pulled by URL (`VideoInput::feed_url`, `Mux::add_url`) from real peers on loopback: the `ffmpeg` CLI
+//! sending SRT and serving RTMP, and MPEG-TS over HTTP to one client, at real-time pace; HLS segments served over
+//! HTTP. Every frame equals the decode of the same bytes from memory; a sender's close is the stream's end (its
+//! tail delivered); a sender killed mid-stream is a drop: reopened with the gap reported (Backoff), or the video's
+//! error after its frames (Never); dropping the operator while it waits on a silent socket returns at once; a
+//! refused scheme fails at the call. Skipped, with the reason printed, where the `ffmpeg` CLI is absent.
 
 mod common;
 
@@ -594,4 +594,65 @@ fn schemes_outside_the_allowlist_are_refused_at_the_call() {
         }
     }
     assert_eq!(input.queued_videos(), 0);
+}
+
+#[test]
+fn a_live_http_sender_taking_one_connection_gives_every_frame_unranged_and_to_a_mux_camera() {
+    // `ffmpeg -listen 1` serves one client an MPEG-TS stream over HTTP. Read by ranges, its one connection
+    // would go to probing it; pulled through FFmpeg (`ranged(false)`, as a `Mux` camera always is), every frame
+    // arrives.
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = clip(dir.path(), "a.ts", 45, "testsrc2");
+    let want = frames_from_memory(&path, config());
+    let serve = |port: u16| {
+        sender(
+            &path,
+            "mpegts",
+            &format!("http://127.0.0.1:{port}/live.ts"),
+            &["-listen", "1"],
+        )
+    };
+
+    let port = free_port(false);
+    let mut peer = serve(port);
+    let input = VideoInput::new(config()).unwrap();
+    input
+        .feed_url(
+            format!("http://127.0.0.1:{port}/live.ts"),
+            options().ranged(false),
+        )
+        .unwrap();
+    input.close();
+    let (batches, errors) = drain(&input);
+    let _ = peer.wait();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(frames_of(&batches) == want, "the frames differ");
+
+    let port = free_port(false);
+    let mut peer = serve(port);
+    let mux = framefeed::Mux::new(framefeed::MuxConfig::new(4, Duration::from_millis(33))).unwrap();
+    mux.add_url(
+        format!("http://127.0.0.1:{port}/live.ts"),
+        options(),
+        Config::new(1, 1).low_latency(),
+    )
+    .unwrap();
+    mux.close();
+    let (mut frames, mut ended) = (Vec::new(), Vec::new());
+    while let Some(event) = mux.next_event().unwrap() {
+        match event {
+            framefeed::MuxEvent::Batch(batch) => {
+                for e in batch.entries() {
+                    frames.extend(e.sequence().frames().map(|f| f.data().to_vec()));
+                }
+            }
+            framefeed::MuxEvent::Ended { error, .. } => ended.push(error.map(|e| e.to_string())),
+        }
+    }
+    let _ = peer.wait();
+    assert_eq!(ended, [None], "the camera ended cleanly");
+    assert!(frames == want, "{} frames of {}", frames.len(), want.len());
 }

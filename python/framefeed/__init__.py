@@ -846,7 +846,7 @@ class Mux(_NativeMux):
         rtsp_transport: types.RtspTransport = "tcp",
     ) -> int:
         """Adds a camera pulled from ``url``: a live source (``rtsp://``, ``srt://``, ``rtmp://``, an HLS
-        playlist) read through FFmpeg's protocols, reconnected after a drop.
+        playlist, MPEG-TS over ``http://``) read through FFmpeg's protocols, reconnected after a drop.
 
         Args:
             url (str): The camera's URL.
@@ -879,6 +879,9 @@ class Mux(_NativeMux):
             reconnect_initial=reconnect_initial,
             reconnect_max=reconnect_max,
             rtsp_transport=rtsp_transport,
+            # A camera is live: through FFmpeg's protocols whatever its URL (a sender taking one connection
+            # is read from its first).
+            ranged=False,
         )
         camera.close()
         return self.add_input(camera, label)

@@ -769,6 +769,7 @@ class VideoInput:
         rtsp_transport: RtspTransport = "tcp",
         storage_options: Optional[Dict[str, Any]] = None,
         index_cache: Optional[Union[str, PathLike[str]]] = None,
+        ranged: bool = True,
     ) -> int:
         """Queues a video pulled by URL.
 
@@ -796,6 +797,10 @@ class VideoInput:
                 ``VideoInput(storage_options=...)`` takes them. Default ``None``: the operator's.
             index_cache (str | os.PathLike | None): A directory of remote videos' indexes. Default ``None``: the
                 operator's.
+            ranged (bool): ``True`` (default): an object's URL (``is_remote_url``) is read by byte ranges.
+                ``False``: every URL is pulled through FFmpeg's protocols, as a live stream (an MPEG-TS sender over
+                HTTP that takes one connection, as ``ffmpeg -listen 1``'s does: reading it by ranges would spend
+                that connection on probing it). ``Mux.add_url`` pulls its cameras so.
 
         Returns:
             The video's id.

@@ -489,6 +489,10 @@ impl PyVideoInput {
     ///         ``VideoInput(storage_options=...)`` takes them. Default ``None``: the operator's.
     ///     index_cache (str | os.PathLike | None): A directory of remote videos' indexes. Default ``None``: the
     ///         operator's.
+    ///     ranged (bool): ``True`` (default): an object's URL (``is_remote_url``) is read by byte ranges.
+    ///         ``False``: every URL is pulled through FFmpeg's protocols, as a live stream (an MPEG-TS sender over
+    ///         HTTP that takes one connection, as ``ffmpeg -listen 1``'s does: reading it by ranges would spend
+    ///         that connection on probing it). ``Mux.add_url`` pulls its cameras so.
     ///
     /// Returns:
     ///     The video's id.
@@ -499,7 +503,7 @@ impl PyVideoInput {
     ///     ClosedError: The operator was closed.
     #[pyo3(signature = (url, label=None, *, schemes=None, open_timeout=10.0, read_timeout=5.0, reconnect=5,
                         reconnect_initial=0.5, reconnect_max=4.0, rtsp_transport="tcp", storage_options=None,
-                        index_cache=None))]
+                        index_cache=None, ranged=true))]
     #[allow(clippy::too_many_arguments)]
     fn feed_url(
         &self,
@@ -515,6 +519,7 @@ impl PyVideoInput {
         rtsp_transport: &str,
         storage_options: Option<Bound<'_, pyo3::types::PyDict>>,
         index_cache: Option<std::path::PathBuf>,
+        ranged: bool,
     ) -> PyResult<u64> {
         let remote = if storage_options.is_some() || index_cache.is_some() {
             crate::remote::remote_options(storage_options.as_ref(), index_cache)?
@@ -535,7 +540,8 @@ impl PyVideoInput {
                 },
             })
             .rtsp_transport(choice::<RtspTransport>(rtsp_transport)?)
-            .remote(remote);
+            .remote(remote)
+            .ranged(ranged);
         if let Some(names) = schemes {
             let mut list = Vec::new();
             for name in names {

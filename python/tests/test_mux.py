@@ -213,6 +213,48 @@ def test_cameras_pulled_by_url_give_the_frames_of_their_bytes(tmp_path):
     assert labels[0].startswith("srt://127.0.0.1:")
 
 
+def test_an_http_camera_whose_sender_takes_one_connection_gives_every_frame(tmp_path):
+    # `ffmpeg -listen 1` serves MPEG-TS over HTTP to one client: a camera is pulled through FFmpeg from its first
+    # connection (read by ranges, that connection would go to probing it, and the camera would lose every frame);
+    # VideoInput.feed_url(ranged=False) pulls it so too.
+    clip = tmp_path / "cam.ts"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-frames:v", "45",
+                    "-c:v", "libx264", "-tune", "zerolatency", "-g", "15", "-pix_fmt", "yuv420p", "-f", "mpegts",
+                    str(clip)], check=True)
+    want = plain_frames(clip.read_bytes())
+
+    def serve() -> "tuple[subprocess.Popen, str]":
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        url = f"http://127.0.0.1:{port}/cam.ts"
+        return subprocess.Popen(["ffmpeg", "-v", "error", "-re", "-i", str(clip), "-c", "copy", "-f", "mpegts",
+                                 "-listen", "1", url]), url
+
+    sender, url = serve()
+    mux = ff.Mux(4, DEADLINE, low_latency=True)
+    try:
+        mux.add_url(url, reconnect=40, reconnect_initial=0.1, reconnect_max=0.25)
+        mux.close()
+        seen = Seen()
+        for event in mux:
+            seen.record(event)
+    finally:
+        sender.wait(timeout=60)
+    assert seen.ended == {0: None}
+    assert seen.frames[0] == want
+
+    sender, url = serve()
+    inp = ff.VideoInput(1, 1, low_latency=True)
+    try:
+        inp.feed_url(url, reconnect=40, reconnect_initial=0.1, reconnect_max=0.25, ranged=False)
+        inp.close()
+        got = [hashlib.md5(seq.numpy()[0].tobytes()).hexdigest() for batch in inp for seq in batch.sequences]
+    finally:
+        sender.wait(timeout=60)
+    assert got == want
+
+
 def test_latest_only_keeps_the_newest_and_counts_what_it_dropped():
     data = fixture(VIDEO)
     total = len(plain_frames(data))

@@ -156,7 +156,9 @@ impl Mux {
     }
 
     /// Adds a camera pulled from `url` (reconnecting by `options`), decoded by an operator of `config`, whose
-    /// batches must hold one sequence (`max_batch_size` 1).
+    /// batches must hold one sequence (`max_batch_size` 1). A camera is live: its URL is pulled through
+    /// FFmpeg's protocols even where it looks like a file over HTTP(S) ([`UrlOptions::ranged`] `false`), so
+    /// that a sender taking one connection (`ffmpeg -listen 1`) is read from its first.
     pub fn add_url(
         &self,
         url: impl Into<String>,
@@ -166,7 +168,7 @@ impl Mux {
         let url = url.into();
         let label = Label::from(crate::source::url::redact_url(&url));
         let input = VideoInput::new(one_sequence(config)?)?;
-        input.feed_url(url, options.label(label.clone()))?;
+        input.feed_url(url, options.label(label.clone()).ranged(false))?;
         input.close();
         self.add_input(label, input)
     }
