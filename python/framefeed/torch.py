@@ -406,7 +406,10 @@ class VideoDataset(IterableDataset):
         inp = ff.VideoInput(self.sequence_length, self.batch_size, **self.keywords)
         failure: List[BaseException] = []
 
-        def feed() -> None:
+        # The feeder gets the operator as an argument, not from this generator's scope: when the consumer stops
+        # early, the generator closes the operator (which wakes a feeder waiting for room with ClosedError) and
+        # drops its own reference, and the feeder, ending, drops the last one.
+        def feed(inp: ff.VideoInput) -> None:
             try:
                 for k, p in enumerate(placed):
                     unit = p.unit
@@ -414,13 +417,16 @@ class VideoDataset(IterableDataset):
                         inp.feed_file(unit.path, k, position=unit.position, epoch=epoch, segment=unit.segment)
                     except OSError as error:
                         self._failed(f"{unit.path}: {error}")
+            except ff.ClosedError:
+                pass  # the consumer stopped early and closed the operator: nothing more to feed
             except BaseException as error:  # noqa: BLE001 (handed to the consumer)
                 failure.append(error)
             finally:
                 inp.close()
 
-        feeder = threading.Thread(target=feed, name="framefeed-feed", daemon=True)
+        feeder = threading.Thread(target=feed, args=(inp,), name="framefeed-feed", daemon=True)
         feeder.start()
+        finished = False
         try:
             while True:
                 try:
@@ -432,8 +438,11 @@ class VideoDataset(IterableDataset):
                 if batch is None:
                     break
                 yield batch, placed
+            finished = True
         finally:
-            del inp  # stops the decoder at once if the consumer stopped early
+            if not finished:
+                inp.close()  # the consumer stopped early: a feeder waiting for room ends at once
+            del inp  # with the feeder's reference gone, the decoder stops at once
         feeder.join()
         if failure:
             raise failure[0]

@@ -6,6 +6,8 @@ new clips each epoch. Skipped, with the reason printed, where torch is absent.""
 from __future__ import annotations
 
 import collections
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -70,6 +72,38 @@ def test_epochs_reshuffle_and_a_bad_file_is_skipped_with_a_warning(tmp_path):
     assert all(sorted(o) == sorted(PATHS) for o in orders) and len({tuple(o) for o in orders}) > 1
     with pytest.raises(RuntimeError, match="bad.mp4"):
         list(VideoDataset([str(bad)], 4, on_error="raise"))
+
+
+def _feeders_end(limit: float = 60.0) -> bool:
+    """Whether every ``framefeed-feed`` thread ends within ``limit`` seconds (generous: a loaded machine)."""
+    deadline = time.monotonic() + limit
+    while any(t.name == "framefeed-feed" for t in threading.enumerate()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_an_epoch_stopped_early_ends_its_feeder_and_decoder_without_a_thread_error(monkeypatch, tmp_path):
+    errors: list = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(repr(args.exc_value)))
+    assert _feeders_end(), "no feeder left from an earlier test"
+    # More videos than the feed queue holds: when the loop breaks, the feeder is waiting for room.
+    dataset = VideoDataset(PATHS * 6, 4, 1, max_queued=(1, 1 << 30))
+    for stopped in range(3):
+        for step, _ in enumerate(dataset):
+            if step == stopped:
+                break  # a training loop's break: the generator is closed
+        assert _feeders_end(), f"the feeder still runs after a break at step {stopped}"
+    # A consumer that fails (on_error="raise") stops the epoch early too.
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(b"not a video")
+    with pytest.raises(RuntimeError, match="bad.mp4"):
+        list(VideoDataset([str(bad)] + PATHS * 3, 4, on_error="raise", shuffle=False, max_queued=(1, 1 << 30)))
+    assert _feeders_end(), "the feeder still runs after the consumer raised"
+    assert errors == [], "the feeder thread raised"
+    # And a whole epoch after them still gives every file.
+    assert sorted({info["label"][0] for _, info in VideoDataset(PATHS, 23, 1)}) == sorted(PATHS)
 
 
 def test_torch_from_dlpack_views_the_batch_without_a_copy():
