@@ -173,14 +173,16 @@ pub enum VideoError {
         received: u64,
     },
     /// A source pulled by URL ([`VideoInput::feed_url`](crate::VideoInput::feed_url)) could not be opened,
-    /// after every attempt its [`Reconnect`](crate::Reconnect) policy allows.
-    #[error("could not open {url} ({attempts} attempts): {reason}")]
+    /// after every attempt its [`Reconnect`](crate::Reconnect) policy allows; or a remote object could not be
+    /// opened or read (a byte range that still failed after the [`RemoteOptions`](crate::RemoteOptions)'
+    /// retries, named in `reason`).
+    #[error("could not read {url}{}: {reason}", attempts_said(*attempts))]
     SourceUnavailable {
         /// The URL, without any credentials it held.
         url: String,
-        /// Attempts made.
+        /// Attempts made (a remote object's request retries are within one attempt; its `reason` says them).
         attempts: u32,
-        /// Why the last attempt failed (FFmpeg's message, or the open timeout).
+        /// Why the last attempt failed (FFmpeg's message, the open timeout, or the object store's answer).
         reason: String,
     },
     /// A source pulled by URL dropped (a read failed or waited past its read timeout) and its
@@ -458,6 +460,15 @@ impl Error {
             Error::Video { video, .. } => Some(video),
             _ => None,
         }
+    }
+}
+
+/// `SourceUnavailable`'s attempts as its message says them: nothing for one.
+fn attempts_said(attempts: u32) -> String {
+    if attempts == 1 {
+        String::new()
+    } else {
+        format!(" ({attempts} attempts)")
     }
 }
 

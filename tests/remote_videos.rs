@@ -773,3 +773,28 @@ fn real_matroska_and_webm_videos_by_time_give_their_exact_frames() {
         }
     }
 }
+
+#[test]
+fn a_reader_whose_server_refuses_connections_fails_after_its_retries_in_one_attempt() {
+    // Nothing listens: the store's requests are retried as `RemoteOptions` says (none here), then FFmpeg's
+    // pull is tried once, since a whole video has no live source to wait for (no reconnect policy).
+    let port = common::object_server::free_port();
+    let url = format!("http://user:secret@127.0.0.1:{port}/a.mp4?sig=secret");
+    let options = UrlOptions::new().remote(RemoteOptions::new().retries(0));
+    match VideoReader::open_url(&url, options, &config()) {
+        Err(Error::Video {
+            error:
+                VideoError::SourceUnavailable {
+                    url: shown,
+                    attempts,
+                    reason,
+                },
+            ..
+        }) => {
+            assert_eq!(attempts, 1, "{reason}");
+            assert_eq!(shown, format!("http://…@127.0.0.1:{port}/a.mp4?…"));
+            assert!(!reason.contains("secret"), "{reason}");
+        }
+        other => panic!("not source_unavailable: {other:?}"),
+    }
+}

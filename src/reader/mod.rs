@@ -104,6 +104,9 @@ impl VideoReader {
     pub fn open_url(url: impl Into<String>, options: UrlOptions, config: &Config) -> Result<Self> {
         let url = url.into();
         options.validate()?;
+        // One attempt: a remote object's requests are retried per its `RemoteOptions`, and a whole video has
+        // no live source to wait for.
+        let options = options.reconnect(crate::Reconnect::Never);
         let scheme = options.admit(&url)?;
         let label = options
             .label

@@ -212,7 +212,50 @@ fn describe(error: &object_store::Error) -> String {
         }
         source = s.source();
     }
-    text
+    tidy(&text)
+}
+
+/// An object store's error `text` as framefeed shows it: every URL in it (the request's, which may hold
+/// credentials or a presigned URL's signature) redacted as [`redact_url`] does, an HTML page the server sent
+/// left out (an XML error, S3's, is kept: it says what was wrong), on one line; where no credentials were given
+/// and the store asked the cloud's instance metadata service for them, a line that says so.
+fn tidy(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let start = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        let end = rest[at..]
+            .find(char::is_whitespace)
+            .map_or(rest.len(), |i| at + i);
+        shown.push_str(&rest[..start]);
+        shown.push_str(&redact_url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    shown.push_str(rest);
+    let lower = shown.to_ascii_lowercase();
+    if let Some(page) = ["<!doctype html", "<html"]
+        .iter()
+        .filter_map(|tag| lower.find(tag))
+        .min()
+    {
+        shown.truncate(page);
+        shown.push_str("(the server's HTML page left out)");
+    }
+    let mut shown = shown
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        // The HTTP store's object is the whole URL, so its path, which this names, is empty.
+        .replace("Object at location not found", "not found");
+    if shown.contains("169.254.169.254") {
+        shown.push_str(
+            " (no credentials were given, in the options or the environment, so the store asked the cloud's \
+             instance metadata service for them: set the cloud's credentials, or anon=true for a public bucket)",
+        );
+    }
+    shown
 }
 
 /// fsspec's option names (s3fs, gcsfs, adlfs) as the object store's.
@@ -323,6 +366,7 @@ fn build(url: &str, options: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, Pa
                 }
             }
             let built = builder
+                .with_http_connector(super::store_http::Connector)
                 .with_client_options(client)
                 .with_retry(retry)
                 .build();
@@ -355,6 +399,7 @@ fn build(url: &str, options: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, Pa
             // The whole URL, query included (a presigned URL's signature), is the object: its path is empty.
             let store = object_store::http::HttpBuilder::new()
                 .with_url(url)
+                .with_http_connector(super::store_http::Connector)
                 .with_client_options(client)
                 .with_retry(retry)
                 .build()
@@ -362,7 +407,8 @@ fn build(url: &str, options: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, Pa
             return Ok((Arc::new(store), Path::default()));
         }
     };
-    let (_, path) = object_store::ObjectStoreScheme::parse(&parsed).map_err(|e| e.to_string())?;
+    let (_, path) =
+        object_store::ObjectStoreScheme::parse(&parsed).map_err(|e| tidy(&e.to_string()))?;
     Ok((store, path))
 }
 
@@ -661,4 +707,32 @@ pub fn list_remote(url: &str, options: &RemoteOptions) -> CrateResult<Vec<String
             object.to_string()
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tidy;
+
+    #[test]
+    fn an_errors_urls_lose_their_credentials_and_query_and_an_html_page_is_left_out() {
+        let said = "Object at location  not found: Error performing GET \
+            http://user:pw-SECRET1@127.0.0.1:8080/missing.mp4?X-Amz-Signature=SECRET2 in 861µs - Server \
+            returned non-2xx status code: 404 Not Found: <html>\n<head><title>404 Not Found</title></head>\n</html>";
+        let shown = tidy(said);
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert_eq!(
+            shown,
+            "not found: Error performing GET http://…@127.0.0.1:8080/missing.mp4?… in 861µs - Server returned \
+             non-2xx status code: 404 Not Found: (the server's HTML page left out)"
+        );
+        // Every URL, wherever it stands; S3's XML error is kept.
+        let said = "(s3://k:s@b/x?t=1) PUT https://h/a?sig=2: <?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code></Error>";
+        assert_eq!(
+            tidy(said),
+            "(s3://…@b/x?… PUT https://h/a?… <?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code></Error>"
+        );
+        assert_eq!(tidy("plain words"), "plain words");
+        assert!(tidy("PUT http://169.254.169.254/latest/api/token: 403")
+            .contains("no credentials were given"));
+    }
 }
