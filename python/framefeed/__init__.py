@@ -71,6 +71,7 @@ from ._framefeed import (
     redact_url,
     is_remote_url,
     list_remote,
+    remote_index_scans,
     segments,
 )
 from ._framefeed import Frames, VideoMetadata
@@ -101,6 +102,7 @@ __all__ = [
     "redact_url",
     "is_remote_url",
     "list_remote",
+    "remote_index_scans",
     "segments",
     "SAMPLE_MP4",
     "ERROR_CODES",

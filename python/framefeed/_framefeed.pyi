@@ -53,6 +53,7 @@ __all__ = [
     "ffmpeg_build",
     "redact_url",
     "is_remote_url",
+    "remote_index_scans",
     "segments",
     "_segments_from_index",
     "list_remote",
@@ -223,6 +224,16 @@ def is_remote_url(url: str) -> bool:
 
     Returns:
         ``True`` for a remote object's URL.
+    """
+
+def remote_index_scans() -> int:
+    """How many remote videos (or file objects) this process has read through to index them: those whose
+    container has no index framefeed reads by ranges (Matroska and WebM in the exact seek mode, MPEG-TS, AVI),
+    opened without an index cache that kept theirs. Each such opening reads the whole object once; ``VideoReader``
+    also warns (``RuntimeWarning``) when it does.
+
+    Returns:
+        The count since the process started.
     """
 
 @final

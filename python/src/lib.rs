@@ -347,6 +347,18 @@ fn is_remote_url(url: &str) -> bool {
     framefeed::is_remote_url(url)
 }
 
+/// How many remote videos (or file objects) this process has read through to index them: those whose
+/// container has no index framefeed reads by ranges (Matroska and WebM in the exact seek mode, MPEG-TS, AVI),
+/// opened without an index cache that kept theirs. Each such opening reads the whole object once; ``VideoReader``
+/// also warns (``RuntimeWarning``) when it does.
+///
+/// Returns:
+///     The count since the process started.
+#[pyfunction]
+fn remote_index_scans() -> u64 {
+    framefeed::remote_index_scans()
+}
+
 /// framefeed's table of error codes (`framefeed::ErrorCode`): code → (`"library"` or `"service"`, the HTTP
 /// status the service refuses a request with, or `None`, what went wrong).
 fn error_codes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -416,6 +428,7 @@ fn _framefeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader::_frames, m)?)?;
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
+    m.add_function(wrap_pyfunction!(remote_index_scans, m)?)?;
     m.add_function(wrap_pyfunction!(segments, m)?)?;
     m.add_function(wrap_pyfunction!(_segments_from_index, m)?)?;
     m.add_function(wrap_pyfunction!(list_remote, m)?)?;

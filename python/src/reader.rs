@@ -434,8 +434,37 @@ impl PyVideoReader {
     }
 }
 
-/// What `source` is: a URL (a string with a scheme other than `file`), a path, a buffer or a file object.
+/// Opens `source` ([`open_any`]); where opening read a remote video (or a file object) through to index it
+/// (a container without an index read by ranges, in the exact seek mode), a `RuntimeWarning` says so, as the
+/// Rust library's log does. (The count is the process's: a reader opened on another thread at the same time
+/// may be the one read through.)
 fn open_source(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    config: &framefeed::Config,
+    remote: &framefeed::RemoteOptions,
+) -> PyResult<(framefeed::VideoReader, Py<PyAny>)> {
+    let scans = framefeed::remote_index_scans();
+    let opened = open_any(py, source, config, remote)?;
+    if framefeed::remote_index_scans() > scans {
+        let named = match source.extract::<String>() {
+            Ok(url) => framefeed::redact_url(&url),
+            Err(_) => "a file object".to_owned(),
+        };
+        let warning = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+        let message = format!(
+            "framefeed: {} has no container index framefeed reads by ranges: it was read through once to \
+             index it (index_cache= keeps that index for its next opening; for Matroska and WebM, \
+             seek_mode=\"approximate\" numbers frames by time from the Cues instead)",
+            named
+        );
+        PyErr::warn(py, &warning, &std::ffi::CString::new(message)?, 1)?;
+    }
+    Ok(opened)
+}
+
+/// What `source` is: a URL (a string with a scheme other than `file`), a path, a buffer or a file object.
+fn open_any(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     config: &framefeed::Config,

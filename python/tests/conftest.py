@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from types import ModuleType
@@ -186,6 +187,68 @@ def manifest() -> Optional[list]:
     if not (SHARED / "MANIFEST.json").is_file():
         return None
     return json.loads((SHARED / "MANIFEST.json").read_text())
+
+
+class ByteCounter:
+    """A TCP relay on loopback in front of a server on ``port``: connect to ``.port`` instead, and ``.sent`` is how
+    many bytes the server sent (its answers' headers and bodies), what a server's access log would say of a server
+    that keeps none (rclone's). Stopped on exit from its ``with`` block, its connections closed."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.sent = 0
+        self._lock = threading.Lock()
+        self._sockets: List[socket.socket] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        self.port = self._listener.getsockname()[1]
+        self._stopped = False
+        self._threads = [threading.Thread(target=self._accept, daemon=True)]
+        self._threads[0].start()
+
+    def _accept(self) -> None:
+        while not self._stopped:
+            try:
+                client, _ = self._listener.accept()
+            except (socket.timeout, OSError):
+                continue
+            server = socket.create_connection(("127.0.0.1", self.target))
+            with self._lock:
+                self._sockets += [client, server]
+            for source, sink, counted in ((client, server, False), (server, client, True)):
+                thread = threading.Thread(target=self._pipe, args=(source, sink, counted), daemon=True)
+                thread.start()
+                self._threads.append(thread)
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, counted: bool) -> None:
+        try:
+            while True:
+                data = source.recv(1 << 16)
+                if not data:
+                    break
+                if counted:
+                    with self._lock:
+                        self.sent += len(data)
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                sink.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def __enter__(self) -> "ByteCounter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopped = True
+        self._listener.close()
+        with self._lock:
+            for s in self._sockets:
+                s.close()
+        for thread in self._threads:
+            thread.join(timeout=5)
 
 
 #: The S3 server's keys (:func:`serve_s3`).

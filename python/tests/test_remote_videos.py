@@ -12,6 +12,7 @@ import pathlib
 import pickle
 import shutil
 import subprocess
+import warnings
 from typing import Dict, Iterator, List
 
 import numpy as np
@@ -21,7 +22,7 @@ import framefeed as ff
 
 from conftest import S3_KEY as KEY
 from conftest import S3_SECRET as SECRET
-from conftest import cli, missing, needs_ffmpeg, require_module, serve_s3
+from conftest import ByteCounter, cli, missing, needs_ffmpeg, require_module, serve_s3
 from conftest import free_port as _free_port
 from conftest import wait_for_port as _wait_for
 
@@ -146,6 +147,29 @@ def test_reader_over_s3_with_storage_options_and_with_the_environment(video, s3,
     assert "s3://videos/clip.mp4" in str(refused.value)
 
 
+def test_s3_reads_fetch_by_ranges_from_a_server_that_answers_them_with_200(video, s3) -> None:
+    # rclone's S3 server answers a ranged GET with status 200, the bytes asked for and a Content-Range saying so:
+    # taken as the 206 it is, the video is read by ranges (the index and the needed GOPs), not through.
+    port = int(s3["endpoint_url"].rsplit(":", 1)[1])
+    with ByteCounter(port) as counter:
+        options = dict(s3, endpoint_url=f"http://127.0.0.1:{counter.port}")
+        reader = ff.VideoReader("s3://videos/clip.mp4", storage_options=options)
+        assert np.array_equal(reader.get_frames_at(INDICES).data, local(video))
+        assert 0 < counter.sent < video.stat().st_size * 0.6, (counter.sent, video.stat().st_size)
+
+
+def test_errors_name_the_url_without_its_credentials_or_query(http) -> None:
+    # What a request's failure says, the object store's words included, keeps no password or signature, and
+    # leaves out the server's HTML page.
+    url = f"http://user:pw-SECRET1@127.0.0.1:{http.port}/videos/missing.mp4?X-Amz-Signature=SECRET2"
+    with pytest.raises(ff.VideoError) as missing_object:
+        ff.VideoReader(url)
+    said = str(missing_object.value)
+    assert missing_object.value.code == "source_unavailable"
+    assert "SECRET" not in said and "<html" not in said.lower(), said
+    assert f"http://…@127.0.0.1:{http.port}/videos/missing.mp4?…" in said and "404" in said, said
+
+
 def test_reader_over_http_fetches_the_index_and_the_needed_gops_only(video, http) -> None:
     want = local(video)
     http.clear()
@@ -164,12 +188,18 @@ def test_a_matroska_video_read_through_once_opens_again_from_the_index_cache(vid
     want = local(mkv)
     url = f"http://127.0.0.1:{http.port}/set/c.mkv"
     http.clear()
-    first = ff.VideoReader(url, index_cache=str(tmp_path))
+    scans = ff.remote_index_scans()
+    with pytest.warns(RuntimeWarning, match="read through once to index it"):
+        first = ff.VideoReader(url, index_cache=str(tmp_path))
+    assert ff.remote_index_scans() == scans + 1
     assert http.bytes_sent() >= mkv.stat().st_size * 0.9
     assert np.array_equal(first.get_frames_at(INDICES).data, want)
     del first
     http.clear()
-    again = ff.VideoReader(url, index_cache=str(tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no read-through warning: the index is the cache's
+        again = ff.VideoReader(url, index_cache=str(tmp_path))
+    assert ff.remote_index_scans() == scans + 1
     assert len(again) == 600
     assert np.array_equal(again.get_frames_at(INDICES).data, want)
     assert [f[0] for f in http.log()][:1] == ["HEAD"]
@@ -398,6 +428,22 @@ def test_compat_decord_and_the_cli_read_s3(video, s3, monkeypatch, tmp_path) -> 
     info = subprocess.run([str(binary), "info", "s3://videos/clip.mp4"], check=True, capture_output=True, text=True,
                           env=os.environ).stdout
     assert '"h264"' in info, info
+    # `info` takes the remote flags as `run` does: the store's options without the environment, and the index
+    # cache that the runs above filled (then opening is a HEAD, not the video's first bytes and its moov).
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    with ByteCounter(int(s3["endpoint_url"].rsplit(":", 1)[1])) as counter:
+        relayed = dict(s3, endpoint_url=f"http://127.0.0.1:{counter.port}")
+        flags = [f"--storage-option={name}={value}" for name, value in relayed.items()]
+        for cached in ([], ["--index-cache", str(cache)]):
+            before = counter.sent
+            info = subprocess.run([str(binary), "info", "s3://videos/clip.mp4", *flags, *cached], check=True,
+                                  capture_output=True, text=True, env=bare).stdout
+            assert '"h264"' in info, info
+        cold, warm = before, counter.sent - before
+    assert warm < cold / 4, (cold, warm)
+    refused = subprocess.run([str(binary), "info", "s3://videos/clip.mp4", "--storage-option", "bogus=1"],
+                             capture_output=True, text=True, env=bare)
+    assert refused.returncode != 0 and "bogus" in refused.stderr, refused.stderr
 
 
 AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

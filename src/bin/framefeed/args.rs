@@ -12,6 +12,61 @@ use framefeed::{
 
 use super::parse_bytes;
 
+/// How remote videos are read (`framefeed run` and `framefeed info` alike).
+#[derive(clap::Args)]
+pub(crate) struct RemoteArgs {
+    /// Remote videos: a store option, NAME=VALUE (the object store's names, e.g. aws_endpoint=URL, region=R,
+    /// or fsspec's: key, secret, token, endpoint_url, region_name, anon=true); repeatable.
+    #[arg(long = "storage-option", value_name = "NAME=VALUE")]
+    pub(crate) storage_options: Vec<String>,
+    /// Remote videos: trust the certificate authorities in this PEM file (besides the system's and SSL_CERT_FILE).
+    #[arg(long, value_name = "PEM")]
+    pub(crate) ca_file: Option<PathBuf>,
+    /// Remote videos: keep what opening each one reads (its index) in DIR, keyed by URL, size and ETag, so that
+    /// opening it again costs one HEAD request.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) index_cache: Option<PathBuf>,
+    /// Remote videos: how a Matroska or WebM video's frames are numbered. exact: as the ffmpeg CLI gives them,
+    /// reading the video through once to index it; approximate: by time from its Cues and frame rate (frame i
+    /// is the one shown at i / fps), reading only what the frames need. MP4s are exact either way.
+    #[arg(long, value_name = "MODE", default_value = "exact",
+          value_parser = clap::builder::PossibleValuesParser::new(["exact", "approximate"]))]
+    pub(crate) seek_mode: String,
+    /// Remote videos: range requests in flight at once for one video.
+    #[arg(long, value_name = "N", default_value_t = framefeed::RemoteOptions::DEFAULT_IN_FLIGHT)]
+    pub(crate) remote_in_flight: usize,
+}
+
+impl RemoteArgs {
+    /// The [`RemoteOptions`](framefeed::RemoteOptions) these flags ask for, checked, or a message naming the
+    /// flag: `--storage-option`, `--ca-file`, `--index-cache`, `--seek-mode`, `--remote-in-flight`.
+    pub(crate) fn options(&self) -> Result<framefeed::RemoteOptions, String> {
+        let mut options = framefeed::RemoteOptions::new().in_flight(self.remote_in_flight);
+        for pair in &self.storage_options {
+            let Some((name, value)) = pair.split_once('=') else {
+                return Err(format!("--storage-option {pair:?}: expected NAME=VALUE"));
+            };
+            options = options.option(name, value);
+        }
+        if let Some(pem) = &self.ca_file {
+            options = options.ca_file(pem);
+        }
+        if let Some(dir) = &self.index_cache {
+            options = options.index_cache(dir);
+        }
+        options = options.seek_mode(
+            self.seek_mode
+                .parse()
+                .map_err(|e: framefeed::Error| e.to_string())?,
+        );
+        options.validate().map_err(|e| {
+            e.to_string()
+                .replace("RemoteOptions: in_flight", "--remote-in-flight")
+        })?;
+        Ok(options)
+    }
+}
+
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
     /// Video files, decoded in order, or URLs: objects in a store or files over HTTP(S), read by byte ranges
@@ -37,26 +92,8 @@ pub(crate) struct RunArgs {
     /// URLs: RTSP media over tcp or udp.
     #[arg(long, default_value_t = RtspTransport::default())]
     pub(crate) rtsp_transport: RtspTransport,
-    /// Remote videos: a store option, NAME=VALUE (the object store's names, e.g. aws_endpoint=URL, region=R,
-    /// or fsspec's: key, secret, token, endpoint_url, region_name, anon=true); repeatable.
-    #[arg(long = "storage-option", value_name = "NAME=VALUE")]
-    pub(crate) storage_options: Vec<String>,
-    /// Remote videos: trust the certificate authorities in this PEM file (besides the system's and SSL_CERT_FILE).
-    #[arg(long, value_name = "PEM")]
-    pub(crate) ca_file: Option<PathBuf>,
-    /// Remote videos: keep what opening each one reads (its index) in DIR, keyed by URL, size and ETag, so that
-    /// opening it again costs one HEAD request.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) index_cache: Option<PathBuf>,
-    /// Remote videos: how a Matroska or WebM video's frames are numbered. exact: as the ffmpeg CLI gives them,
-    /// reading the video through once to index it; approximate: by time from its Cues and frame rate (frame i
-    /// is the one shown at i / fps), reading only what the frames need. MP4s are exact either way.
-    #[arg(long, value_name = "MODE", default_value = "exact",
-          value_parser = clap::builder::PossibleValuesParser::new(["exact", "approximate"]))]
-    pub(crate) seek_mode: String,
-    /// Remote videos: range requests in flight at once for one video.
-    #[arg(long, value_name = "N", default_value_t = framefeed::RemoteOptions::DEFAULT_IN_FLIGHT)]
-    pub(crate) remote_in_flight: usize,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
     /// URLs: the live preset (slice threads, a small probe, full batches delivered at once).
     #[arg(long)]
     pub(crate) low_latency: bool,
@@ -350,34 +387,6 @@ pub(crate) struct Prepared {
 }
 
 impl RunArgs {
-    /// How remote videos are read: `--storage-option`, `--ca-file`, `--index-cache`, `--seek-mode`,
-    /// `--remote-in-flight`.
-    pub(crate) fn remote_options(&self) -> Result<framefeed::RemoteOptions, String> {
-        let mut options = framefeed::RemoteOptions::new().in_flight(self.remote_in_flight);
-        for pair in &self.storage_options {
-            let Some((name, value)) = pair.split_once('=') else {
-                return Err(format!("--storage-option {pair:?}: expected NAME=VALUE"));
-            };
-            options = options.option(name, value);
-        }
-        if let Some(pem) = &self.ca_file {
-            options = options.ca_file(pem);
-        }
-        if let Some(dir) = &self.index_cache {
-            options = options.index_cache(dir);
-        }
-        options = options.seek_mode(
-            self.seek_mode
-                .parse()
-                .map_err(|e: framefeed::Error| e.to_string())?,
-        );
-        options.validate().map_err(|e| {
-            e.to_string()
-                .replace("RemoteOptions: in_flight", "--remote-in-flight")
-        })?;
-        Ok(options)
-    }
-
     /// The URL options, the duration and the mux's deadline, checked, or a message naming the flag.
     pub(crate) fn prepare(&self) -> Result<Prepared, String> {
         let seconds_arg = |name: &str, s: f64| framefeed::seconds_setting(&format!("--{name}"), s);
@@ -386,7 +395,7 @@ impl RunArgs {
             .read_timeout(seconds_arg("read-timeout", self.read_timeout)?)
             .reconnect(Reconnect::tries(self.reconnect))
             .rtsp_transport(self.rtsp_transport)
-            .remote(self.remote_options()?);
+            .remote(self.remote.options()?);
         url_options.validate().map_err(|e| e.to_string())?;
         let stop_after = self
             .duration

@@ -9,11 +9,15 @@ use serde_json::{json, Value};
 
 use super::{written, Failure};
 
-pub(crate) fn info(file: &PathBuf, segments: Option<u64>) -> Result<ExitCode, Failure> {
+pub(crate) fn info(
+    file: &PathBuf,
+    segments: Option<u64>,
+    remote: &framefeed::RemoteOptions,
+) -> Result<ExitCode, Failure> {
     // Read where the demuxer looks, never whole: a long video's file may be larger than memory; a remote one
-    // (s3://, gs://, az://, https://, credentials from the environment) by byte ranges.
+    // (s3://, gs://, az://, https://, credentials from the environment or the remote flags) by byte ranges.
     let video = match file.to_str().filter(|f| framefeed::is_remote_url(f)) {
-        Some(url) => match framefeed::Encoded::remote(url, &framefeed::RemoteOptions::new()) {
+        Some(url) => match framefeed::Encoded::remote(url, remote) {
             Ok(video) => video,
             Err(e) => {
                 eprintln!("framefeed: {e}");

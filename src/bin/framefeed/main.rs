@@ -41,7 +41,7 @@ enum Command {
     /// Describe a container and its streams as JSON.
     Info {
         /// The video file, or a remote video's URL (s3://, gs://, az://, https://; credentials from the
-        /// environment), read by byte ranges.
+        /// environment or --storage-option), read by byte ranges.
         file: PathBuf,
         /// Also cut the video at keyframes into segments of at least N frames (an MP4 from its index, other
         /// files by demuxing, without decoding), listed as `"segments": [[FIRST, END], ...]` (display indices, END excluded): give each to
@@ -49,6 +49,8 @@ enum Command {
         /// sequences once.
         #[arg(long, value_name = "N")]
         segments: Option<u64>,
+        #[command(flatten)]
+        remote: args::RemoteArgs,
     },
     /// Serve the HTTP ingest service: POST /videos streams one JSON line per batch; GET /health, /metrics.
     Serve(Box<ServeArgs>),
@@ -75,7 +77,14 @@ fn main() -> ExitCode {
             Ok(prepared) if args.mux => mux::run(&args, prepared),
             Ok(prepared) => run::run(*args, prepared),
         },
-        Command::Info { file, segments } => info::info(&file, segments),
+        Command::Info {
+            file,
+            segments,
+            remote,
+        } => match remote.options() {
+            Ok(options) => info::info(&file, segments, &options),
+            Err(message) => Err(Failure::Message(message)),
+        },
         Command::Serve(args) => serve::serve(*args),
     };
     match result {
